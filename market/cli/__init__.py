@@ -1,0 +1,76 @@
+"""``python run.py COMMAND``: parsing, dispatch, and one-line errors.
+
+Each command is a module of this package with ``HELP`` (one line),
+``add_arguments(parser)`` and ``run(args) -> int``; heavy imports (Mesa,
+Solara, Dask) happen inside ``run`` so ``--help`` stays fast. Every command
+gets ``--json``. Bad input raises :class:`~market.cli.common.UsageError` or
+``ValueError`` with a message that names the parameter and the allowed
+range; it is printed as one line on stderr with exit code 2, no traceback
+(set ``NEGOTIATION_DEBUG=1`` to see one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+from typing import NoReturn
+
+from market.cli.common import UsageError
+
+#: command name -> module, in the order ``--help`` lists them
+COMMANDS = [
+    "baseline",
+    "train",
+    "evaluate",
+    "market",
+    "viz",
+    "batch",
+    "tournament",
+    "plot",
+    "bench",
+]
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="run.py",
+        description="Bargaining between software agents: two-agent game, training, market.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+    for name in COMMANDS:
+        modname = f"market.cli.{name}_cmd"
+        if importlib.util.find_spec(modname) is None:
+            continue
+        mod = importlib.import_module(modname)
+        p = sub.add_parser(name, help=mod.HELP, description=mod.__doc__)
+        mod.add_arguments(p)
+        p.add_argument("--json", action="store_true", help="print a machine-readable summary")
+        p.set_defaults(_module=mod)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._module.run(args) or 0)
+    except (UsageError, ValueError) as exc:
+        if os.environ.get("NEGOTIATION_DEBUG"):
+            raise
+        msg = " ".join(str(exc).split())
+        print(f"run.py {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"run.py {args.command}: interrupted", file=sys.stderr)
+        return 130

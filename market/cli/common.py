@@ -1,0 +1,104 @@
+"""Shared pieces of the command line: validation at the edge, strategy specs, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from market.protocol import Protocol
+
+
+class UsageError(ValueError):
+    """Bad user input. The message names the parameter and the allowed range."""
+
+
+def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    """argparse ``type=`` for an integer in ``[lo, hi]``; the error names ``name``."""
+
+    def parse(text: str) -> int:
+        rng = _range_text(lo, hi)
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer {rng} (got {text!r})")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"{name} must be an integer {rng} (got {value})")
+        return value
+
+    return parse
+
+
+def float_in(name: str, lo: float | None = None, hi: float | None = None) -> Callable[[str], float]:
+    """argparse ``type=`` for a finite float in ``[lo, hi]``."""
+
+    def parse(text: str) -> float:
+        rng = _range_text(lo, hi)
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number {rng} (got {text!r})")
+        if value != value or value in (float("inf"), float("-inf")):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number {rng}")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"{name} must be a number {rng} (got {value})")
+        return value
+
+    return parse
+
+
+def _range_text(lo: float | None, hi: float | None) -> str:
+    if lo is not None and hi is not None:
+        return f"in [{lo}, {hi}]"
+    if lo is not None:
+        return f">= {lo}"
+    if hi is not None:
+        return f"<= {hi}"
+    return ""
+
+
+def resolve_strategy(
+    spec: str, side: str, protocol: Protocol, n_members: int = 1, **params: Any
+) -> Any:
+    """Build a strategy from a CLI spec: ``NAME`` or ``qlearning:FILE.npz``.
+
+    A saved table is loaded without pickle, checked against ``protocol`` and
+    played greedily (learning off).
+    """
+    import strategies
+    from market.tables import load_tables
+
+    name, _, arg = spec.partition(":")
+    if name not in strategies.STRATEGIES:
+        raise UsageError(
+            f"unknown strategy {name!r} for the {side} (choose from: "
+            f"{', '.join(strategies.names())}, or qlearning:FILE.npz)"
+        )
+    if arg:
+        if name != "qlearning":
+            raise UsageError(f"strategy {name!r} takes no file (only qlearning:FILE.npz does)")
+        pair = load_tables(arg, protocol)
+        params.update(tables=getattr(pair, side), learning=False)
+    return strategies.make(name, side, n_members, protocol, **params)
+
+
+def emit_json(data: Any) -> None:
+    """Print ``data`` as JSON on stdout (numpy scalars and arrays converted)."""
+    json.dump(data, sys.stdout, indent=2, default=_jsonable, sort_keys=False)
+    sys.stdout.write("\n")
+
+
+def _jsonable(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return str(obj)

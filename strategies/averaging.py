@@ -1,0 +1,43 @@
+"""The document's static method: split the difference with the opponent.
+
+First offer: the midpoint of the mover's own extreme (Seller: its maximum
+acceptable price, Buyer: its minimum) and the opponent's offer, or that
+extreme alone when the opponent has not offered yet. After that: the midpoint
+of its own last offer and the opponent's last offer, rounded down as the
+document does (``//``), never outside its acceptable range. It accepts an
+offer at least as good as the one it would make next and, at the final
+decision, accepts exactly the offers inside its range.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from market.protocol import Observation
+from strategies.base import Strategy
+
+
+class Averaging(Strategy):
+    name = "averaging"
+    classifier = {
+        "sides": ("seller", "buyer"),
+        "learns": False,
+        "stochastic": False,
+        "individually_rational": True,
+        "memory": "own last offer",
+    }
+
+    def next_offer(self, obs: Observation) -> np.ndarray:
+        """The level this mover would offer now, were it to offer."""
+        extreme = self.extreme(obs)
+        base = np.where(obs.own > 0, obs.own, extreme)
+        mid = np.where(obs.offer > 0, (base + obs.offer) // 2, extreme)
+        return np.clip(mid, obs.lo, obs.hi)
+
+    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        target = self.next_offer(obs)
+        if not obs.legal[0]:  # final decision: inside the range or walk away
+            accept = self.acceptable(obs)
+        else:
+            accept = self.better_or_equal(obs.offer, target) & self.acceptable(obs)
+        return self.decide(obs, target, accept)

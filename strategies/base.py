@@ -1,0 +1,107 @@
+"""What every strategy is: a small class with a name, a classifier and a batch decision.
+
+A strategy object plays one side for a *population* of ``n_members``
+traders that share the same rule (one member in the two-agent game, many in
+a market). Its :meth:`Strategy.act` receives a batch of observations (one row
+per negotiation in which one of its members moves) and returns one action
+index per row, so the protocol never loops over traders in Python.
+
+Strategies know the protocol's observation and action encoding, nothing of
+Mesa or of the market.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from market.protocol import BUYER, SELLER, SIDE_NAMES, BatchRecord, Observation, side_index
+
+
+class Strategy:
+    """Base class. Subclasses set ``name``, ``classifier`` and implement :meth:`act`.
+
+    ``classifier`` keys (after Axelrod's): ``sides`` (which sides it can
+    play), ``learns`` (updates itself from outcomes), ``stochastic``,
+    ``individually_rational`` (never agrees to a price outside its
+    reservation range), ``memory`` (what it remembers beyond the current
+    observation).
+    """
+
+    name: ClassVar[str] = ""
+    classifier: ClassVar[dict[str, Any]] = {
+        "sides": ("seller", "buyer"),
+        "learns": False,
+        "stochastic": False,
+        "individually_rational": True,
+        "memory": "none",
+    }
+    #: whether the constructor takes ``protocol=`` (table sizes, schedules)
+    needs_protocol: ClassVar[bool] = False
+
+    def __init__(self, side: int | str = SELLER, n_members: int = 1, **params: Any) -> None:
+        self.side = side_index(side) if isinstance(side, str) else int(side)
+        if self.side not in (SELLER, BUYER):
+            raise ValueError(f"side must be 0 (seller) or 1 (buyer), got {side!r}")
+        if SIDE_NAMES[self.side] not in self.classifier["sides"]:
+            raise ValueError(f"strategy {self.name!r} cannot play the {SIDE_NAMES[self.side]} side")
+        if int(n_members) < 1:
+            raise ValueError(f"n_members must be >= 1 (got {n_members})")
+        self.n_members = int(n_members)
+        self.params: dict[str, Any] = dict(params)
+
+    # --- decisions ---------------------------------------------------------------
+    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def learn(
+        self,
+        record: BatchRecord,
+        rows: np.ndarray,
+        member: np.ndarray,
+        reward: np.ndarray,
+    ) -> None:
+        """Update from finished negotiations (rows of ``record`` this strategy played).
+
+        No-op for strategies that do not learn.
+        """
+
+    # --- helpers shared by rule-based strategies ----------------------------------
+    def better_or_equal(self, offer: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """Is the opponent's ``offer`` at least as good for this side as ``target``?"""
+        return offer >= target if self.side == SELLER else offer <= target
+
+    def acceptable(self, obs: Observation) -> np.ndarray:
+        """Is the opponent's current offer inside the mover's reservation range?"""
+        if self.side == SELLER:
+            return (obs.offer >= obs.lo) & (obs.offer > 0)
+        return (obs.offer <= obs.hi) & (obs.offer > 0)
+
+    def extreme(self, obs: Observation) -> np.ndarray:
+        """The mover's most favourable acceptable level (Seller: its top, Buyer: its bottom)."""
+        return obs.hi if self.side == SELLER else obs.lo
+
+    def reservation(self, obs: Observation) -> np.ndarray:
+        """The mover's least favourable acceptable level (Seller: cost, Buyer: value)."""
+        return obs.lo if self.side == SELLER else obs.hi
+
+    @staticmethod
+    def decide(obs: Observation, offer: np.ndarray, accept: np.ndarray) -> np.ndarray:
+        """Turn a wished-for offer level and an accept flag into legal action indices.
+
+        Where offers are illegal (final decision) a non-accept becomes a
+        reject; at move 0 the accept flag is ignored.
+        """
+        P = obs.protocol.prices
+        legal = obs.legal
+        out = np.clip(offer, 1, P).astype(np.int64) - 1
+        if not legal[P]:  # move 0: must offer
+            return out
+        if not legal[0]:  # last round: accept or reject
+            return np.where(accept, P, P + 1)
+        return np.where(accept, P, out)
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({SIDE_NAMES[self.side]}, n_members={self.n_members}{extra})"
