@@ -8,12 +8,13 @@ line, the market, the batch runner and the view can all say
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from typing import Any
 
 from market.protocol import Protocol
-from strategies.averaging import Averaging
 from strategies.base import Strategy
-from strategies.qlearning import QLearning
 
 STRATEGIES: dict[str, type[Strategy]] = {}
 
@@ -26,8 +27,18 @@ def register(cls: type[Strategy]) -> type[Strategy]:
     return cls
 
 
-for _cls in (Averaging, QLearning):
-    register(_cls)
+def _discover() -> None:
+    """Register every named :class:`Strategy` defined in this package's modules."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.startswith("_") or info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for _, obj in inspect.getmembers(module, inspect.isclass):
+            if issubclass(obj, Strategy) and obj.name and obj.__module__ == module.__name__:
+                register(obj)
+
+
+_discover()
 
 
 def names() -> list[str]:
