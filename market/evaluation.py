@@ -1,0 +1,414 @@
+"""Exact evaluation of the two-agent game by backward induction over its tree.
+
+The two-agent game is small and finite: its state is the move ``m``
+(``0 .. 2T-1``) and the last offer ``p`` on the table, and every observation
+``(role, p, t)`` of a mover names exactly one such state (role "first" moves
+at even ``m = 2t + 2``, role "second" at odd ``m = 2t + 1``, the start row at
+``m = 0``). So policies that are Markov in the observation lose nothing, and
+expected rewards, best responses and a subgame-perfect equilibrium all come
+out of one sweep from the last move back to the first, ``2T`` small matrix
+products. That is why NashConv can be the yardstick of learning: it costs
+well under a millisecond for the document's P = 5, T = 5 game.
+
+Policies are probabilities of shape ``(2, S, A)`` in the document's table
+layout (index 0: rows used when the agent moved first, 1: when it moved
+second; ``S = protocol.n_states``, ``A = protocol.n_actions``), with mass on
+legal actions only (the terminal row ``d`` is all zeros). A leading batch
+axis ``(n, 2, S, A)`` evaluates ``n`` policy pairs in one sweep (a trainer
+running many seeds at once).
+
+Values are the document's two-agent rewards, undiscounted: at a deal on
+level ``p`` the Seller gets ``p / P`` and the Buyer ``1 - p / P``; no deal
+gives both 0. The discount of the Q-learner is a learning device, not part
+of the game.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from market.protocol import BUYER, SELLER, Protocol, side_index
+from strategies.qlearning import legal_rows
+
+#: two values closer than this count as a tie (values live in [0, 1])
+TIE_TOL = 1e-12
+
+# Components of the outcome vector carried through the sweep.
+_SELLER, _BUYER, _DEAL = 0, 1, 2
+_K = 3
+
+
+# --- policies ---------------------------------------------------------------------------------
+def greedy_policy(tables: np.ndarray, protocol: Protocol) -> np.ndarray:
+    """The greedy policy of Q-tables, ties split uniformly among the legal maxima.
+
+    ``tables``: ``(S, A)`` or ``(1, S, A)`` (the document's layout, the same
+    rows whatever the role), ``(2, S, A)`` (role-aware), or a batch
+    ``(n, R, S, A)``. Returns ``(2, S, A)`` (or ``(n, 2, S, A)``). Splitting
+    ties uniformly is what the Q-learner's uniform random tie-breaking does
+    in expectation, and each state is visited at most once per negotiation,
+    so the split policy has exactly the learner's expected rewards.
+    Ties are exact equality, as in :func:`strategies.qlearning.greedy`.
+    """
+    q = np.asarray(tables, dtype=float)
+    S, A = protocol.n_states, protocol.n_actions
+    if q.ndim == 2:
+        q = q[None]
+    if q.ndim not in (3, 4) or q.shape[-2:] != (S, A) or q.shape[-3] not in (1, 2):
+        raise ValueError(
+            f"Q-tables must have shape ({S}, {A}), (R, {S}, {A}) or (n, R, {S}, {A}) with R in "
+            f"1, 2 for P={protocol.prices}, T={protocol.rounds} (got {np.shape(tables)})"
+        )
+    legal = legal_rows(protocol)
+    qm = np.where(legal, q, -np.inf)
+    best = (qm >= qm.max(axis=-1, keepdims=True)) & legal
+    count = best.sum(axis=-1, keepdims=True)
+    pol = best / np.maximum(count, 1)
+    if pol.shape[-3] == 1:
+        pol = np.repeat(pol, 2, axis=-3)
+    return pol
+
+
+def _check_policy(policy: np.ndarray, protocol: Protocol, what: str) -> np.ndarray:
+    """A ``(2, S, A)`` or ``(n, 2, S, A)`` policy array, checked to be usable."""
+    pol = np.asarray(policy, dtype=float)
+    S, A = protocol.n_states, protocol.n_actions
+    if pol.ndim not in (3, 4) or pol.shape[-3:] != (2, S, A):
+        raise ValueError(
+            f"{what} must have shape (2, {S}, {A}) or (n, 2, {S}, {A}) for "
+            f"P={protocol.prices}, T={protocol.rounds} (got {pol.shape})"
+        )
+    legal = legal_rows(protocol)
+    if np.any(pol < 0) or np.any(pol[..., ~legal] != 0):
+        raise ValueError(f"{what}: probabilities must be >= 0 and only on legal actions")
+    sums = pol[..., :-1, :].sum(axis=-1)
+    if not np.allclose(sums, 1.0, atol=1e-9):
+        raise ValueError(f"{what}: each non-terminal row must sum to 1")
+    return pol
+
+
+def _as_policy(x: np.ndarray, protocol: Protocol, policies: bool, what: str) -> np.ndarray:
+    return _check_policy(x, protocol, what) if policies else greedy_policy(x, protocol)
+
+
+# --- the sweep --------------------------------------------------------------------------------
+def _rank(protocol: Protocol) -> np.ndarray:
+    """(2, A) tie-break rank per side (lower is preferred).
+
+    Accept first, then offers from the mover's most favourable level
+    (Seller: P down to 1, Buyer: 1 up to P), then reject.
+    """
+    P = protocol.prices
+    rank = np.empty((2, P + 2))
+    rank[SELLER, :P] = np.arange(P, 0, -1)
+    rank[BUYER, :P] = np.arange(1, P + 1)
+    rank[:, P] = 0
+    rank[:, P + 1] = P + 1
+    return rank
+
+
+def _choose(
+    q: np.ndarray, legal: np.ndarray, own: np.ndarray, rank: np.ndarray
+) -> np.ndarray:
+    """Deterministic maximiser: index of the chosen action per row.
+
+    ``q`` (b, r, A, K) outcome vectors, ``own`` (b,) the mover's component
+    (0 Seller, 1 Buyer). Among actions whose own value is within
+    :data:`TIE_TOL` of the best, keep those best for the opponent, then the
+    lowest ``rank`` (see :func:`_rank`).
+    """
+    b = np.arange(q.shape[0])
+    mine = q[b, :, :, own]  # (b, r, A)  (advanced index moves b first)
+    theirs = q[b, :, :, 1 - own]
+    mine = np.where(legal, mine, -np.inf)
+    c1 = mine >= mine.max(axis=-1, keepdims=True) - TIE_TOL
+    theirs = np.where(c1, theirs, -np.inf)
+    c2 = c1 & (theirs >= theirs.max(axis=-1, keepdims=True) - TIE_TOL)
+    key = np.where(c2, rank[own][:, None, :], np.inf)
+    return key.argmin(axis=-1)
+
+
+def _sweep(
+    pol_s: np.ndarray,
+    pol_b: np.ndarray,
+    protocol: Protocol,
+    max_s: np.ndarray,
+    max_b: np.ndarray,
+    record: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Backward induction for ``n`` policy pairs and both first movers at once.
+
+    ``pol_s``/``pol_b`` (n, 2, S, A): fixed policies; where ``max_s[i]``
+    (``max_b[i]``) is true, that side instead maximises its own reward (its
+    input policy is ignored). Returns the expected outcome vectors
+    ``(n, 2, K)`` indexed by first mover (K: Seller reward, Buyer reward, deal
+    probability), and the policies actually played (maximisers' choices
+    written into their reached rows, other rows as given; with
+    ``record=False`` the inputs are returned untouched, which is faster).
+    """
+    P, T, A = protocol.prices, protocol.rounds, protocol.n_actions
+    n = pol_s.shape[0]
+    # Batch element j < n: Seller moves first; j >= n: Buyer first.
+    # At even moves the first mover acts, at odd moves the second.
+    first = np.repeat([SELLER, BUYER], n)
+    mover_even, mover_odd = first, 1 - first
+    pols = (pol_s, pol_b)
+    stacked_even = np.concatenate([pol_s, pol_b])  # policies of the movers at even m
+    stacked_odd = np.concatenate([pol_b, pol_s])
+    maxes = (np.asarray(max_s, bool), np.asarray(max_b, bool))
+    max_even = np.concatenate([maxes[SELLER], maxes[BUYER]])
+    max_odd = np.concatenate([maxes[BUYER], maxes[SELLER]])
+    any_max = bool(max_even.any())
+    out = (pol_s.copy(), pol_b.copy()) if any_max and record else pols
+    rank = _rank(protocol)
+    levels = np.arange(1, P + 1)
+    accept_val = np.zeros((P, _K))
+    accept_val[:, _SELLER] = levels / P
+    accept_val[:, _BUYER] = 1.0 - levels / P
+    accept_val[:, _DEAL] = 1.0
+
+    nxt = np.zeros((2 * n, P, _K))  # outcome at move m+1 for each offer level on the table
+    for m in range(2 * T - 1, -1, -1):
+        role = m % 2  # 0: first mover's move, 1: second mover's
+        if m == 0:
+            rows = slice(0, 1)
+        else:
+            t = (m - 1) // 2
+            rows = slice(1 + t * P, 1 + (t + 1) * P)
+        pi = (stacked_odd if role else stacked_even)[:, role, rows, :]  # (2n, r, A)
+        r = pi.shape[1]
+        if any_max:
+            movers = mover_odd if role else mover_even
+            maxing = max_odd if role else max_even
+            legal = protocol.legal(m)
+            q = np.zeros((2 * n, r, A, _K))
+            q[:, :, :P, :] = nxt[:, None, :, :]
+            if m > 0:
+                q[:, :, P, :] = accept_val
+            choice = _choose(q, legal, movers, rank)
+            onehot = np.zeros((2 * n, r, A))
+            np.put_along_axis(onehot, choice[..., None], 1.0, axis=-1)
+            pi = np.where(maxing[:, None, None], onehot, pi)
+            if record:
+                for side in (SELLER, BUYER):
+                    idx = np.flatnonzero(maxing & (movers == side))
+                    out[side][idx % n, role, rows, :] = onehot[idx]
+        val = pi[:, :, :P] @ nxt  # (2n, r, K)
+        if m > 0:
+            val += pi[:, :, P, None] * accept_val
+        nxt = val
+    root = nxt[:, 0, :]  # (2n, K)
+    return np.stack([root[:n], root[n:]], axis=1), out[0], out[1]
+
+
+def _batch(x: np.ndarray) -> tuple[np.ndarray, bool]:
+    return (x, True) if x.ndim == 4 else (x[None], False)
+
+
+# --- public API -------------------------------------------------------------------------------
+def values(
+    seller_policy: np.ndarray,
+    buyer_policy: np.ndarray,
+    protocol: Protocol,
+    first: int | str,
+) -> tuple[float, float]:
+    """Exact expected two-agent rewards ``(seller_value, buyer_value)``.
+
+    ``first`` is :data:`SELLER`/:data:`BUYER` (or ``"seller"``/``"buyer"``).
+    """
+    f = side_index(first) if isinstance(first, str) else int(first)
+    s, _ = _batch(_check_policy(seller_policy, protocol, "seller policy"))
+    b, _ = _batch(_check_policy(buyer_policy, protocol, "buyer policy"))
+    if s.shape[0] != 1 or b.shape[0] != 1:
+        raise ValueError("values() takes one policy per side; use outcomes() for batches")
+    no = np.zeros(1, bool)
+    root, _, _ = _sweep(s, b, protocol, no, no)
+    return float(root[0, f, _SELLER]), float(root[0, f, _BUYER])
+
+
+def outcomes(
+    seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, *, policies: bool = False
+) -> np.ndarray:
+    """Expected outcomes for both first movers: ``(2, 3)`` (or ``(n, 2, 3)`` for a batch).
+
+    Axis 1 (or 0) is the first mover (SELLER, BUYER); the last axis holds
+    Seller reward, Buyer reward, deal probability. Arguments are Q-tables
+    (played greedily, see :func:`greedy_policy`) unless ``policies=True``.
+    """
+    s, batched = _batch(_as_policy(seller, protocol, policies, "seller"))
+    b, _ = _batch(_as_policy(buyer, protocol, policies, "buyer"))
+    s, b = np.broadcast_arrays(s, b)
+    no = np.zeros(s.shape[0], bool)
+    root, _, _ = _sweep(s, b, protocol, no, no)
+    return root if batched else root[0]
+
+
+def best_response(
+    opponent_policy: np.ndarray, side: int | str, protocol: Protocol
+) -> tuple[float, float, np.ndarray]:
+    """Best response of ``side`` to a fixed ``opponent_policy`` (of the other side).
+
+    Returns ``(value_if_seller_first, value_if_buyer_first, br_policy)``:
+    ``side``'s exact best-response values and a deterministic, role-aware
+    best-response policy ``(2, S, A)`` (ties as in :func:`spe`; rows the
+    game never reaches hold the first legal action in that tie-break order).
+    """
+    me = side_index(side) if isinstance(side, str) else int(side)
+    opp, batched = _batch(_check_policy(opponent_policy, protocol, "opponent policy"))
+    if batched:
+        raise ValueError("best_response() takes one opponent policy of shape (2, S, A)")
+    mine = _default_policy(protocol, me)[None]
+    pol_s, pol_b = (mine, opp) if me == SELLER else (opp, mine)
+    yes, no = np.ones(1, bool), np.zeros(1, bool)
+    root, out_s, out_b = _sweep(
+        pol_s, pol_b, protocol, yes if me == SELLER else no, yes if me == BUYER else no
+    )
+    br = (out_s if me == SELLER else out_b)[0]
+    return float(root[0, SELLER, me]), float(root[0, BUYER, me]), br
+
+
+def nash_conv(
+    seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, *, policies: bool = False
+) -> float | np.ndarray:
+    """NashConv: each side's gain from switching to its best response, summed,
+    averaged over both first-mover assignments (0 at an equilibrium).
+
+    ``seller``/``buyer`` are Q-tables ``(S, A)``, ``(R, S, A)`` played
+    greedily (ties split uniformly, see :func:`greedy_policy`), or, with
+    ``policies=True``, policies ``(2, S, A)``. A leading batch axis
+    (``(n, R, S, A)`` tables or ``(n, 2, S, A)`` policies) gives an ``(n,)``
+    array in one sweep; otherwise a float.
+    """
+    return _nash_conv_parts(seller, buyer, protocol, policies)["nash_conv"]
+
+
+def _nash_conv_parts(
+    seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, policies: bool
+) -> dict[str, Any]:
+    """Values, best-response values and gains per side and first mover, in one sweep."""
+    s, batched = _batch(_as_policy(seller, protocol, policies, "seller"))
+    b, _ = _batch(_as_policy(buyer, protocol, policies, "buyer"))
+    s, b = np.broadcast_arrays(s, b)
+    n = s.shape[0]
+    # Three copies: as given, Seller best-responding, Buyer best-responding.
+    ps, pb = np.concatenate([s, s, s]), np.concatenate([b, b, b])
+    z, o = np.zeros(n, bool), np.ones(n, bool)
+    root, _, _ = _sweep(
+        ps, pb, protocol, np.concatenate([z, o, z]), np.concatenate([z, z, o]), record=False
+    )
+    base, br_s, br_b = root[:n], root[n : 2 * n], root[2 * n :]
+    value = base[:, :, :2]  # (n, first, side)
+    br = np.stack([br_s[:, :, _SELLER], br_b[:, :, _BUYER]], axis=-1)  # (n, first, side)
+    gain = np.maximum(br - value, 0.0)  # clip float noise; a best response never loses
+    nc = gain.sum(axis=-1).mean(axis=-1)
+    parts = {"value": value, "best_response": br, "gain": gain, "deal": base[:, :, _DEAL],
+             "nash_conv": nc}
+    if not batched:
+        parts = {k: (float(v[0]) if k == "nash_conv" else v[0]) for k, v in parts.items()}
+    return parts
+
+
+def report(
+    seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, *, policies: bool = False
+) -> dict[str, Any]:
+    """Everything the ``evaluate`` command prints, for one pair of tables or policies.
+
+    ``value``, ``best_response``, ``gain``: ``[first][side]`` nested lists
+    (first mover and side both ordered Seller, Buyer); ``deal``:
+    probability of a deal per first mover; ``nash_conv``: float.
+    """
+    parts = _nash_conv_parts(seller, buyer, protocol, policies)
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in parts.items()}
+
+
+def _default_policy(protocol: Protocol, side: int) -> np.ndarray:
+    """Deterministic filler for rows a sweep never reaches: first legal action by rank."""
+    legal = legal_rows(protocol)
+    key = np.where(legal, _rank(protocol)[side], np.inf)
+    pol = np.zeros((protocol.n_states, protocol.n_actions))
+    pol[np.arange(protocol.n_states), key.argmin(axis=-1)] = 1.0
+    pol[~legal] = 0.0
+    return np.stack([pol, pol])
+
+
+@lru_cache(maxsize=64)
+def _spe_cached(protocol: Protocol) -> tuple[np.ndarray, np.ndarray]:
+    s = _default_policy(protocol, SELLER)[None]
+    b = _default_policy(protocol, BUYER)[None]
+    yes = np.ones(1, bool)
+    _, out_s, out_b = _sweep(s, b, protocol, yes, yes)
+    return out_s[0], out_b[0]
+
+
+def spe(protocol: Protocol) -> tuple[np.ndarray, np.ndarray]:
+    """A pure subgame-perfect equilibrium ``(seller_policy, buyer_policy)``, each ``(2, S, A)``.
+
+    Backward induction: every mover, at every reachable state, picks the
+    action with the highest own expected reward. Tie-break (fixed,
+    deterministic): among actions within :data:`TIE_TOL` of the best, the
+    one best for the opponent (so an indifferent responder accepts rather
+    than walks away), then accept, then offers from the mover's most
+    favourable level, then reject. In this game the first mover makes the
+    last offer, so it asks for everything at once (Seller level P, Buyer
+    level 1) and the second mover accepts at move 1. Rows no state reaches
+    (the first mover's last-round rows, the second mover's start row) hold
+    the first legal action in the same order. Cached per protocol; copies
+    are returned.
+    """
+    s, b = _spe_cached(protocol)
+    return s.copy(), b.copy()
+
+
+def exact_test(
+    seller: np.ndarray,
+    buyer: np.ndarray,
+    protocol: Protocol,
+    episodes: int = 1000,
+    *,
+    policies: bool = False,
+    first: int = SELLER,
+) -> dict[str, float]:
+    """Exact expectation of a greedy test run of ``episodes`` episodes.
+
+    The test alternates the first mover every episode starting with
+    ``first``, so with an even count each side moves first in half of them.
+    Returns the expected totals over the run: ``seller_wallet`` (sum of deal
+    levels, the document's wallet), ``deals``, ``seller_reward`` and
+    ``buyer_reward`` (sums of two-agent rewards), with the split of episodes.
+    Arguments are Q-tables played greedily unless ``policies=True``.
+    """
+    if int(episodes) < 0:
+        raise ValueError(f"episodes must be >= 0 (got {episodes})")
+    out = outcomes(seller, buyer, protocol, policies=policies)
+    if out.ndim != 2:
+        raise ValueError("exact_test() takes one pair of tables; loop or use outcomes()")
+    f = side_index(first) if isinstance(first, str) else int(first)
+    n_first = np.zeros(2)
+    n_first[f] = (episodes + 1) // 2
+    n_first[1 - f] = episodes // 2
+    tot = n_first @ out  # (K,)
+    return {
+        "episodes": int(episodes),
+        "seller_first_episodes": int(n_first[SELLER]),
+        "buyer_first_episodes": int(n_first[BUYER]),
+        "seller_wallet": float(tot[_SELLER] * protocol.prices),
+        "deals": float(tot[_DEAL]),
+        "seller_reward": float(tot[_SELLER]),
+        "buyer_reward": float(tot[_BUYER]),
+    }
+
+
+__all__ = [
+    "TIE_TOL",
+    "best_response",
+    "exact_test",
+    "greedy_policy",
+    "nash_conv",
+    "outcomes",
+    "report",
+    "spe",
+    "values",
+]
