@@ -1,0 +1,64 @@
+"""The subgame-perfect equilibrium of the two-agent game, as a strategy.
+
+A yardstick rather than a trader: it plays the pure equilibrium that
+:func:`market.evaluation.spe` finds by backward induction, so a learner can be
+measured against it and ``spe`` against ``spe`` has NashConv 0. Its objective
+is the document's two-agent reward only (Seller ``p / P``, Buyer
+``1 - p / P``); it ignores the reservation range ``lo``/``hi`` it is given. It
+is individually rational only in that two-agent sense (no deal it makes
+pays less than walking away, 0); in a market with costs and values it can
+agree to a price outside its range, hence ``individually_rational: False``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from market.evaluation import spe
+from market.protocol import Observation, Protocol
+from strategies.base import Strategy
+
+
+@lru_cache(maxsize=64)
+def action_table(protocol: Protocol, side: int) -> np.ndarray:
+    """``(2, S)`` action index per (role, document-layout row) of ``side``'s SPE policy.
+
+    Role 0: the agent moved first, 1: it moved second. Computed once per
+    protocol (and cached); read-only.
+    """
+    policy = spe(protocol)[side]
+    table = policy.argmax(axis=-1)
+    table.setflags(write=False)
+    return table
+
+
+class SubgamePerfect(Strategy):
+    """Plays the subgame-perfect equilibrium policy of the game it is given."""
+
+    name = "spe"
+    classifier = {
+        "sides": ("seller", "buyer"),
+        "learns": False,
+        "stochastic": False,
+        "individually_rational": False,  # only in the two-agent sense: see module docstring
+        "memory": "none",
+        "objective": "two-agent rewards",
+    }
+    needs_protocol = True
+
+    def __init__(
+        self, side: int | str = 0, n_members: int = 1, *, protocol: Protocol | None = None
+    ) -> None:
+        super().__init__(side, n_members)
+        self.protocol = protocol or Protocol()
+        self.table = action_table(self.protocol, self.side)
+
+    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        """One table look-up per row: role from ``obs.first``, row from ``(offer, t)``."""
+        protocol = obs.protocol
+        table = self.table if protocol == self.protocol else action_table(protocol, self.side)
+        state = protocol.state_index(obs.offer, max(obs.t, 0))
+        role = np.where(obs.first, 0, 1)
+        return table[role, state]
