@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from market.protocol import BUYER, SELLER, Protocol, side_index
-from strategies.qlearning import legal_rows
 
 #: two values closer than this count as a tie (values live in [0, 1])
 TIE_TOL = 1e-12
@@ -42,6 +41,22 @@ _K = 3
 
 
 # --- policies ---------------------------------------------------------------------------------
+def legal_rows(protocol: Protocol) -> np.ndarray:
+    """(S, A) mask of legal actions per document-layout row, from the protocol's own rule.
+
+    Row ``s`` is move 0; the rows of round ``t`` share the legality of move
+    ``2t + 1``; the terminal ``d`` has none. (Built here rather than imported
+    from :mod:`strategies.qlearning` so the market layer does not import the
+    strategies package, whose ``spe`` strategy imports this module.)
+    """
+    P, T = protocol.prices, protocol.rounds
+    mask = np.zeros((protocol.n_states, protocol.n_actions), dtype=bool)
+    mask[0] = protocol.legal(0)
+    for t in range(T):
+        mask[1 + t * P : 1 + (t + 1) * P] = protocol.legal(2 * t + 1)
+    return mask
+
+
 def greedy_policy(tables: np.ndarray, protocol: Protocol) -> np.ndarray:
     """The greedy policy of Q-tables, ties split uniformly among the legal maxima.
 

@@ -1,0 +1,117 @@
+"""Exact game-theoretic evaluation of a pair of Q-tables (or of the equilibrium itself).
+
+For each side and each first mover: the side's expected two-agent reward
+when both play their greedy policies (ties split uniformly), the value of
+its exact best response to the other's policy, and the gain; then NashConv
+(the gains summed, averaged over both first movers; 0 is an equilibrium)
+and the exact expectation of a greedy test run alternating the first mover.
+Everything is computed by backward induction, no sampling.
+
+    python run.py evaluate FILE.npz
+    python run.py evaluate --spe --prices 5 --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from market.cli.common import UsageError, emit_json, int_in
+
+HELP = "exact evaluation: values, best responses and NashConv of saved Q-tables or of the SPE"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", metavar="FILE.npz",
+                   help="Q-tables saved by `train --save` (arrays seller, buyer)")
+    p.add_argument("--spe", action="store_true",
+                   help="evaluate the subgame-perfect equilibrium instead of a file")
+    p.add_argument("--prices", type=int_in("--prices", 2), default=None,
+                   help="price levels P (with --spe; default 5; with a file: must match it)")
+    p.add_argument("--rounds", type=int_in("--rounds", 1), default=None,
+                   help="rounds T (with --spe; default 5; with a file: must match it)")
+    p.add_argument("--episodes", type=int_in("--episodes", 1, 10**9), default=1000,
+                   help="length of the greedy test run whose expectation is shown (default 1000)")
+
+
+def evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    """The figures the command prints, as a JSON-ready dict."""
+    from market import evaluation
+    from market.protocol import Protocol
+    from market.tables import load_tables
+
+    if args.spe == bool(args.file):
+        got = "both" if args.spe else "neither"
+        raise UsageError(f"give exactly one of FILE.npz or --spe (got {got})")
+    if args.spe:
+        protocol = Protocol(args.prices or 5, args.rounds or 5)
+        seller, buyer = evaluation.spe(protocol)
+        policies, source, layout = True, "spe", "subgame-perfect equilibrium (pure policies)"
+    else:
+        want = None
+        if args.prices is not None or args.rounds is not None:
+            pair = load_tables(args.file)
+            have = pair.protocol
+            want = Protocol(args.prices or have.prices, args.rounds or have.rounds)
+        pair = load_tables(args.file, want)
+        protocol, seller, buyer = pair.protocol, pair.seller, pair.buyer
+        policies, source = False, str(args.file)
+        layout = "role-aware (2, S, A)" if pair.role_aware else "document layout (S, A)"
+    rep = evaluation.report(seller, buyer, protocol, policies=policies)
+    test = evaluation.exact_test(seller, buyer, protocol, args.episodes, policies=policies)
+    names = ("seller", "buyer")
+    rows = [
+        {
+            "side": names[side],
+            "first": names[first],
+            "value": rep["value"][first][side],
+            "best_response": rep["best_response"][first][side],
+            "gain": rep["gain"][first][side],
+        }
+        for side in (0, 1)
+        for first in (0, 1)
+    ]
+    return {
+        "source": source,
+        "prices": protocol.prices,
+        "rounds": protocol.rounds,
+        "layout": layout,
+        "rows": rows,
+        "deal_probability": {f"{names[f]}_first": rep["deal"][f] for f in (0, 1)},
+        "nash_conv": rep["nash_conv"],
+        "test": test,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    result = evaluate(args)
+    if args.json:
+        emit_json(result)
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(
+        title=f"Exact evaluation: {result['source']}",
+        caption=f"P={result['prices']}, T={result['rounds']}, {result['layout']}",
+    )
+    for col in ("side", "first mover", "value", "best response", "gain"):
+        table.add_column(col, justify="left" if col in ("side", "first mover") else "right")
+    for r in result["rows"]:
+        table.add_row(r["side"], r["first"], f"{r['value']:.4f}", f"{r['best_response']:.4f}",
+                      f"{r['gain']:.4f}")
+    console.print(table)
+    deal = result["deal_probability"]
+    console.print(
+        f"deal probability: {deal['seller_first']:.4f} (seller first), "
+        f"{deal['buyer_first']:.4f} (buyer first)"
+    )
+    console.print(f"[bold]NashConv: {result['nash_conv']:.6g}[/bold]  (0 = equilibrium)")
+    t = result["test"]
+    console.print(
+        f"greedy test, {t['episodes']:,} episodes alternating the first mover (exact "
+        f"expectation): Seller wallet {t['seller_wallet']:,.1f}, deals {t['deals']:,.1f}, "
+        f"Seller reward {t['seller_reward']:,.1f}, Buyer reward {t['buyer_reward']:,.1f}"
+    )
+    return 0
