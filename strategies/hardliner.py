@@ -1,0 +1,34 @@
+"""The hardliner: never concedes.
+
+It always offers its own extreme (Seller: the top of its range, Buyer: the
+bottom) and accepts before the end only an offer at least as good as that
+extreme, which costs it nothing. At the final decision it accepts exactly the
+offers inside its range. As first mover it never holds the final decision,
+so it trades only if the opponent comes all the way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from market.protocol import Observation
+from strategies._ranges import extreme_and_reservation
+from strategies.base import Strategy
+
+
+class Hardliner(Strategy):
+    name = "hardliner"
+    classifier = {
+        "sides": ("seller", "buyer"),
+        "learns": False,
+        "stochastic": False,
+        "individually_rational": True,
+        "memory": "none",
+    }
+
+    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        extreme, _ = extreme_and_reservation(self.side, obs)
+        inside = self.acceptable(obs)
+        final = not obs.legal[0]  # the last decision: inside the range or walk away
+        accept = inside & (final | self.better_or_equal(obs.offer, extreme))
+        return self.decide(obs, extreme, accept)

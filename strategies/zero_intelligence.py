@@ -1,0 +1,85 @@
+"""Zero-intelligence traders of Gode & Sunder (1993), carried over to alternating offers.
+
+In Gode & Sunder's double auction a ZI trader draws a random quote and a
+trade happens when a new quote crosses the standing one, at the standing
+price. Here, at each move the trader draws a quote uniformly among levels
+and:
+
+- if the opponent's standing offer is at least as good as the quote (it
+  *crosses*), it accepts that offer (the trade is at the opponent's price);
+- otherwise it offers the quote.
+
+``zi-c`` (constrained) draws its quotes inside its own acceptable range, so
+it can never trade at a loss; at the final decision, where no quote can be
+made, it accepts exactly the offers inside its range. The chance that it
+accepts an acceptable offer grows with how good that offer is, rather than
+being 1 for every acceptable offer: accepting everything acceptable would
+end most negotiations at the first acceptable offer, which is a
+trader with a reservation rule, not a random quoter.
+
+``zi-u`` (unconstrained) draws quotes over the whole grid, whatever its
+range, and decides the final move by the same crossing test: it may buy
+above its value or sell below its cost (not individually rational).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from market.protocol import Observation
+from strategies._ranges import offer_bounds
+from strategies.base import Strategy
+
+
+class ZeroIntelligence(Strategy):
+    """Shared rule; ``constrained`` decides where quotes are drawn."""
+
+    constrained: ClassVar[bool] = True
+
+    def quote(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        """One uniform random level per row: inside the range (ZI-C) or anywhere (ZI-U)."""
+        if self.constrained:
+            lo, hi = offer_bounds(self.side, obs)
+        else:
+            lo = np.ones(len(obs), dtype=np.int64)
+            hi = np.full(len(obs), obs.protocol.prices, dtype=np.int64)
+        return rng.integers(lo, hi + 1)
+
+    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        q = self.quote(obs, rng)
+        crosses = (obs.offer > 0) & self.better_or_equal(obs.offer, q)
+        final = not obs.legal[0]
+        # ZI-C decides the final move by its range (no quote can be made there);
+        # ZI-U by the same random crossing test as every other move
+        accept = self.acceptable(obs) & (crosses | final) if self.constrained else crosses
+        return self.decide(obs, q, accept)
+
+
+class ZeroIntelligenceConstrained(ZeroIntelligence):
+    """Random quotes inside its own range; never trades at a loss."""
+
+    name = "zi-c"
+    constrained = True
+    classifier = {
+        "sides": ("seller", "buyer"),
+        "learns": False,
+        "stochastic": True,
+        "individually_rational": True,
+        "memory": "none",
+    }
+
+
+class ZeroIntelligenceUnconstrained(ZeroIntelligence):
+    """Random quotes over the whole grid; may trade at a loss."""
+
+    name = "zi-u"
+    constrained = False
+    classifier = {
+        "sides": ("seller", "buyer"),
+        "learns": False,
+        "stochastic": True,
+        "individually_rational": False,
+        "memory": "none",
+    }
