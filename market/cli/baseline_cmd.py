@@ -1,0 +1,169 @@
+"""One Buyer against one Seller, drawn round by round the way the document's legacy view was.
+
+Defaults are the document's legacy numbers: Buyer acceptable 0-80, Seller
+20-100, one price level per whole unit, up to 10 rounds, Buyer first, both
+splitting the difference (``averaging``), which ends in a deal at 32.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from market.cli.common import UsageError, int_in
+
+HELP = "two-agent baseline in the legacy terminal view (DEAL at 32 by default)"
+
+PRICE_MAX = 100_000
+ROUNDS_MAX = 1_000
+#: refuse to build an untrained table strategy larger than this many cells
+TABLE_CELLS_MAX = 20_000_000
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    price = lambda name: int_in(name, 0, PRICE_MAX)  # noqa: E731
+    p.add_argument("--buyer-min", type=price("--buyer-min"), default=0, help="default 0")
+    p.add_argument("--buyer-max", type=price("--buyer-max"), default=80, help="default 80")
+    p.add_argument("--seller-min", type=price("--seller-min"), default=20, help="default 20")
+    p.add_argument("--seller-max", type=price("--seller-max"), default=100, help="default 100")
+    p.add_argument(
+        "--rounds",
+        type=int_in("--rounds", 1, ROUNDS_MAX),
+        default=None,
+        help="rounds T (default 10, or the T of a Q-table file)",
+    )
+    p.add_argument("--first", choices=("buyer", "seller"), default="buyer",
+                   help="who makes the first offer (default buyer, as the legacy code)")
+    p.add_argument("--buyer", default="averaging", metavar="STRATEGY",
+                   help="registered strategy name or qlearning:FILE.npz (default averaging)")
+    p.add_argument("--seller", default="averaging", metavar="STRATEGY",
+                   help="registered strategy name or qlearning:FILE.npz (default averaging)")
+    p.add_argument("--seed", type=int_in("--seed", 0), default=0,
+                   help="seed of every random choice (default 0)")
+    p.add_argument("--step", action="store_true",
+                   help="wait for Enter between rounds (only when stdin is a terminal)")
+
+
+def _check_ranges(args: argparse.Namespace) -> None:
+    for side in ("buyer", "seller"):
+        lo, hi = getattr(args, f"{side}_min"), getattr(args, f"{side}_max")
+        if lo > hi:
+            raise UsageError(f"--{side}-min ({lo}) must be <= --{side}-max ({hi})")
+    lo = min(args.buyer_min, args.seller_min)
+    hi = max(args.buyer_max, args.seller_max)
+    if hi <= lo:
+        raise UsageError(
+            f"the price ranges must span at least two whole units together (got {lo}-{hi})"
+        )
+
+
+def _table_game(specs: dict[str, str]) -> tuple[int, int, list[str]] | None:
+    """P and T fixed by Q-table files among the strategy specs, if any (and check they agree)."""
+    from market.tables import load_tables
+
+    found: dict[str, tuple[int, int]] = {}
+    for side, spec in specs.items():
+        name, _, path = spec.partition(":")
+        if name == "qlearning" and path:
+            pair = load_tables(path)
+            found[side] = (pair.protocol.prices, pair.protocol.rounds)
+    if not found:
+        return None
+    games = set(found.values())
+    if len(games) > 1:
+        raise UsageError(
+            "the two Q-table files are for different games ("
+            + ", ".join(f"{s}: P={p}, T={t}" for s, (p, t) in found.items())
+            + ")"
+        )
+    P, T = games.pop()
+    return P, T, sorted(found)
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+    from rich.console import Console
+
+    from market import legacy_view as lv
+    from market.cli.common import emit_json, resolve_strategy
+    from market.grid import PriceGrid
+    from market.protocol import BUYER, SELLER, Protocol
+
+    _check_ranges(args)
+    lo = min(args.buyer_min, args.seller_min)
+    hi = max(args.buyer_max, args.seller_max)
+    specs = {"seller": args.seller, "buyer": args.buyer}
+    fixed = _table_game(specs)
+    note = None
+    if fixed is None:
+        grid = PriceGrid.whole_units(lo, hi)
+        rounds = 10 if args.rounds is None else args.rounds
+    else:
+        P, T, sides = fixed
+        if args.rounds is not None and args.rounds != T:
+            raise UsageError(f"--rounds {args.rounds} does not match the Q-table file's T={T}")
+        grid = PriceGrid(float(lo), float(hi), P)
+        rounds = T
+        levels = ", ".join(lv.fmt(float(grid.price(k))) for k in range(1, P + 1))
+        note = (
+            f"note: the {' and '.join(sides)} Q-table{'s fix' if len(sides) > 1 else ' fixes'} "
+            f"P={P}, T={T}: price range "
+            f"{lo}-{hi} mapped onto {P} levels ({levels})"
+        )
+    protocol = Protocol(grid.prices, rounds)
+    players = {}
+    for side, spec in specs.items():
+        import strategies
+
+        name = spec.partition(":")[0]
+        cls = strategies.STRATEGIES.get(name)
+        cells = protocol.n_states * protocol.n_actions
+        if cls is not None and cls.needs_protocol and ":" not in spec and cells > TABLE_CELLS_MAX:
+            raise UsageError(
+                f"--{side} {name} on {grid.prices} price levels and {rounds} rounds needs "
+                f"{cells} table cells (at most {TABLE_CELLS_MAX}); narrow the price ranges "
+                f"or lower --rounds"
+            )
+        players[side] = resolve_strategy(spec, side, protocol)
+    ranges = lv.Ranges(
+        buyer=(float(args.buyer_min), float(args.buyer_max)),
+        seller=(float(args.seller_min), float(args.seller_max)),
+    )
+    first = BUYER if args.first == "buyer" else SELLER
+    record = lv.play(
+        protocol, grid, players["seller"], players["buyer"], ranges, first,
+        np.random.default_rng(args.seed),
+    )
+
+    if args.json:
+        data: dict[str, Any] = {
+            "buyer": {"strategy": args.buyer, "range": [args.buyer_min, args.buyer_max],
+                      "levels": list(lv.acceptable_levels(grid, *ranges.buyer))},
+            "seller": {"strategy": args.seller, "range": [args.seller_min, args.seller_max],
+                       "levels": list(lv.acceptable_levels(grid, *ranges.seller))},
+            "grid": {"lo": lo, "hi": hi, "prices": grid.prices},
+            "rounds": rounds,
+            "seed": args.seed,
+            **lv.record_dict(record, grid),
+        }
+        if note:
+            data["note"] = note
+        emit_json(data)
+        return 0
+
+    console = Console(highlight=False)
+    interactive = args.step and sys.stdin.isatty() and console.is_terminal
+    if note and not interactive:
+        console.print(note)
+    *rounds_shown, outcome = lv.render(record, grid, ranges, rounds, console.width)
+    for i, screen in enumerate(rounds_shown):
+        if interactive:  # redraw in place, as the curses screen did
+            if i > 0:
+                console.input("[dim]Enter for the next round[/dim]")
+            console.clear()
+            if note:
+                console.print(note)
+        console.print(screen)
+    console.print(outcome)
+    return 0
