@@ -1,0 +1,139 @@
+"""Sellers and Buyers: Mesa agents whose state lives in the model's arrays.
+
+A market step with 100,000 traders cannot afford one Python call per trader,
+so the state of each side is a structure of arrays (:class:`TraderArrays`)
+owned by the model and updated with numpy. The Mesa agents are views onto
+one row of those arrays: ``agent.wallet`` or ``agent.reservation`` read the
+array at the agent's index, so what a user inspects (in the Solara view, in
+``model.agents``, in the DataCollector) is always the live state, never a
+stale copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import mesa
+import numpy as np
+
+from market.protocol import BUYER, SELLER, SIDE_NAMES
+
+if TYPE_CHECKING:
+    from market.model import MarketModel
+
+
+@dataclass
+class TraderArrays:
+    """The state of one side of the market, one row per trader.
+
+    ``reservation``: Seller cost or Buyer value (money); ``cash``: money
+    received (Seller, positive) or paid (Buyer, negative); ``earnings``:
+    surplus made (Seller ``price - cost``, Buyer ``value - price``);
+    ``strategy``: index into the model's strategy names of this side;
+    ``member``: index of the trader inside its strategy's population;
+    ``team``: team id; ``trades``: units traded so far; ``traded``: whether the
+    trader already traded its unit this period.
+    """
+
+    side: int
+    reservation: np.ndarray
+    strategy: np.ndarray
+    member: np.ndarray
+    team: np.ndarray
+    cash: np.ndarray = field(init=False)
+    earnings: np.ndarray = field(init=False)
+    trades: np.ndarray = field(init=False)
+    traded: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.reservation)
+        self.cash = np.zeros(n)
+        self.earnings = np.zeros(n)
+        self.trades = np.zeros(n, dtype=np.int64)
+        self.traded = np.zeros(n, dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self.reservation)
+
+
+class Trader(mesa.Agent):
+    """A trader of one side; every attribute reads the model's arrays at ``index``."""
+
+    side: int = SELLER
+
+    def __init__(self, model: MarketModel, index: int) -> None:
+        super().__init__(model)
+        self.index = int(index)
+
+    @property
+    def _arrays(self) -> TraderArrays:
+        return self.model.book(self.side)
+
+    @property
+    def side_name(self) -> str:
+        return SIDE_NAMES[self.side]
+
+    @property
+    def reservation(self) -> float:
+        """Cost (Seller) or value (Buyer), in money."""
+        return float(self._arrays.reservation[self.index])
+
+    @property
+    def strategy(self) -> str:
+        return self.model.strategy_names(self.side)[int(self._arrays.strategy[self.index])]
+
+    @property
+    def team(self) -> int:
+        return int(self._arrays.team[self.index])
+
+    @property
+    def earnings(self) -> float:
+        """Surplus this trader made itself (money)."""
+        return float(self._arrays.earnings[self.index])
+
+    @property
+    def wallet(self) -> float:
+        """Earnings, pooled over the team when the model has a common wallet."""
+        if self.model.common_wallet:
+            return float(self.model.team_wallets()[self.team])
+        return self.earnings
+
+    @property
+    def cash(self) -> float:
+        """Money received (Seller) or paid, negative (Buyer)."""
+        return float(self._arrays.cash[self.index])
+
+    @property
+    def trades(self) -> int:
+        return int(self._arrays.trades[self.index])
+
+    @property
+    def traded_this_period(self) -> bool:
+        return bool(self._arrays.traded[self.index])
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(id={self.unique_id}, {self.strategy}, "
+            f"reservation={self.reservation:.2f}, wallet={self.wallet:.2f}, trades={self.trades})"
+        )
+
+
+class Seller(Trader):
+    """Sells one unit per period at a price at least its ``cost``, if its strategy is rational."""
+
+    side = SELLER
+
+    @property
+    def cost(self) -> float:
+        return self.reservation
+
+
+class Buyer(Trader):
+    """Buys one unit per period at a price at most its ``value``, if its strategy is rational."""
+
+    side = BUYER
+
+    @property
+    def value(self) -> float:
+        return self.reservation
