@@ -1,0 +1,388 @@
+"""Exact evaluation by backward induction: hand-worked games, best responses, NashConv.
+
+Layout reminder (document): rows ``s``, then ``p.t`` at ``1 + t*P + (p-1)``,
+then ``d``; columns offers ``1..P`` (index ``p-1``), accept ``P``, reject
+``P+1``. Policies are ``(2, S, A)``: role 0 = the agent moved first.
+"""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from market import evaluation as ev
+from market.cli import main
+from market.protocol import BUYER, SELLER, Protocol, Side, negotiate, two_agent_rewards
+from market.tables import TablePair, save_tables
+from strategies.qlearning import QLearning
+from strategies.qlearning import legal_rows as q_legal_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def row(protocol: Protocol, p: int, t: int) -> int:
+    return 1 + t * protocol.prices + (p - 1)
+
+
+def pure(protocol: Protocol, side: int, choices: dict[tuple[int, int], int]) -> np.ndarray:
+    """A pure policy: ``choices[(role, row)] = action``; other rows take a legal default."""
+    pol = ev._default_policy(protocol, side).copy()
+    for (role, r), a in choices.items():
+        pol[role, r] = 0.0
+        pol[role, r, a] = 1.0
+    return pol
+
+
+def naive_values(ps, pb, protocol, first, br=None):
+    """Independent recursive walk of the whole game tree (exponential, tiny games only).
+
+    ``br``: a side that maximises its own reward instead of following its policy.
+    """
+    P = protocol.prices
+    pols = (ps, pb)
+
+    def walk(m, p):
+        mover = first if m % 2 == 0 else 1 - first
+        r = 0 if m == 0 else 1 + ((m - 1) // 2) * P + p - 1
+        results = []
+        for a in np.flatnonzero(protocol.legal(m)):
+            if a < P:
+                v = walk(m + 1, a + 1)
+            elif a == P:
+                v = (p / P, 1 - p / P)
+            else:
+                v = (0.0, 0.0)
+            results.append((a, v))
+        if br == mover:  # any maximiser will do: only its own component is checked
+            return max((v for _, v in results), key=lambda v: v[mover])
+        pi = pols[mover][m % 2, r]
+        return tuple(sum(pi[a] * v[k] for a, v in results) for k in (0, 1))
+
+    return walk(0, 0)
+
+
+# --- hand-worked games --------------------------------------------------------------------------
+def test_values_p2_t1_by_hand():
+    # P=2, T=1: the first mover offers once, the second accepts or rejects.
+    # Rows: s=0, "1.0"=1, "2.0"=2, d=3; actions: offer1=0, offer2=1, accept=2, reject=3.
+    pr = Protocol(2, 1)
+    seller = np.zeros((2, pr.n_states, pr.n_actions))
+    seller[0, 0, [0, 1]] = 0.5  # first: offer 1 or 2, half each
+    seller[1, 1, 2] = 1.0  # second, facing 1: accept
+    seller[1, 2, 2] = 1.0  # second, facing 2: accept
+    seller[0, 1, 2] = seller[0, 2, 2] = seller[1, 0, 0] = 1.0  # unreachable rows
+    buyer = np.zeros_like(seller)
+    buyer[1, 1, 2] = 1.0  # facing 1: accept
+    buyer[1, 2, [2, 3]] = [0.25, 0.75]  # facing 2: accept a quarter of the time
+    buyer[0, 0, 0] = 1.0  # first: offer 1
+    buyer[0, 1, 2] = buyer[0, 2, 2] = buyer[1, 0, 0] = 1.0
+    # Seller first: 1/2 * (1/2) + 1/2 * 1/4 * (2/2) = 0.375 for the Seller,
+    # 1/2 * (1 - 1/2) + 1/2 * 1/4 * 0 = 0.25 for the Buyer.
+    assert ev.values(seller, buyer, pr, SELLER) == pytest.approx((0.375, 0.25))
+    # Buyer first: offers 1, the Seller accepts: (1/2, 1/2).
+    assert ev.values(seller, buyer, pr, BUYER) == pytest.approx((0.5, 0.5))
+    # Deals: seller first 1/2 + 1/2 * 1/4 = 0.625, buyer first 1.
+    assert ev.outcomes(seller, buyer, pr, policies=True)[:, 2] == pytest.approx([0.625, 1.0])
+    # Seller's best response: offer 1 when first (1/2 beats 1/4), accept when second (1/2).
+    v_sf, v_bf, br = ev.best_response(buyer, SELLER, pr)
+    assert (v_sf, v_bf) == pytest.approx((0.5, 0.5))
+    assert br[0, 0].argmax() == 0 and br[0, 0].max() == 1.0
+    # NashConv: Seller gains 0.5 - 0.375 when first, 0 when second. Buyer, when second,
+    # facing 1 accepts (1/2 > 0), facing 2 is indifferent (0): no gain; when first it
+    # already offers 1 (the best): no gain. So NashConv = (0.125 + 0) / 2.
+    assert ev.nash_conv(seller, buyer, pr, policies=True) == pytest.approx(0.0625)
+    # A 1,000-episode test alternating the first mover: 500 * 0.375 + 500 * 0.5 Seller reward,
+    # wallet = P * that = 875, deals 500 * 0.625 + 500 = 812.5.
+    test = ev.exact_test(seller, buyer, pr, 1000, policies=True)
+    assert test["seller_wallet"] == pytest.approx(875.0)
+    assert test["deals"] == pytest.approx(812.5)
+    assert test["seller_reward"] == pytest.approx(437.5)
+    assert test["buyer_reward"] == pytest.approx(500 * 0.25 + 500 * 0.5)
+    # Odd run: the side named `first` moves first once more.
+    odd = ev.exact_test(seller, buyer, pr, 3, policies=True, first=BUYER)
+    assert (odd["seller_first_episodes"], odd["buyer_first_episodes"]) == (1, 2)
+    assert odd["deals"] == pytest.approx(0.625 + 2)
+
+
+def test_spe_p3_t2_by_hand():
+    # P=3, T=2. Seller first: at move 3 the Buyer accepts any p (1 - p/3 >= 0; at p=3 it
+    # is indifferent and the tie-break favours the opponent: accept). So at move 2 the
+    # Seller offers 3 and gets 1; at move 1 the Buyer can get at most 0 by continuing and
+    # accepts; at move 0 the Seller asks 3. Values (1, 0). Buyer first, mirror image: the
+    # Buyer asks 1, the Seller accepts: (1/3, 2/3).
+    pr = Protocol(3, 2)
+    s, b = ev.spe(pr)
+    assert ev.values(s, b, pr, SELLER) == pytest.approx((1.0, 0.0), abs=1e-15)
+    assert ev.values(s, b, pr, BUYER) == pytest.approx((1 / 3, 2 / 3), abs=1e-15)
+    assert s[0, 0].argmax() == 2 and b[0, 0].argmax() == 0  # first offers: 3 and 1
+    for p in (1, 2, 3):  # the second mover accepts every opening offer
+        assert b[1, row(pr, p, 0)].argmax() == pr.accept
+        assert s[1, row(pr, p, 0)].argmax() == pr.accept
+    assert ev.nash_conv(s, b, pr, policies=True) == 0.0
+
+
+def test_best_response_p3_t2_by_hand():
+    # P=3, T=2, a fixed Buyer. When second: facing 1 accept; facing 2 offer 1; facing 3
+    # offer 2; in the last round accept p <= 2, reject 3. When first: offer 1, then
+    # accept whatever the Seller counters.
+    pr = Protocol(3, 2)
+    A = pr.accept
+    buyer = pure(pr, BUYER, {
+        (1, row(pr, 1, 0)): A, (1, row(pr, 2, 0)): 0, (1, row(pr, 3, 0)): 1,
+        (1, row(pr, 1, 1)): A, (1, row(pr, 2, 1)): A, (1, row(pr, 3, 1)): A + 1,
+        (0, 0): 0, (0, row(pr, 1, 0)): A, (0, row(pr, 2, 0)): A, (0, row(pr, 3, 0)): A,
+    })
+    v_sf, v_bf, br = ev.best_response(buyer, SELLER, pr)
+    # Seller first. Move 2, facing the Buyer's q: accept gives q/3, offering 2 gets
+    # accepted at move 3 (2/3), offering 3 gets rejected. So move 2 is worth 2/3 for q <= 2.
+    # Move 0: ask 1 -> accepted, 1/3; ask 2 -> Buyer counters 1 -> 2/3; ask 3 -> Buyer
+    # counters 2 -> 2/3. Best: 2/3. Ask 2 and ask 3 tie for the Seller and for the Buyer
+    # (1/3 each); the tie-break takes the Seller's most favourable offer: 3.
+    assert v_sf == pytest.approx(2 / 3)
+    assert br[0, 0].argmax() == 2
+    assert br[0, row(pr, 2, 0)].argmax() == A  # facing 2 at move 2: accept (ties go to accept)
+    assert br[0, row(pr, 1, 0)].argmax() == 1  # facing 1 at move 2: offer 2
+    # Buyer first: it offers 1; the Seller counters 3 and the Buyer (first, round 0) accepts.
+    assert v_bf == pytest.approx(1.0)
+    assert br[1, row(pr, 1, 0)].argmax() == 2
+    # The returned policy attains those values, and nothing does better.
+    assert ev.values(br, buyer, pr, SELLER)[0] == pytest.approx(v_sf)
+    assert ev.values(br, buyer, pr, BUYER)[0] == pytest.approx(v_bf)
+    s_spe, _ = ev.spe(pr)
+    assert ev.values(s_spe, buyer, pr, SELLER)[0] <= v_sf + 1e-12
+
+
+# --- equilibrium and NashConv -------------------------------------------------------------------
+@pytest.mark.parametrize("P,T", [(2, 1), (2, 3), (3, 1), (3, 2), (5, 5), (4, 7), (10, 10)])
+def test_spe_has_nash_conv_zero(P, T):
+    pr = Protocol(P, T)
+    s, b = ev.spe(pr)
+    assert abs(ev.nash_conv(s, b, pr, policies=True)) <= 1e-12
+    # The first mover makes the last offer, so it takes everything (up to the grid).
+    assert ev.values(s, b, pr, SELLER) == pytest.approx((1.0, 0.0))
+    assert ev.values(s, b, pr, BUYER) == pytest.approx((1 / P, 1 - 1 / P))
+    # As tables (a one-hot policy is its own greedy policy) it is the same pair.
+    assert ev.nash_conv(s, b, pr) <= 1e-12
+
+
+def test_spe_is_cached_but_returns_copies():
+    pr = Protocol(4, 3)
+    s1, _ = ev.spe(pr)
+    s1[:] = 0
+    s2, _ = ev.spe(pr)
+    assert s2.sum() > 0
+
+
+def random_policy(rng, pr, power=3.0):
+    legal = ev.legal_rows(pr)
+    x = rng.random((2, pr.n_states, pr.n_actions)) ** power * legal
+    x[:, :-1] /= x[:, :-1].sum(-1, keepdims=True)
+    return x
+
+
+@pytest.mark.parametrize("P,T,seed", [(2, 1, 0), (2, 2, 1), (3, 2, 2), (4, 3, 3), (3, 4, 4)])
+def test_sweep_agrees_with_a_naive_tree_walk(P, T, seed):
+    rng = np.random.default_rng(seed)
+    pr = Protocol(P, T)
+    ps, pb = random_policy(rng, pr), random_policy(rng, pr)
+    v_s = ev.best_response(pb, SELLER, pr)
+    v_b = ev.best_response(ps, BUYER, pr)
+    for f in (SELLER, BUYER):
+        assert ev.values(ps, pb, pr, f) == pytest.approx(naive_values(ps, pb, pr, f))
+        assert v_s[f] == pytest.approx(naive_values(ps, pb, pr, f, br=SELLER)[0])
+        assert v_b[f] == pytest.approx(naive_values(ps, pb, pr, f, br=BUYER)[1])
+    gains = [
+        v_s[f] - ev.values(ps, pb, pr, f)[0] + v_b[f] - ev.values(ps, pb, pr, f)[1]
+        for f in (SELLER, BUYER)
+    ]
+    assert ev.nash_conv(ps, pb, pr, policies=True) == pytest.approx(np.mean(gains))
+
+
+def test_legal_rows_matches_the_q_learner():
+    for P, T in [(2, 1), (5, 5), (3, 6)]:
+        pr = Protocol(P, T)
+        assert (ev.legal_rows(pr) == q_legal_rows(pr)).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    P=st.integers(2, 4),
+    T=st.integers(1, 3),
+    seed=st.integers(0, 2**32 - 1),
+    levels=st.integers(1, 4),
+    role_aware=st.booleans(),
+)
+def test_nash_conv_is_between_0_and_2_for_any_tables(P, T, seed, levels, role_aware):
+    # Few distinct values make many ties, which the greedy policy splits.
+    rng = np.random.default_rng(seed)
+    pr = Protocol(P, T)
+    R = 2 if role_aware else 1
+    qs = rng.integers(0, levels, (R, pr.n_states, pr.n_actions)).astype(float)
+    qb = rng.integers(0, levels, (R, pr.n_states, pr.n_actions)).astype(float)
+    nc = ev.nash_conv(qs, qb, pr)
+    assert 0.0 <= nc <= 2.0
+    # Batched evaluation gives the same figure.
+    batch = ev.nash_conv(np.stack([qs, qs]), np.stack([qb, qb]), pr)
+    assert batch.shape == (2,) and batch == pytest.approx([nc, nc], abs=1e-12)
+
+
+def test_nash_conv_is_zero_only_for_equilibria():
+    pr = Protocol(5, 5)
+    s, b = ev.spe(pr)
+    # A Seller that opens at 4 instead of 5 when first leaves 1/5 on the table.
+    worse = s.copy()
+    worse[0, 0] = 0
+    worse[0, 0, 3] = 1.0
+    assert ev.nash_conv(worse, b, pr, policies=True) == pytest.approx(0.2 / 2)
+
+
+# --- greedy policies ---------------------------------------------------------------------------
+def test_greedy_policy_splits_ties_among_legal_maxima():
+    pr = Protocol(3, 2)
+    S, A = pr.n_states, pr.n_actions
+    q = np.zeros((S, A))
+    q[0] = [1, 3, 3, 9, 9]  # start row: accept/reject illegal however high
+    q[row(pr, 2, 0)] = [2, 2, 2, 2, 1]  # four-way tie among offers and accept
+    q[row(pr, 1, 1)] = [9, 9, 9, 5, 5]  # last round: offers illegal; accept/reject tie
+    q[S - 1] = 7  # terminal: nothing legal
+    pol = ev.greedy_policy(q, pr)
+    assert pol.shape == (2, S, A)
+    assert pol[0, 0] == pytest.approx([0, 0.5, 0.5, 0, 0])
+    assert pol[0, row(pr, 2, 0)] == pytest.approx([0.25, 0.25, 0.25, 0.25, 0])
+    assert pol[0, row(pr, 1, 1)] == pytest.approx([0, 0, 0, 0.5, 0.5])
+    assert (pol[:, S - 1] == 0).all()
+    assert (pol[0] == pol[1]).all()  # the document's layout: same rows in both roles
+    assert (ev.greedy_policy(q[None], pr) == pol).all()
+    two = np.stack([q, -q])
+    pol2 = ev.greedy_policy(two, pr)
+    assert pol2[0, 0] == pytest.approx([0, 0.5, 0.5, 0, 0])
+    assert pol2[1, 0] == pytest.approx([1, 0, 0, 0, 0])  # role 1 uses its own rows
+    with pytest.raises(ValueError, match="shape"):
+        ev.greedy_policy(np.zeros((S + 1, A)), pr)
+
+
+def test_bad_policies_are_refused():
+    pr = Protocol(3, 2)
+    s, b = ev.spe(pr)
+    illegal = s.copy()
+    illegal[0, 0, pr.accept] = 1.0  # accepting at move 0
+    with pytest.raises(ValueError, match="legal"):
+        ev.values(illegal, b, pr, SELLER)
+    with pytest.raises(ValueError, match="shape"):
+        ev.values(s[0], b, pr, SELLER)
+
+
+# --- agreement with the protocol ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    "P,T,role_aware,seed", [(5, 5, True, 0), (5, 5, False, 1), (3, 3, True, 2)]
+)
+def test_values_agree_with_monte_carlo_play(P, T, role_aware, seed):
+    """Greedy Q-learners (learning off, random tie-breaking) played by the protocol earn
+    what the exact evaluator says, within sampling error."""
+    rng = np.random.default_rng(seed)
+    pr = Protocol(P, T)
+    R = 2 if role_aware else 1
+    # Small integers: plenty of ties, so the tie-splitting is what is being checked.
+    qs = rng.integers(0, 3, (R, pr.n_states, pr.n_actions)).astype(float)
+    qb = rng.integers(0, 3, (R, pr.n_states, pr.n_actions)).astype(float)
+    seller = QLearning("seller", protocol=pr, tables=qs, learning=False)
+    buyer = QLearning("buyer", protocol=pr, tables=qb, learning=False)
+    exact = ev.outcomes(qs, qb, pr)
+    n = 40_000
+    for f in (SELLER, BUYER):
+        rec = negotiate(pr, Side.single(seller, n, 1, P), Side.single(buyer, n, 1, P), f, rng)
+        rs, rb = two_agent_rewards(rec)
+        for sample, want in ((rs, exact[f, 0]), (rb, exact[f, 1]), (rec.deal, exact[f, 2])):
+            se = max(sample.std() / np.sqrt(n), 1e-3)
+            assert abs(sample.mean() - want) < 5 * se, (f, sample.mean(), want)
+
+
+def test_nash_conv_is_fast():
+    pr = Protocol(5, 5)
+    rng = np.random.default_rng(0)
+    qs, qb = rng.random((2, pr.n_states, pr.n_actions)), rng.random((pr.n_states, pr.n_actions))
+    ev.nash_conv(qs, qb, pr)
+    times = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        ev.nash_conv(qs, qb, pr)
+        times.append(time.perf_counter() - t0)
+    assert min(times) < 0.010
+
+
+# --- command line ------------------------------------------------------------------------------
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "run.py"), *args], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+@pytest.fixture
+def table_file(tmp_path):
+    pr = Protocol(5, 5)
+    s, b = ev.spe(pr)
+    path = tmp_path / "spe.npz"
+    save_tables(path, TablePair(pr, s, b, {"source": "spe"}))
+    return path
+
+
+def test_evaluate_a_good_file_prints_the_figures(table_file):
+    out = run_cli("evaluate", str(table_file))
+    assert out.returncode == 0, out.stderr
+    assert "NashConv: 0" in out.stdout
+    assert "best response" in out.stdout and "Seller wallet 3,000.0" in out.stdout
+
+
+def test_evaluate_json(table_file, capsys):
+    assert main(["evaluate", str(table_file), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["nash_conv"] == 0.0 and data["prices"] == 5
+    assert {(r["side"], r["first"]) for r in data["rows"]} == {
+        ("seller", "seller"), ("seller", "buyer"), ("buyer", "seller"), ("buyer", "buyer")
+    }
+    assert data["test"]["deals"] == 1000.0
+
+
+def test_evaluate_spe_json(capsys):
+    assert main(["evaluate", "--spe", "--prices", "4", "--rounds", "3", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["nash_conv"] == 0.0 and (data["prices"], data["rounds"]) == (4, 3)
+    # Seller first gets 1, Buyer first gives the Seller 1/4: wallet 500*4 + 500*1.
+    assert data["test"]["seller_wallet"] == pytest.approx(2500.0)
+
+
+def test_evaluate_corrupt_file_is_one_line_exit_2(tmp_path):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip file")
+    out = run_cli("evaluate", str(bad))
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr and "bad.npz" in lines[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["evaluate", "{missing}"],
+        ["evaluate", "{good}", "--prices", "4"],
+        ["evaluate"],
+        ["evaluate", "--spe", "{good}"],
+        ["evaluate", "--spe", "--prices", "1"],
+        ["evaluate", "--spe", "--rounds", "0"],
+    ],
+)
+def test_evaluate_bad_input_exit_2(args, table_file, tmp_path, capsys):
+    argv = [a.format(missing=tmp_path / "none.npz", good=table_file) for a in args]
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse rejects --prices 1 / --rounds 0 itself
+        rc = exc.code
+    assert rc == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
