@@ -1,0 +1,116 @@
+"""Round-robin tournament of the registered strategies on the two-agent game.
+
+Every strategy that can sell plays every strategy that can buy, with each
+first mover, ``--repetitions`` times each; payoffs are the document's
+two-agent rewards (Seller p/P, Buyer 1 - p/P at a deal on level p). Writes
+the payoff matrices as CSV (rows: strategy as Seller, columns: as Buyer) and
+a heatmap PNG to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from market.cli.common import UsageError, emit_json, int_in
+
+HELP = "every strategy against every other on both sides: payoff matrix (CSV) and heatmap (PNG)"
+
+
+def parse_range(text: str) -> tuple[int, int]:
+    lo, sep, hi = text.partition("-")
+    try:
+        if not sep:
+            raise ValueError
+        return int(lo), int(hi)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"range must be LO-HI in levels (got {text!r})") from None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strategies", default="",
+                   help="comma-separated strategy names (default: every registered strategy)")
+    p.add_argument("--repetitions", type=int_in("--repetitions", 1, 1_000_000), default=100,
+                   help="negotiations per pairing and first mover (default 100)")
+    p.add_argument("--prices", type=int_in("--prices", 2, 1000), default=5,
+                   help="price levels P (default 5)")
+    p.add_argument("--rounds", type=int_in("--rounds", 1, 1000), default=5,
+                   help="rounds T (default 5)")
+    p.add_argument("--seller-range", type=parse_range, default=None, metavar="LO-HI",
+                   help="Seller's acceptable levels (default: 1-P, the whole range)")
+    p.add_argument("--buyer-range", type=parse_range, default=None, metavar="LO-HI",
+                   help="Buyer's acceptable levels (default: 1-P, the whole range)")
+    p.add_argument("--qtable", default=None, metavar="FILE.npz",
+                   help="Q-tables for the qlearning entrant (default: trained by self-play "
+                   "once, about half a minute, and kept in DIR for later runs)")
+    p.add_argument("--seed", type=int_in("--seed", 0), default=0, help="seed (default 0)")
+    p.add_argument("--out", default="tournament", metavar="DIR",
+                   help="directory for the CSV files and the heatmap (default ./tournament)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import strategies
+    from market.protocol import Protocol
+    from market.tables import load_tables
+    from market.tournament import registry_entrants, run_tournament, write_outputs
+
+    protocol = Protocol(args.prices, args.rounds)
+    names = [s.strip() for s in args.strategies.split(",") if s.strip()] or None
+    for n in names or []:
+        if n not in strategies.STRATEGIES:
+            raise UsageError(f"--strategies: unknown strategy {n!r} "
+                             f"(choose from: {', '.join(strategies.names())})")
+    for opt, rng in (("--seller-range", args.seller_range), ("--buyer-range", args.buyer_range)):
+        if rng is not None and not 1 <= rng[0] <= rng[1] <= protocol.prices:
+            raise UsageError(f"{opt} must satisfy 1 <= LO <= HI <= P={protocol.prices} "
+                             f"(got {rng[0]}-{rng[1]})")
+    tables = load_tables(args.qtable, protocol) if args.qtable else None
+    cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
+    entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
+                                 cache=cache)
+    result = run_tournament(entrants, protocol, args.repetitions, args.seed,
+                            args.seller_range, args.buyer_range)
+    files = write_outputs(result, Path(args.out))
+    if args.json:
+        data = result.as_dict()
+        data["files"] = [str(f) for f in files]
+        emit_json(data)
+        return 0
+    print_result(result, files)
+    return 0
+
+
+def print_result(result, files) -> None:  # noqa: ANN001 - rich types imported lazily
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    P, T = result.protocol.prices, result.protocol.rounds
+    sp, deal = result.seller_payoff, result.deal_rate
+    cols = list(sp.columns)
+    table = Table(title=f"Seller's payoff x 100, row as Seller vs column as Buyer (P={P}, "
+                        f"T={T}, {result.repetitions} per pairing and first mover)")
+    table.add_column("Seller \\ Buyer", no_wrap=True)
+    for j, _ in enumerate(cols):
+        table.add_column(str(j + 1), justify="right", no_wrap=True)
+    for r in sp.index:
+        cells = [f"{100 * sp.loc[r, c]:.0f}" + ("*" if deal.loc[r, c] < 1 else "")
+                 for c in cols]
+        num = f"{cols.index(r) + 1} " if r in cols else ""
+        table.add_row(f"{num}{r}", *cells)
+    table.caption = ("columns: " + ", ".join(f"{j + 1} {c}" for j, c in enumerate(cols))
+                     + ";  * some negotiations ended without a deal (see deal_rate.csv)")
+    console.print(table)
+    rank = Table(title="Mean payoff over both sides and all opponents")
+    rank.add_column("strategy")
+    rank.add_column("mean payoff", justify="right")
+    rank.add_column("as Seller", justify="right")
+    rank.add_column("as Buyer", justify="right")
+    for name, v in result.ranking().items():
+        rank.add_row(str(name), f"{v:.3f}", f"{sp.loc[name].mean():.3f}",
+                     f"{result.buyer_payoff[name].mean():.3f}")
+    console.print(rank)
+    for name, note in result.notes.items():
+        console.print(f"{name}: {note}")
+    for f in files:
+        console.print(f"wrote {f}")

@@ -1,0 +1,340 @@
+"""Round-robin tournament: every strategy against every other, on both sides.
+
+Each pairing (a Seller strategy against a Buyer strategy) is one batch of
+negotiations on arrays, one :func:`~market.protocol.negotiate` call with all
+repetitions as rows: half of the rows with the Seller moving first, half with
+the Buyer first. Rewards are the document's two-agent rewards (Seller
+``p / P``, Buyer ``1 - p / P`` at a deal on level ``p``, 0 without a deal), so
+a pairing's payoffs are comparable across strategies whatever the price grid.
+
+Randomness: each pairing gets its own generator derived from the tournament
+seed and the two strategy *names* (not their position in the list), so adding
+an entrant leaves every other pairing's outcome unchanged.
+
+Entrants are factories ``side -> negotiator`` so that strategies which need
+a trained table (Q-learning) can be given one; nothing learns during the
+tournament.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from market.protocol import BUYER, SELLER, Negotiator, Protocol, Side, negotiate, two_agent_rewards
+
+#: builds a fresh negotiator for a side ("seller" or "buyer")
+Factory = Callable[[str], Negotiator]
+
+
+@dataclass
+class Entrant:
+    """One contestant: a name, the sides it can play and how to build it."""
+
+    name: str
+    sides: tuple[str, ...]
+    factory: Factory
+    note: str = ""
+
+
+@dataclass
+class TournamentResult:
+    """Mean payoffs per pairing. Matrices: rows = Seller strategy, columns = Buyer strategy.
+
+    ``mean_payoff`` (rows and columns = strategies that play both sides) is
+    the row strategy's payoff against the column strategy averaged over its
+    two roles: as Seller against the column's Buyer, and as Buyer against the
+    column's Seller.
+    """
+
+    protocol: Protocol
+    repetitions: int
+    seed: int
+    seller_range: tuple[int, int]
+    buyer_range: tuple[int, int]
+    seller_payoff: pd.DataFrame
+    buyer_payoff: pd.DataFrame
+    deal_rate: pd.DataFrame
+    mean_level: pd.DataFrame
+    mean_payoff: pd.DataFrame
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def ranking(self) -> pd.Series:
+        """Mean over opponents of :attr:`mean_payoff`, best first."""
+        return self.mean_payoff.mean(axis=1).sort_values(ascending=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        def mat(df: pd.DataFrame) -> dict[str, dict[str, float]]:
+            return {str(r): {str(c): float(df.loc[r, c]) for c in df.columns} for r in df.index}
+
+        return {
+            "prices": self.protocol.prices,
+            "rounds": self.protocol.rounds,
+            "repetitions": self.repetitions,
+            "seed": self.seed,
+            "seller_range": list(self.seller_range),
+            "buyer_range": list(self.buyer_range),
+            "seller_payoff": mat(self.seller_payoff),
+            "buyer_payoff": mat(self.buyer_payoff),
+            "deal_rate": mat(self.deal_rate),
+            "mean_level": mat(self.mean_level),
+            "mean_payoff": mat(self.mean_payoff),
+            "ranking": {str(k): float(v) for k, v in self.ranking().items()},
+            "notes": dict(self.notes),
+        }
+
+
+def pair_rng(seed: int, seller: str, buyer: str) -> np.random.Generator:
+    """Generator for one pairing, from the tournament seed and the two names."""
+    key = zlib.crc32(f"{seller}\x00{buyer}".encode())
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(key,)))
+
+
+def play_pairing(
+    protocol: Protocol,
+    seller: Negotiator,
+    buyer: Negotiator,
+    repetitions: int,
+    rng: np.random.Generator,
+    seller_range: tuple[int, int],
+    buyer_range: tuple[int, int],
+) -> dict[str, float]:
+    """Play ``repetitions`` negotiations with each first mover in one batch; mean outcomes."""
+    n = 2 * repetitions
+    first = np.where(np.arange(n) < repetitions, SELLER, BUYER)
+    record = negotiate(
+        protocol,
+        Side.single(seller, n, *seller_range),
+        Side.single(buyer, n, *buyer_range),
+        first,
+        rng,
+    )
+    r_seller, r_buyer = two_agent_rewards(record)
+    deal = record.deal
+    return {
+        "seller": float(r_seller.mean()),
+        "buyer": float(r_buyer.mean()),
+        "deal_rate": float(deal.mean()),
+        "mean_level": float(record.level[deal].mean()) if deal.any() else float("nan"),
+    }
+
+
+def run_tournament(
+    entrants: Sequence[Entrant],
+    protocol: Protocol,
+    repetitions: int = 100,
+    seed: int = 0,
+    seller_range: tuple[int, int] | None = None,
+    buyer_range: tuple[int, int] | None = None,
+    on_pairing: Callable[[str, str], None] | None = None,
+) -> TournamentResult:
+    """Every Seller-capable entrant against every Buyer-capable one.
+
+    Reservation ranges are levels ``(lo, hi)``; the default is the whole
+    range ``(1, P)`` for both sides (every level acceptable to both).
+    """
+    if repetitions < 1:
+        raise ValueError(f"repetitions must be >= 1 (got {repetitions})")
+    P = protocol.prices
+    seller_range = _check_range("seller range", seller_range or (1, P), P)
+    buyer_range = _check_range("buyer range", buyer_range or (1, P), P)
+    names = [e.name for e in entrants]
+    if len(set(names)) != len(names):
+        raise ValueError(f"entrant names must be unique (got {names})")
+    sellers = [e for e in entrants if "seller" in e.sides]
+    buyers = [e for e in entrants if "buyer" in e.sides]
+    if not sellers or not buyers:
+        raise ValueError("a tournament needs at least one Seller and one Buyer strategy")
+    shape = ([e.name for e in sellers], [e.name for e in buyers])
+    mats = {k: pd.DataFrame(np.nan, index=shape[0], columns=shape[1], dtype=float)
+            for k in ("seller", "buyer", "deal_rate", "mean_level")}
+    for s in sellers:
+        for b in buyers:
+            out = play_pairing(
+                protocol,
+                s.factory("seller"),
+                b.factory("buyer"),
+                repetitions,
+                pair_rng(seed, s.name, b.name),
+                seller_range,
+                buyer_range,
+            )
+            for k, df in mats.items():
+                df.loc[s.name, b.name] = out[k]
+            if on_pairing is not None:
+                on_pairing(s.name, b.name)
+    for df in mats.values():
+        df.index.name, df.columns.name = "seller", "buyer"
+    both = [n for n in shape[0] if n in shape[1]]
+    mean = pd.DataFrame(
+        [[(mats["seller"].loc[a, b] + mats["buyer"].loc[b, a]) / 2 for b in both] for a in both],
+        index=pd.Index(both, name="strategy"),
+        columns=pd.Index(both, name="opponent"),
+    )
+    return TournamentResult(
+        protocol=protocol,
+        repetitions=repetitions,
+        seed=seed,
+        seller_range=seller_range,
+        buyer_range=buyer_range,
+        seller_payoff=mats["seller"],
+        buyer_payoff=mats["buyer"],
+        deal_rate=mats["deal_rate"],
+        mean_level=mats["mean_level"],
+        mean_payoff=mean,
+        notes={e.name: e.note for e in entrants if e.note},
+    )
+
+
+def _check_range(name: str, rng: tuple[int, int], P: int) -> tuple[int, int]:
+    lo, hi = int(rng[0]), int(rng[1])
+    if not 1 <= lo <= hi <= P:
+        raise ValueError(f"{name} must satisfy 1 <= lo <= hi <= P={P} (got {lo}-{hi})")
+    return lo, hi
+
+
+def registry_entrants(
+    protocol: Protocol,
+    names: Sequence[str] | None = None,
+    tables: Any = None,
+    train_seed: int = 0,
+    cache: Any = None,
+) -> list[Entrant]:
+    """Entrants for registered strategies (all by default), each built fresh per pairing.
+
+    Strategies that learn are frozen (``learning=False``). A Q-learner plays
+    ``tables`` (a :class:`~market.tables.TablePair`) when given, otherwise a
+    pair of tables trained by self-play (:func:`selfplay_tables`, kept in ``cache``).
+    """
+    import strategies
+
+    chosen = list(names) if names else strategies.names()
+    out = []
+    for name in chosen:
+        cls = strategies.get(name)
+        sides = tuple(cls.classifier.get("sides", ("seller", "buyer")))
+        note = ""
+        params: dict[str, Any] = {}
+        if cls.classifier.get("learns"):
+            params["learning"] = False
+        if name == "qlearning":
+            if tables is None:
+                tables, note = selfplay_tables(protocol, seed=train_seed, cache=cache)
+            else:
+                note = "tables given by the user"
+            pair = tables
+
+            def factory(side: str, _name: str = name, _pair: Any = pair,
+                        _params: dict[str, Any] = params) -> Negotiator:
+                return strategies.make(_name, side, 1, protocol, tables=getattr(_pair, side),
+                                       **_params)
+        else:
+
+            def factory(side: str, _name: str = name,
+                        _params: dict[str, Any] = params) -> Negotiator:
+                return strategies.make(_name, side, 1, protocol, **_params)
+
+        out.append(Entrant(name, sides, factory, note))
+    return out
+
+
+def selfplay_tables(
+    protocol: Protocol, seed: int = 0, cache: Any = None, seeds: int = 4
+) -> tuple[Any, str]:
+    """Q-tables for the tournament's ``qlearning`` entrant, and a note saying what they are.
+
+    The project's trainer (:mod:`market.training`, ``default`` preset:
+    role-aware tables, both sides learning at once, exploration decaying to
+    0) trains ``seeds`` seeds in lockstep; the pair with the lowest NashConv
+    plays. Training takes tens of seconds, so the tables are kept in
+    ``cache`` (an ``.npz`` path) and reused when it holds tables for the same
+    game and seed.
+    """
+    from pathlib import Path
+
+    from market import evaluation, training
+    from market.tables import TablePair, load_tables, save_tables
+
+    if cache is not None and Path(cache).exists():
+        try:
+            pair = load_tables(cache, protocol)
+            if pair.meta.get("tournament_seed") == seed:
+                nc = pair.meta.get("nash_conv")
+                return pair, f"self-play tables reused from {cache} (NashConv {nc})"
+        except ValueError:
+            pass  # stale or foreign file: train again
+    config = training.preset("default", prices=protocol.prices, rounds=protocol.rounds,
+                             seed=seed, seeds=seeds, test_episodes=0)
+    result = training.train(config, nash_conv=False, exact=False)
+    nc = np.asarray(evaluation.nash_conv(result.seller, result.buyer, protocol), dtype=float)
+    best = int(np.argmin(nc))
+    meta = {**config.as_dict(), "tournament_seed": seed, "picked_seed_index": best,
+            "nash_conv": round(float(nc[best]), 6)}
+    pair = TablePair(protocol, result.seller[best], result.buyer[best], meta)
+    if cache is not None:
+        save_tables(cache, pair)
+    note = (f"self-play tables (market.training default preset, {config.total_episodes} "
+            f"episodes, best of {seeds} seeds by NashConv = {nc[best]:.3f})")
+    return pair, note
+
+
+def write_outputs(result: TournamentResult, out_dir: Any) -> list[Any]:
+    """Write the payoff matrices (CSV) and the heatmap (PNG) to ``out_dir``; return the paths."""
+    from pathlib import Path
+
+    from market.files import write_text
+
+    out = Path(out_dir)
+    files = []
+    for name, df in (
+        ("seller_payoff", result.seller_payoff),
+        ("buyer_payoff", result.buyer_payoff),
+        ("deal_rate", result.deal_rate),
+        ("mean_payoff", result.mean_payoff),
+    ):
+        files.append(write_text(df.to_csv(float_format="%.6g"), out / f"{name}.csv"))
+    files.append(plot_heatmap(result, out / "heatmap.png"))
+    return files
+
+
+def plot_heatmap(result: TournamentResult, path: Any) -> Any:
+    """Three panels: Seller's and Buyer's payoffs (row Seller vs column Buyer), both-sides mean."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from market.files import save_figure
+
+    panels = [
+        ("Seller's payoff", result.seller_payoff, "row as Seller", "column as Buyer"),
+        ("Buyer's payoff", result.buyer_payoff, "row as Seller", "column as Buyer"),
+        ("Mean payoff over both sides", result.mean_payoff, "strategy", "opponent"),
+    ]
+    n = max(len(result.seller_payoff.columns), len(result.mean_payoff.columns), 1)
+    size = 1.6 + 0.7 * n
+    fig, axes = plt.subplots(1, 3, figsize=(3 * size + 1.5, size + 0.8), constrained_layout=True)
+    for ax, (title, df, ylab, xlab) in zip(axes, panels, strict=True):
+        im = ax.imshow(df.to_numpy(dtype=float), vmin=0.0, vmax=1.0, cmap="viridis")
+        ax.set_xticks(range(len(df.columns)), [str(c) for c in df.columns], rotation=45,
+                      ha="right")
+        ax.set_yticks(range(len(df.index)), [str(r) for r in df.index])
+        ax.set_title(title)
+        ax.set_xlabel(xlab)
+        ax.set_ylabel(ylab)
+        for i in range(df.shape[0]):
+            for j in range(df.shape[1]):
+                v = df.iat[i, j]
+                ax.text(j, i, "" if v != v else f"{v:.2f}", ha="center", va="center",
+                        color="white" if v < 0.6 else "black", fontsize=8)
+    fig.colorbar(im, ax=axes, shrink=0.8, label="two-agent reward")
+    fig.suptitle(
+        f"Tournament: P={result.protocol.prices}, T={result.protocol.rounds}, "
+        f"{result.repetitions} negotiations per pairing and first mover, seed {result.seed}"
+    )
+    return save_figure(fig, path)
