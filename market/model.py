@@ -242,7 +242,7 @@ class MarketModel(mesa.Model):
             max(self.value_range[1], self.cost_range[1]),
             self.protocol.prices,
         )
-        self.mixes = (_check_mix("seller_mix", seller_mix), _check_mix("buyer_mix", buyer_mix))
+        self.mixes = (check_mix("seller_mix", seller_mix), check_mix("buyer_mix", buyer_mix))
         params = {k: dict(v) for k, v in (strategy_params or {}).items()}
 
         # --- populations: arrays first, then the Mesa agents that view them ------
@@ -753,7 +753,7 @@ def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(choices)} (got {value!r})")
 
 
-def _check_mix(name: str, mix: dict[str, float]) -> dict[str, float]:
+def check_mix(name: str, mix: dict[str, float]) -> dict[str, float]:
     """Strategy shares: known names, non-negative, summing to 1; zero shares dropped."""
     if not mix:
         raise ValueError(f"{name} must name at least one strategy")
