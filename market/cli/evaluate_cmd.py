@@ -5,10 +5,9 @@ when both play their greedy policies (ties split uniformly), the value of
 its exact best response to the other's policy, and the gain; then NashConv
 (the gains summed, averaged over both first movers; 0 is an equilibrium)
 and the exact expectation of a greedy test run alternating the first mover.
-Everything is computed by backward induction, no sampling.
-
-    python run.py evaluate FILE.npz
-    python run.py evaluate --spe --prices 5 --rounds 5
+Everything is computed by backward induction, no sampling. Give a FILE.npz
+saved by `train --save`, or --spe (with --prices and --rounds) to evaluate
+the subgame-perfect equilibrium itself.
 """
 
 from __future__ import annotations
