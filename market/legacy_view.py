@@ -128,10 +128,11 @@ def frames(record: NegotiationRecord, grid: PriceGrid) -> list[Frame]:
 
 
 def nice_step(span: float, columns: int) -> float:
-    """A tick spacing of 1, 2 or 5 times a power of ten, about every 8 columns or more."""
+    """A tick spacing of 1, 2 or 5 times a power of ten, about every 8 columns or more
+    (but at most half the span, so a narrow scale still gets two labels)."""
     if span <= 0:
         return 1.0
-    target = span * 8 / max(columns, 1)
+    target = min(span * 8 / max(columns, 1), span / 2)
     base = 10 ** np.floor(np.log10(target))
     for m in (1, 2, 5, 10):
         if m * base >= target:

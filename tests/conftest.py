@@ -1,0 +1,52 @@
+"""Shared fixtures: a seeded generator and a one-call bilateral negotiation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import strategies
+from market.protocol import BatchRecord, Protocol, Side, negotiate
+
+
+def _duel(
+    seller: str | Any,
+    buyer: str | Any,
+    *,
+    prices: int = 5,
+    rounds: int = 5,
+    seller_range: tuple[int, int] | None = None,
+    buyer_range: tuple[int, int] | None = None,
+    first: int | np.ndarray = 0,
+    n: int = 1,
+    seed: int = 0,
+) -> BatchRecord:
+    """``n`` negotiations of one Seller strategy against one Buyer strategy (names or objects).
+
+    Ranges are acceptable levels ``(lo, hi)``, the whole grid by default.
+    """
+    protocol = Protocol(prices, rounds)
+    s = strategies.make(seller, "seller", 1, protocol) if isinstance(seller, str) else seller
+    b = strategies.make(buyer, "buyer", 1, protocol) if isinstance(buyer, str) else buyer
+    s_lo, s_hi = seller_range or (1, prices)
+    b_lo, b_hi = buyer_range or (1, prices)
+    return negotiate(
+        protocol,
+        Side.single(s, n, s_lo, s_hi),
+        Side.single(b, n, b_lo, b_hi),
+        first,
+        np.random.default_rng(seed),
+    )
+
+
+@pytest.fixture
+def duel() -> Callable[..., BatchRecord]:
+    return _duel
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(20261122)

@@ -1,0 +1,174 @@
+"""Protocol invariants, property-based: whatever the strategies, the rules of DESIGN.md hold.
+
+Every registered strategy that plays without training takes part (``qlearning``
+with random tables stands in for a learner: it picks among legal actions
+only, which exercises every action the protocol allows), over random
+P, T, first movers, populations and reservation ranges, empty ones included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import strategies
+from market.protocol import BUYER, SELLER, Observation, Protocol, Side, negotiate
+
+
+def playable_names() -> list[str]:
+    """Registered strategies that can play from their constructor alone, plus qlearning."""
+    out = []
+    for name in strategies.names():
+        cls = strategies.get(name)
+        if cls.classifier.get("learns") and name != "qlearning":
+            continue
+        out.append(name)
+    return out
+
+
+NAMES = playable_names()
+
+
+def build(name: str, side: int, n_members: int, protocol: Protocol, rng: np.random.Generator):
+    if name == "qlearning":
+        shape = (n_members, 2, protocol.n_states, protocol.n_actions)
+        return strategies.make(name, side, n_members, protocol, tables=rng.random(shape),
+                               learning=False)
+    return strategies.make(name, side, n_members, protocol)
+
+
+@st.composite
+def games(draw):
+    P = draw(st.integers(2, 8))
+    T = draw(st.integers(1, 6))
+    n = draw(st.integers(1, 8))
+    bound = st.integers(0, P + 1)  # 0 and P + 1 put a reservation off the grid
+    return {
+        "P": P,
+        "T": T,
+        "n": n,
+        "names": (draw(st.sampled_from(NAMES)), draw(st.sampled_from(NAMES))),
+        "members": (draw(st.integers(1, 3)), draw(st.integers(1, 3))),
+        "first": draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)),
+        "ranges": [
+            (draw(st.lists(bound, min_size=n, max_size=n)),
+             draw(st.lists(bound, min_size=n, max_size=n)))
+            for _ in range(2)
+        ],
+        "seed": draw(st.integers(0, 2**32 - 1)),
+    }
+
+
+def play(game):
+    rng = np.random.default_rng(game["seed"])
+    protocol = Protocol(game["P"], game["T"])
+    n = game["n"]
+    sides, players = [], []
+    for side in (SELLER, BUYER):
+        m = game["members"][side]
+        player = build(game["names"][side], side, m, protocol, rng)
+        lo, hi = (np.array(x, dtype=np.int64) for x in game["ranges"][side])
+        players.append(player)
+        sides.append(Side([player], np.zeros(n, dtype=np.intp), rng.integers(0, m, n), lo, hi))
+    first = np.array(game["first"], dtype=np.int8)
+    return protocol, players, sides, negotiate(protocol, sides[0], sides[1], first, rng)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(games())
+def test_protocol_invariants(game):
+    protocol, players, sides, rec = play(game)
+    P, T = protocol.prices, protocol.rounds
+    for i in range(len(rec)):
+        k = int(rec.n_moves[i])
+        acts = rec.actions[i]
+        assert 1 <= k <= 2 * T  # nothing runs past 2T moves
+        assert (acts[k:] == -1).all()
+        # an offer at move 0, offers only while legal, and the last move ends it
+        for m in range(k):
+            assert protocol.legal(m)[acts[m]], (m, acts[m])
+        assert (acts[: k - 1] < P).all()
+        assert acts[k - 1] in (P, P + 1)
+        assert acts[0] < P
+        # a deal ends with accept at the other side's last offer, no deal with reject
+        if rec.level[i] > 0:
+            assert acts[k - 1] == P
+            assert k >= 2 and acts[k - 2] < P
+            assert rec.level[i] == acts[k - 2] + 1
+        else:
+            assert acts[k - 1] == P + 1
+        # first mover at most T offers, second at most T - 1
+        offers = acts[:k] < P
+        assert offers[0::2].sum() <= T
+        assert offers[1::2].sum() <= T - 1
+        # the record says the same
+        neg = rec.negotiation(i)
+        assert len(neg.moves) == k
+        assert neg.deal_level == (int(rec.level[i]) or None)
+        assert neg.rounds_used == (k + 1) // 2
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(games())
+def test_individually_rational_strategies_never_trade_at_a_loss(game):
+    """A Seller never sells below its floor, a Buyer never buys above its ceiling.
+
+    Checked where the side's range holds a level of the grid: with none, the
+    protocol still forces an opening offer, which may be accepted.
+    """
+    protocol, players, sides, rec = play(game)
+    deal = rec.level > 0
+    for side, player in zip((SELLER, BUYER), players, strict=True):
+        if not player.classifier["individually_rational"]:
+            continue
+        lo, hi = sides[side].lo, sides[side].hi
+        check = deal & (np.maximum(lo, 1) <= np.minimum(hi, protocol.prices))
+        if side == SELLER:
+            assert (rec.level[check] >= lo[check]).all()
+        else:
+            assert (rec.level[check] <= hi[check]).all()
+
+
+class Spy:
+    """Plays uniformly random legal actions and keeps every observation it gets."""
+
+    name = "spy"
+
+    def __init__(self, side: int) -> None:
+        self.side = side
+        self.seen: list[Observation] = []
+
+    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        self.seen.append(obs)
+        legal = np.flatnonzero(obs.legal)
+        return legal[rng.integers(0, legal.size, len(obs))]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 6), st.integers(1, 6), st.integers(0, 1), st.integers(0, 10_000))
+def test_observation_matches_the_history(P, T, first, seed):
+    """Each mover sees the opponent's last offer, the one before it, its own last, its round."""
+    protocol = Protocol(P, T)
+    spies = [Spy(SELLER), Spy(BUYER)]
+    rec = negotiate(
+        protocol,
+        Side.single(spies[0], 1, 1, P),
+        Side.single(spies[1], 1, 1, P),
+        first,
+        np.random.default_rng(seed),
+    )
+    acts = rec.actions[0]
+    offers = {SELLER: [], BUYER: []}
+    seen = {SELLER: iter(spies[0].seen), BUYER: iter(spies[1].seen)}
+    for m in range(int(rec.n_moves[0])):
+        side = int(rec.mover(m)[0])
+        obs = next(seen[side])
+        opp = offers[1 - side]
+        assert obs.move == m and obs.t == protocol.round_of(m)
+        assert obs.offer[0] == (opp[-1] if opp else 0)
+        assert obs.prev_offer[0] == (opp[-2] if len(opp) > 1 else 0)
+        assert obs.own[0] == (offers[side][-1] if offers[side] else 0)
+        assert bool(obs.first[0]) == (side == first)
+        if acts[m] < P:
+            offers[side].append(int(acts[m]) + 1)
