@@ -1,0 +1,672 @@
+"""Batch runs of the market: a parameter grid, many seeds, one Parquet table.
+
+The flow: a **grid** (parameter name -> list of values, from ``--param`` or
+a TOML file) is validated against :class:`~market.model.MarketModel`'s own
+signature, then **expanded** into :class:`RunSpec` s (every combination,
+``iterations`` times each). Each run's seed comes from the batch seed and
+the run's index only (``SeedSequence(seed, spawn_key=(run,))``), and results
+are sorted by run index, so the table is the same whatever the number of
+processes or the machine a run landed on.
+
+Nothing is lost: every finished run is written at once (atomically) as its
+own small file in a side directory next to the output (``OUT.parts/``); a
+batch started again with the same output reuses every stored run whose
+specification (index, parameters, seed, steps) is unchanged and runs only
+the rest. The final table is written atomically, then the side directory is
+removed; a later batch with the same output also reuses the rows of the
+finished table. A run that raises is recorded with its error (column
+``error``) and the others go on; runs recorded with an error are tried again
+when the batch is restarted.
+
+Population mixes: ``buyer_mix.<strategy>=share`` (likewise ``seller_mix``)
+gives that strategy a share of its side; whatever the named shares leave
+(``1 - sum``) goes to the fill strategy (``averaging`` by default), added to
+its own share if it is named too. Shares must lie in ``[0, 1]`` and sum to at
+most 1 at every grid point. A side with no ``*_mix.*`` key keeps the
+model's default mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import itertools
+import json
+import math
+import os
+import shutil
+import tomllib
+import traceback
+import types
+import typing
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from market.cli.common import UsageError
+
+#: fills each side's share left by the named strategies
+DEFAULT_FILL = "averaging"
+MIX_KEYS = ("buyer_mix", "seller_mix")
+#: parameters the batch sets itself, never through the grid
+RESERVED = ("seed", "rng")
+#: model arguments the batch sets unless the grid does: agent tables are not kept by a batch
+BATCH_DEFAULTS = {"agent_data": "none"}
+#: columns every row has, before the parameters and the metrics
+ID_COLUMNS = ("run", "point", "iteration", "seed", "steps")
+
+
+# --- the model's parameters ------------------------------------------------------------------
+def model_class() -> type:
+    """The market model class (imported late: Mesa is heavy and the model may be swapped)."""
+    from market.model import MarketModel
+
+    return MarketModel
+
+
+def model_parameters(cls: type | None = None) -> dict[str, tuple[tuple[type, ...] | None, Any]]:
+    """Parameter name -> (allowed scalar types, default) from the model's ``__init__``.
+
+    Types come from the annotations (the scalar members ``int``, ``float``,
+    ``bool``, ``str`` of a union), else from the default's type; ``()``
+    means "any scalar" (no annotation, no default) and ``None`` "not a
+    scalar" (ranges, mappings, callables), which a grid cannot sweep.
+    """
+    cls = cls or model_class()
+    sig = inspect.signature(cls.__init__)
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # unresolvable annotations: fall back on defaults
+        hints = {}
+    out: dict[str, tuple[tuple[type, ...] | None, Any]] = {}
+    for name, p in sig.parameters.items():
+        if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        default = None if p.default is p.empty else p.default
+        out[name] = (_scalar_types(hints.get(name), default), default)
+    return out
+
+
+def _scalar_types(hint: Any, default: Any) -> tuple[type, ...] | None:
+    scalars = (bool, int, float, str)
+    if hint is not None:
+        args = typing.get_args(hint) if _is_union(hint) else (hint,)
+        found = tuple(a for a in args if a in scalars)
+        return found or None
+    if default is None:
+        return ()
+    return (type(default),) if type(default) in scalars else None
+
+
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) in (typing.Union, types.UnionType)
+
+
+# --- grids -----------------------------------------------------------------------------------
+def parse_scalar(text: str) -> Any:
+    """A command-line value: integer, then float, then true/false, else the text itself."""
+    t = text.strip()
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    return t
+
+
+def parse_param_options(options: Iterable[str]) -> dict[str, list[Any]]:
+    """``["n_buyers=50,100", "rounds=3"]`` -> ``{"n_buyers": [50, 100], "rounds": [3]}``."""
+    grid: dict[str, list[Any]] = {}
+    for opt in options:
+        key, sep, values = opt.partition("=")
+        key = key.strip()
+        if not sep or not key or not values.strip():
+            raise UsageError(f"--param must be NAME=V1,V2,... (got {opt!r})")
+        if key in grid:
+            raise UsageError(f"--param {key} given twice")
+        grid[key] = [parse_scalar(v) for v in values.split(",")]
+    return grid
+
+
+def load_grid_toml(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
+    """A TOML grid: ``name = [values]`` (or one value); tables flatten to dotted names.
+
+    ``[buyer_mix]`` with ``qlearning = [0, 0.5]`` is ``buyer_mix.qlearning``.
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"--grid: no such file {os.fspath(p)!r}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--grid {os.fspath(p)}: not valid TOML ({exc})") from None
+    grid: dict[str, list[Any]] = {}
+
+    def walk(prefix: str, table: dict[str, Any]) -> None:
+        for k, v in table.items():
+            name = f"{prefix}{k}"
+            if isinstance(v, dict):
+                walk(f"{name}.", v)
+            else:
+                grid[name] = list(v) if isinstance(v, list) else [v]
+
+    walk("", data)
+    if not grid:
+        raise UsageError(f"--grid {os.fspath(p)}: no parameters in the file")
+    return grid
+
+
+def validate_grid(
+    grid: dict[str, list[Any]], cls: type | None = None, fill: str = DEFAULT_FILL
+) -> dict[str, list[Any]]:
+    """Check names and value types against the model; return the grid with coerced values.
+
+    Raises :class:`UsageError` naming the parameter and what it accepts.
+    """
+    import strategies
+
+    params = model_parameters(cls)
+    known = sorted(k for k, (allowed, _) in params.items()
+                   if k not in RESERVED and k not in MIX_KEYS and allowed is not None)
+    mixes = [k for k in MIX_KEYS if k in params]
+    if fill not in strategies.STRATEGIES:
+        raise UsageError(f"--fill: unknown strategy {fill!r} "
+                         f"(choose from: {', '.join(strategies.names())})")
+    out: dict[str, list[Any]] = {}
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise UsageError(f"parameter {key}: give at least one value")
+        head, dot, strat = key.partition(".")
+        if key in RESERVED:
+            raise UsageError(f"parameter {key} is set by the batch (use --seed)")
+        if dot:
+            if head not in mixes:
+                raise UsageError(f"unknown parameter {key!r} (mix shares are "
+                                 f"{'|'.join(mixes) or 'unsupported'}.<strategy>)")
+            if strat not in strategies.STRATEGIES:
+                raise UsageError(f"parameter {key}: unknown strategy {strat!r} "
+                                 f"(choose from: {', '.join(strategies.names())})")
+            out[key] = [_share(key, v) for v in values]
+            continue
+        if key in mixes:
+            raise UsageError(f"parameter {key}: set shares as {key}.<strategy>=SHARE")
+        if key not in params:
+            raise UsageError(f"unknown parameter {key!r} (choose from: {', '.join(known)}, "
+                             f"{', '.join(m + '.<strategy>' for m in mixes)})")
+        allowed, _ = params[key]
+        if allowed is None:
+            raise UsageError(f"parameter {key} is not a single number, flag or name and "
+                             "cannot be swept by the batch")
+        out[key] = [_coerce(key, v, allowed) for v in values]
+    for point in _points(out):
+        model_kwargs(point, fill)  # every combination's mixes must add up
+    return out
+
+
+def _share(key: str, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        raise UsageError(f"parameter {key} must be a share in [0, 1] (got {v!r})")
+    if not 0.0 <= v <= 1.0:
+        raise UsageError(f"parameter {key} must be a share in [0, 1] (got {v})")
+    return float(v)
+
+
+def _coerce(key: str, v: Any, allowed: tuple[type, ...]) -> Any:
+    if not allowed:
+        if isinstance(v, list | dict):
+            raise UsageError(f"parameter {key} takes a single value per grid point (got {v!r})")
+        return v
+    if isinstance(v, bool):
+        if bool in allowed:
+            return v
+    elif isinstance(v, int):
+        if int in allowed:
+            return v
+        if float in allowed:
+            return float(v)
+    elif isinstance(v, float):
+        if float in allowed and math.isfinite(v):
+            return v
+    elif isinstance(v, str) and str in allowed:
+        return v
+    names = " or ".join(_TYPE_WORDS.get(t, t.__name__) for t in allowed)
+    raise UsageError(f"parameter {key} must be {names} (got {v!r})")
+
+
+_TYPE_WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a name"}
+
+
+def _points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    keys = list(grid)
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values())]
+
+
+def model_kwargs(point: dict[str, Any], fill: str = DEFAULT_FILL) -> dict[str, Any]:
+    """Model keyword arguments for one grid point: dotted mix shares become mix dicts."""
+    kwargs: dict[str, Any] = {}
+    shares: dict[str, dict[str, float]] = {}
+    for key, v in point.items():
+        head, dot, strat = key.partition(".")
+        if dot:
+            shares.setdefault(head, {})[strat] = float(v)
+        else:
+            kwargs[key] = v
+    for side, named in shares.items():
+        total = sum(named.values())
+        if total > 1.0 + 1e-9:
+            listed = ", ".join(f"{side}.{k}={v:g}" for k, v in named.items())
+            raise UsageError(f"{side} shares must sum to at most 1 (got {total:g}: {listed})")
+        mix = {k: v for k, v in named.items() if v > 0}
+        rest = 1.0 - total
+        if rest > 1e-9:
+            mix[fill] = mix.get(fill, 0.0) + rest
+        kwargs[side] = mix
+    return kwargs
+
+
+# --- run specifications -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunSpec:
+    """One market run: its index, grid point, iteration, seed, parameters and length."""
+
+    run: int
+    point: int
+    iteration: int
+    seed: int
+    steps: int
+    params: tuple[tuple[str, Any], ...]
+    fill: str = DEFAULT_FILL
+
+    @property
+    def param_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    def key(self) -> dict[str, Any]:
+        """What must match for a stored result to stand for this run."""
+        return {"run": self.run, "seed": self.seed, "steps": self.steps,
+                "params": [list(p) for p in self.params], "fill": self.fill}
+
+
+def run_seed(batch_seed: int, run: int) -> int:
+    """Seed of run ``run``: from the batch seed and the run index only (63 bits)."""
+    state = np.random.SeedSequence(batch_seed, spawn_key=(run,)).generate_state(1, np.uint64)
+    return int(state[0] >> np.uint64(1))
+
+
+def expand(
+    grid: dict[str, list[Any]], iterations: int, seed: int, steps: int, fill: str = DEFAULT_FILL
+) -> list[RunSpec]:
+    """Every grid point ``iterations`` times; run ``point * iterations + iteration``."""
+    if iterations < 1:
+        raise UsageError(f"--iterations must be >= 1 (got {iterations})")
+    if steps < 1:
+        raise UsageError(f"--steps must be >= 1 (got {steps})")
+    specs = []
+    for p, point in enumerate(_points(grid)):
+        for i in range(iterations):
+            run = p * iterations + i
+            specs.append(RunSpec(run, p, i, run_seed(seed, run), steps,
+                                 tuple(point.items()), fill))
+    return specs
+
+
+# --- one run ---------------------------------------------------------------------------------
+@dataclass
+class RunOutcome:
+    """A finished run: its table row and, on request, its per-step data."""
+
+    row: dict[str, Any]
+    steps: pd.DataFrame | None = None
+    key: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.row.get("error") is not None
+
+
+def run_one(spec: RunSpec, per_step: bool = False) -> RunOutcome:
+    """Build the model, step it, summarise it. An exception becomes the row's ``error``.
+
+    Runs in worker processes (process pool or Dask), so it takes and returns
+    plain picklable data.
+    """
+    row: dict[str, Any] = {"run": spec.run, "point": spec.point, "iteration": spec.iteration,
+                           "seed": spec.seed, "steps": spec.steps, **spec.param_dict}
+    steps_df = None
+    try:
+        cls = model_class()
+        kwargs = model_kwargs(spec.param_dict, spec.fill)
+        known = inspect.signature(cls.__init__).parameters
+        for k, v in BATCH_DEFAULTS.items():
+            if k in known:
+                kwargs.setdefault(k, v)
+        model = cls(**kwargs, seed=spec.seed)
+        for _ in range(spec.steps):
+            model.step()
+        summary = model.summary()
+        row.update({str(k): _number(v) for k, v in summary.items()})
+        row["error"] = None
+        if per_step:
+            steps_df = step_table(model, spec.run)
+    except Exception as exc:  # a failing run is recorded, the batch goes on
+        row["error"] = f"{type(exc).__name__}: {exc}"
+        if os.environ.get("NEGOTIATION_DEBUG"):
+            row["error"] += "\n" + traceback.format_exc()
+    return RunOutcome(row, steps_df, spec.key())
+
+
+def _number(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def step_table(model: Any, run: int) -> pd.DataFrame:
+    """The model's per-step variables (Mesa DataCollector), flattened, with the run index."""
+    df = model.datacollector.get_model_vars_dataframe().reset_index(drop=True)
+    df = flatten_columns(df)
+    if "step" not in df.columns:
+        df.insert(0, "step", np.arange(len(df), dtype=np.int64))
+    df.insert(0, "run", np.int64(run))
+    return df
+
+
+def flatten_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """Expand columns holding dicts into dotted columns (Parquet wants flat scalars)."""
+    for col in list(df.columns):
+        if df[col].map(lambda v: isinstance(v, dict)).any():
+            dicts = df[col].map(lambda v: v if isinstance(v, dict) else {}).tolist()
+            sub = pd.json_normalize(dicts)
+            sub.columns = [f"{col}.{c}" for c in sub.columns]
+            sub.index = df.index
+            pos = df.columns.get_loc(col)
+            df = pd.concat([df.iloc[:, :pos], sub, df.iloc[:, pos + 1:]], axis=1)
+    return df
+
+
+# --- where results live ------------------------------------------------------------------------
+def steps_path(out: str | os.PathLike[str]) -> Path:
+    """Per-step data file for output ``out``: ``X.parquet`` -> ``X.steps.parquet``."""
+    p = Path(out)
+    return p.with_name(p.stem + ".steps" + (p.suffix or ".parquet"))
+
+
+def parts_dir(out: str | os.PathLike[str]) -> Path:
+    """Side directory of finished runs for output ``out``: ``X.parquet`` -> ``X.parts/``."""
+    p = Path(out)
+    return p.with_name(p.stem + ".parts")
+
+
+class PartStore:
+    """Finished runs of one batch, one file per run, each written atomically."""
+
+    def __init__(self, out: str | os.PathLike[str]) -> None:
+        self.dir = parts_dir(out)
+
+    def _row_file(self, run: int) -> Path:
+        return self.dir / f"run-{run:07d}.json"
+
+    def _steps_file(self, run: int) -> Path:
+        return self.dir / f"run-{run:07d}.steps.parquet"
+
+    def save(self, outcome: RunOutcome) -> None:
+        from market.files import write_parquet, write_text
+
+        run = int(outcome.row["run"])
+        if outcome.steps is not None:
+            write_parquet(outcome.steps, self._steps_file(run))
+        # the row last: its presence says the run (and its steps, if any) is complete
+        text = json.dumps({"key": outcome.key, "row": outcome.row,
+                           "has_steps": outcome.steps is not None}, default=_jsonable)
+        write_text(text, self._row_file(run))
+
+    def load(self, spec: RunSpec, per_step: bool) -> RunOutcome | None:
+        """The stored outcome of ``spec`` if it matches and succeeded (and has steps if needed)."""
+        f = self._row_file(spec.run)
+        try:
+            data = json.loads(f.read_text())
+        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        if data.get("key") != _roundtrip(spec.key()) or data["row"].get("error") is not None:
+            return None
+        steps = None
+        if per_step:
+            if not data.get("has_steps"):
+                return None
+            try:
+                steps = pd.read_parquet(self._steps_file(spec.run))
+            except (FileNotFoundError, OSError, ValueError):
+                return None
+        return RunOutcome(data["row"], steps, spec.key())
+
+    def remove(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def _roundtrip(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=_jsonable))
+
+
+def previous_results(
+    out: str | os.PathLike[str], specs: Sequence[RunSpec], per_step: bool
+) -> dict[int, RunOutcome]:
+    """Successful runs of an earlier finished table at ``out`` that match ``specs``."""
+    out = Path(out)
+    if not out.exists():
+        return {}
+    try:
+        table = pd.read_parquet(out)
+        steps = pd.read_parquet(steps_path(out)) if per_step else None
+    except (OSError, ValueError):
+        return {}
+    if "run" not in table.columns:
+        return {}
+    by_run = {int(r["run"]): r for r in table.to_dict("records")}
+    found: dict[int, RunOutcome] = {}
+    for spec in specs:
+        r = by_run.get(spec.run)
+        if r is None or isinstance(r.get("error"), str):
+            continue
+        if int(r["seed"]) != spec.seed or int(r["steps"]) != spec.steps:
+            continue
+        if any(k not in r or not _same(r[k], v) for k, v in spec.params):
+            continue
+        s = None
+        if per_step:
+            if steps is None or "run" not in steps.columns:
+                continue
+            s = steps[steps["run"] == spec.run].reset_index(drop=True)
+            if s.empty:
+                continue
+        found[spec.run] = RunOutcome(r, s, spec.key())
+    return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(b, float) or isinstance(a, float):
+        try:
+            return float(a) == float(b)
+        except (TypeError, ValueError):
+            return False
+    return a == b
+
+
+# --- running a batch ----------------------------------------------------------------------------
+Progress = Callable[[RunOutcome, int, int], None]
+
+
+@dataclass
+class BatchResult:
+    """The results table (one row per run, sorted by run) and what happened."""
+
+    table: pd.DataFrame
+    steps: pd.DataFrame | None
+    reused: int
+    ran: int
+    failed: int
+    out: Path | None = None
+    files: list[Path] = field(default_factory=list)
+
+
+def run_batch(
+    specs: Sequence[RunSpec],
+    out: str | os.PathLike[str] | None = None,
+    processes: int | None = None,
+    scheduler: str | None = None,
+    per_step: bool = False,
+    on_result: Progress | None = None,
+    meta: dict[str, Any] | None = None,
+    connect_timeout: float = 5.0,
+) -> BatchResult:
+    """Run every spec not already finished, store each as it ends, write the table.
+
+    ``processes``: worker processes (default: all cores; 1 runs in this
+    process). ``scheduler``: ``None`` for a local process pool, ``"local"``
+    for a Dask ``LocalCluster`` with ``processes`` workers, or the address of
+    a Dask scheduler. ``on_result(outcome, done, total)`` is called for every
+    finished run, reused ones included.
+    """
+    processes = processes or os.cpu_count() or 1
+    if processes < 1:
+        raise UsageError(f"--processes must be >= 1 (got {processes})")
+    store = PartStore(out) if out is not None else None
+    done: dict[int, RunOutcome] = {}
+    if out is not None:
+        done.update(previous_results(out, specs, per_step))
+        for spec in specs:
+            if spec.run not in done:
+                got = store.load(spec, per_step)
+                if got is not None:
+                    done[spec.run] = got
+    reused = len(done)
+    total = len(specs)
+    for i, outcome in enumerate(sorted(done.values(), key=lambda o: o.row["run"])):
+        if on_result is not None:
+            on_result(outcome, i + 1, total)
+    todo = [s for s in specs if s.run not in done]
+
+    def finished(outcome: RunOutcome) -> None:
+        if store is not None:
+            store.save(outcome)
+        done[int(outcome.row["run"])] = outcome
+        if on_result is not None:
+            on_result(outcome, len(done), total)
+
+    if todo:
+        if scheduler:
+            _run_dask(todo, per_step, scheduler, processes, finished, connect_timeout)
+        elif processes == 1 or len(todo) == 1:
+            for spec in todo:
+                finished(run_one(spec, per_step))
+        else:
+            _run_pool(todo, per_step, processes, finished)
+    ordered = [done[s.run] for s in sorted(specs, key=lambda s: s.run)]
+    table = results_table([o.row for o in ordered], specs, meta)
+    steps = None
+    if per_step:
+        frames = [o.steps for o in ordered if o.steps is not None]
+        steps = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    files: list[Path] = []
+    if out is not None:
+        from market.files import write_parquet
+
+        if steps is not None:
+            files.append(write_parquet(steps, steps_path(out)))
+        files.insert(0, write_parquet(table, out))
+        store.remove()
+    failed = int(table["error"].notna().sum())
+    return BatchResult(table, steps, reused, total - reused, failed,
+                       Path(out) if out is not None else None, files)
+
+
+def results_table(
+    rows: Sequence[dict[str, Any]], specs: Sequence[RunSpec], meta: dict[str, Any] | None = None
+) -> pd.DataFrame:
+    """Rows in run order; columns: ids, parameters, metrics (first-seen order), ``error``."""
+    params = list(dict.fromkeys(k for s in specs for k, _ in s.params))
+    metrics: list[str] = []
+    seen = set(ID_COLUMNS) | set(params) | {"error"}
+    for r in rows:
+        for k in r:
+            if k not in seen:
+                seen.add(k)
+                metrics.append(k)
+    cols = [*ID_COLUMNS, *params, *metrics, "error"]
+    table = pd.DataFrame([{c: r.get(c) for c in cols} for r in rows], columns=cols)
+    for c in ID_COLUMNS:
+        table[c] = table[c].astype("int64")
+    for c in metrics:
+        table[c] = pd.to_numeric(table[c], errors="coerce").astype("float64")
+    table["error"] = table["error"].astype("object").where(table["error"].notna(), None)
+    table.attrs["batch"] = {"params": params, "metrics": metrics, **(meta or {})}
+    return table
+
+
+def _run_pool(
+    todo: Sequence[RunSpec], per_step: bool, processes: int, finished: Callable[[RunOutcome], None]
+) -> None:
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    # forkserver: workers never inherit the parent's threads (progress display, Dask)
+    # (the server imports the model once; each worker is a fork of it)
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["market.batch", "market.model"])
+    with ProcessPoolExecutor(max_workers=processes, mp_context=ctx) as pool:
+        pending = set()
+        queue = iter(todo)
+        # keep a bounded number of runs in flight so an interrupt loses little work
+        for spec in itertools.islice(queue, 4 * processes):
+            pending.add(pool.submit(run_one, spec, per_step))
+        try:
+            while pending:
+                ready, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in ready:
+                    finished(fut.result())
+                    nxt = next(queue, None)
+                    if nxt is not None:
+                        pending.add(pool.submit(run_one, nxt, per_step))
+        except BaseException:
+            for fut in pending:
+                fut.cancel()
+            raise
+
+
+def _run_dask(
+    todo: Sequence[RunSpec],
+    per_step: bool,
+    scheduler: str,
+    processes: int,
+    finished: Callable[[RunOutcome], None],
+    connect_timeout: float,
+) -> None:
+    from market.cluster import connect
+
+    with connect(scheduler, processes, connect_timeout) as client:
+        from distributed import as_completed
+
+        futures = client.map(run_one, list(todo), per_step=per_step, pure=False)
+        try:
+            for fut in as_completed(futures):
+                finished(fut.result())
+        except BaseException:
+            with contextlib.suppress(Exception):
+                client.cancel(futures)
+            raise
