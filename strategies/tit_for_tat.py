@@ -15,6 +15,10 @@ its last offer.
 
 Acceptance: an offer at least as good as the level it would offer now and
 inside its range; at the final decision, exactly the offers inside its range.
+
+Like any pure imitator it never concedes first: two tit-for-tat traders (or
+one against a hardliner) stay at their extremes, and trade only if the final
+decider finds the opener's extreme inside its range.
 """
 
 from __future__ import annotations
