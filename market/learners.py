@@ -105,9 +105,10 @@ class MarketQLearning(QLearning):
         reward = np.asarray(reward, dtype=float)
         deal = record.level[rows] > 0
         if self.buckets > 1 and time_left is not None:
-            b = self._bucket(time_left, rows.size)
-            later = np.maximum(b - 1, 0)
-            cont = np.where(b > 0, self.gamma[member] * self.wait_value[member, later], 0.0)
+            tl = np.asarray(time_left, dtype=np.intp)
+            b = self._bucket(tl, rows.size)
+            later = self._bucket(np.maximum(tl - 1, 1), rows.size)  # next step's bucket
+            cont = np.where(tl > 1, self.gamma[member] * self.wait_value[member, later], 0.0)
             outcome = np.where(deal, reward, cont)
             self.wait_value[member, b] += self.lr[member] * (outcome - self.wait_value[member, b])
             reward = outcome

@@ -471,7 +471,9 @@ class MarketModel(mesa.Model):
             "seller_strategy": names[SELLER][self.sellers.strategy[ps]],
             "buyer_strategy": names[BUYER][self.buyers.strategy[pb]],
         }
-        if rec is None:
+        if rec is None:  # nobody met: same columns, no rows
+            cols.update(first=np.zeros(0, dtype=object), rounds_used=np.zeros(0, dtype=np.int64),
+                        level=np.zeros(0, dtype=np.int64), price=np.zeros(0))
             return pd.DataFrame(cols)
         cols.update(
             first=np.array(SIDE_NAMES, dtype=object)[rec.first.astype(np.intp)],

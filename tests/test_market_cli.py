@@ -1,0 +1,69 @@
+"""``python run.py market``: outputs a user relies on, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), "market", *args],
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--buyer-mix", "averaging=0.5,qlearning=0.4"], "--buyer-mix"),
+        (["--seller-mix", "averaging=0.5,bogus=0.5"], "unknown strategy 'bogus'"),
+        (["--buyers", "-4"], "--buyers"),
+        (["--sellers", "0"], "--sellers"),
+        (["--buyer-mix", ""], "at least one strategy"),
+        (["--seller-mix", "averaging=x"], "must be a number"),
+        (["--value-range", "9,3"], "--value-range"),
+        (["--common-wallet"], "--teams"),
+        (["--prices", "1"], "--prices"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, needle):
+    out_dir = tmp_path / "out"
+    res = run_cli(*args, "--steps", "3", "--out", str(out_dir))
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0]
+    assert "Traceback" not in res.stderr
+    assert not out_dir.exists()
+
+
+def test_run_writes_tables_figure_and_json(tmp_path):
+    out_dir = tmp_path / "run"
+    args = ["--buyers", "30", "--sellers", "20", "--buyer-mix", "averaging=0.5,qlearning=0.5",
+            "--steps", "12", "--period", "4", "--seed", "7", "--out", str(out_dir)]
+    res = run_cli(*args, "--json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    s = data["summary"]
+    assert s["steps"] == 12 and 0 <= s["efficiency"] <= 1
+    assert "earnings.buyer.qlearning" in s and "earnings.seller.averaging" in s
+    names = {Path(f).name for f in data["files"]}
+    assert names == {"model.parquet", "periods.parquet", "agents.parquet", "summary.json",
+                     "market.png"}
+    model_df = pd.read_parquet(out_dir / "model.parquet")
+    assert len(model_df) == 13 and "mean_price" in model_df
+    assert len(pd.read_parquet(out_dir / "periods.parquet")) == 3
+    agents = pd.read_parquet(out_dir / "agents.parquet")
+    assert len(agents) == 3 * 50 and set(agents["side"]) == {"seller", "buyer"}
+    assert (out_dir / "market.png").read_bytes()[:4] == b"\x89PNG"
+    # same seed, same tables
+    again = tmp_path / "again"
+    res2 = run_cli(*args[:-1], str(again))
+    assert res2.returncode == 0
+    pd.testing.assert_frame_equal(model_df, pd.read_parquet(again / "model.parquet"))
+    assert "efficiency" in res2.stdout and "qlearning" in res2.stdout
