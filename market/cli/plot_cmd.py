@@ -1,0 +1,38 @@
+"""Figures from a batch results table (``run.py batch``): metrics against the swept parameters.
+
+Efficiency and mean price against every swept parameter, and every
+strategy's earnings per trader against each population-mix parameter, as
+means over runs with 95 % Student-t intervals over iterations. PNGs go to
+``--out`` (default: a folder named after the table, beside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from market.cli.common import emit_json
+
+HELP = "plot a batch results table: earnings vs mix, efficiency and price vs each parameter"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", metavar="RESULTS.parquet", help="a table written by run.py batch")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="folder for the PNGs (default: RESULTS_plots beside the table)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from market.results_plot import plot_results
+
+    src = Path(args.results)
+    out = Path(args.out) if args.out else src.with_name(src.stem + "_plots")
+    files = plot_results(src, out)
+    if args.json:
+        emit_json({"results": str(src), "files": [str(f) for f in files]})
+        return 0
+    if not files:
+        print(f"{src}: no swept parameter and no earnings columns; nothing to plot")
+    for f in files:
+        print(f"wrote {f}")
+    return 0
