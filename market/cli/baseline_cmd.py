@@ -23,10 +23,12 @@ TABLE_CELLS_MAX = 20_000_000
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     price = lambda name: int_in(name, 0, PRICE_MAX)  # noqa: E731
-    p.add_argument("--buyer-min", type=price("--buyer-min"), default=0, help="default 0")
-    p.add_argument("--buyer-max", type=price("--buyer-max"), default=80, help="default 80")
-    p.add_argument("--seller-min", type=price("--seller-min"), default=20, help="default 20")
-    p.add_argument("--seller-max", type=price("--seller-max"), default=100, help="default 100")
+    for side, lo, hi in (("buyer", 0, 80), ("seller", 20, 100)):
+        for end, default in (("min", lo), ("max", hi)):
+            p.add_argument(
+                f"--{side}-{end}", type=price(f"--{side}-{end}"), default=default, metavar="PRICE",
+                help=f"{side}'s {end}imum acceptable price, whole units (default {default})",
+            )
     p.add_argument(
         "--rounds",
         type=int_in("--rounds", 1, ROUNDS_MAX),
