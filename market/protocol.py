@@ -115,7 +115,9 @@ class Observation:
     ``first``: whether the mover moved first; ``lo``/``hi``: the mover's
     acceptable levels (Seller: at least its cost, Buyer: at most its value);
     ``member``: which member of the strategy's population is moving;
-    ``time_left``: steps left in the trading period (market clock), if any.
+    ``time_left``: steps left in the trading period (market clock), if any;
+    ``prev_offer``: the opponent's offer before ``offer`` (0 if none), which
+    strategies that answer the opponent's last concession need.
     """
 
     protocol: Protocol
@@ -128,6 +130,7 @@ class Observation:
     hi: np.ndarray
     member: np.ndarray
     time_left: np.ndarray | None = None
+    prev_offer: np.ndarray | None = None
 
     @property
     def t(self) -> int:
@@ -279,6 +282,7 @@ def negotiate(
     level = np.zeros(n, dtype=np.int64)
     n_moves = np.zeros(n, dtype=np.int64)
     last = np.zeros((2, n), dtype=np.int64)  # last offer made by each side
+    prev = np.zeros((2, n), dtype=np.int64)  # the offer each side made before its last
     active = np.ones(n, dtype=bool)
     sides = (seller, buyer)
     for m in range(protocol.max_moves):
@@ -306,6 +310,7 @@ def negotiate(
                     hi=side.hi[rows],
                     member=side.member[rows],
                     time_left=None if time_left is None else time_left[rows],
+                    prev_offer=prev[1 - s, rows],
                 )
                 a = np.asarray(side.strategies[g].act(obs, rng), dtype=np.int64)
                 if a.shape != rows.shape or not legal[a].all():
@@ -318,6 +323,7 @@ def negotiate(
         n_moves[rows] = m + 1
         mv = mover[rows]
         offered = a < P
+        prev[mv[offered], rows[offered]] = last[mv[offered], rows[offered]]
         last[mv[offered], rows[offered]] = a[offered] + 1
         acc = a == P
         level[rows[acc]] = last[1 - mv[acc], rows[acc]]
