@@ -1,0 +1,224 @@
+"""The batch runner: grids, seeds, processes, resume, failures, Dask, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import market.model
+from market import batch
+from market.cli.common import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = ["n_sellers=6", "n_buyers=6,8", "buyer_mix.zi-c=0,0.5"]
+
+
+def small_specs(iterations: int = 2, seed: int = 11, steps: int = 8) -> list[batch.RunSpec]:
+    grid = batch.validate_grid(batch.parse_param_options(SMALL))
+    return batch.expand(grid, iterations, seed, steps)
+
+
+# --- grids -------------------------------------------------------------------------------------
+def test_param_options_parse_and_coerce_by_the_models_signature():
+    grid = batch.parse_param_options(["n_buyers=50,100", "buyer_mix.qlearning=0,0.25,1",
+                                      "redraw=true,false", "first=seller"])
+    assert grid == {"n_buyers": [50, 100], "buyer_mix.qlearning": [0, 0.25, 1],
+                    "redraw": [True, False], "first": ["seller"]}
+    checked = batch.validate_grid(grid)
+    assert checked["buyer_mix.qlearning"] == [0.0, 0.25, 1.0]
+    assert all(isinstance(v, float) for v in checked["buyer_mix.qlearning"])
+    assert checked["n_buyers"] == [50, 100]
+
+
+def test_expansion_counts_indices_and_seeds():
+    grid = batch.validate_grid({"n_buyers": [5, 6], "rounds": [3, 5, 8]})
+    specs = batch.expand(grid, iterations=3, seed=4, steps=10)
+    assert len(specs) == 2 * 3 * 3
+    assert [s.run for s in specs] == list(range(18))
+    assert specs[4].point == 1 and specs[4].iteration == 1
+    assert specs[4].param_dict == {"n_buyers": 5, "rounds": 5}
+    assert len({s.seed for s in specs}) == 18
+    # a run's seed depends on the batch seed and its index only
+    other = batch.expand(batch.validate_grid({"n_buyers": [7]}), 18, 4, 99)
+    assert [s.seed for s in other] == [s.seed for s in specs]
+    assert batch.expand(grid, 3, 5, 10)[0].seed != specs[0].seed
+
+
+@pytest.mark.parametrize("grid, needle", [
+    ({"nope": [1]}, "nope"),
+    ({"rounds": [3.5]}, "rounds"),
+    ({"rounds": ["abc"]}, "rounds"),
+    ({"redraw": [1]}, "redraw"),
+    ({"buyer_mix.qlearning": [1.5]}, "buyer_mix.qlearning"),
+    ({"buyer_mix.qlearning": [-0.1]}, "buyer_mix.qlearning"),
+    ({"buyer_mix.qlearning": ["x"]}, "buyer_mix.qlearning"),
+    ({"buyer_mix.nope": [0.5]}, "nope"),
+    ({"buyer_mix.zi-c": [0.6], "buyer_mix.qlearning": [0.2, 0.5]}, "sum to at most 1"),
+    ({"buyer_mix": [0.5]}, "buyer_mix"),
+    ({"value_range": [1]}, "value_range"),
+    ({"seed": [1]}, "seed"),
+])
+def test_bad_grids_name_the_parameter(grid, needle):
+    with pytest.raises(UsageError, match=needle.replace(".", r"\.")):
+        batch.validate_grid(grid)
+
+
+def test_mix_rule_fills_the_rest_with_the_fill_strategy():
+    kw = batch.model_kwargs({"buyer_mix.qlearning": 0.25, "n_buyers": 10})
+    assert kw == {"n_buyers": 10, "buyer_mix": {"qlearning": 0.25, "averaging": 0.75}}
+    kw = batch.model_kwargs({"seller_mix.zi-c": 0.0, "seller_mix.averaging": 0.25,
+                             "seller_mix.hardliner": 0.5})
+    assert kw["seller_mix"] == {"averaging": 0.5, "hardliner": 0.5}  # zero share dropped
+    assert batch.model_kwargs({"buyer_mix.qlearning": 1.0})["buyer_mix"] == {"qlearning": 1.0}
+    kw = batch.model_kwargs({"buyer_mix.qlearning": 0.5}, fill="zi-c")
+    assert kw["buyer_mix"] == {"qlearning": 0.5, "zi-c": 0.5}
+
+
+def test_toml_grid_with_tables_and_scalars(tmp_path):
+    f = tmp_path / "grid.toml"
+    f.write_text('n_buyers = [50, 100]\nrounds = 5\n"seller_mix.zi-c" = [0, 0.5]\n'
+                 "[buyer_mix]\nqlearning = [0, 0.5, 1]\n")
+    grid = batch.load_grid_toml(f)
+    assert grid == {"n_buyers": [50, 100], "rounds": [5], "seller_mix.zi-c": [0, 0.5],
+                    "buyer_mix.qlearning": [0, 0.5, 1]}
+    bad = tmp_path / "bad.toml"
+    bad.write_text("n_buyers = [50,\n")
+    with pytest.raises(UsageError, match="TOML"):
+        batch.load_grid_toml(bad)
+
+
+# --- running -----------------------------------------------------------------------------------
+def test_same_results_with_one_and_two_processes(tmp_path):
+    specs = small_specs()
+    one = batch.run_batch(specs, tmp_path / "one.parquet", processes=1, per_step=True)
+    two = batch.run_batch(specs, tmp_path / "two.parquet", processes=2, per_step=True)
+    pd.testing.assert_frame_equal(one.table, two.table)
+    pd.testing.assert_frame_equal(one.steps, two.steps)
+    table = pd.read_parquet(tmp_path / "two.parquet")
+    pd.testing.assert_frame_equal(table, one.table)
+    assert list(table["run"]) == list(range(8)) and table["error"].isna().all()
+    for col in ("seed", "n_buyers", "buyer_mix.zi-c", "efficiency", "mean_price",
+                "earnings.buyer.averaging", "earnings.buyer.zi-c"):
+        assert col in table.columns
+    # per-step data: one row per collected step (the initial state included) for every run
+    steps = pd.read_parquet(batch.steps_path(tmp_path / "two.parquet"))
+    assert steps.groupby("run").size().tolist() == [9] * 8
+    assert not batch.parts_dir(tmp_path / "two.parquet").exists()  # cleaned up once written
+
+
+class Interrupt(Exception):
+    """Stands for Ctrl-C in the middle of a batch."""
+
+
+def test_resume_skips_finished_runs_and_gives_the_same_table(tmp_path, monkeypatch):
+    specs = small_specs()
+    ref = batch.run_batch(specs, tmp_path / "ref.parquet", processes=1).table
+
+    out = tmp_path / "out.parquet"
+
+    def stop_after_three(outcome, done, total):
+        if done == 3:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        batch.run_batch(specs, out, processes=1, on_result=stop_after_three)
+    assert not out.exists()  # never a half-written table
+    assert len(list(batch.parts_dir(out).glob("run-*.json"))) == 3
+
+    # (a grid is checked against the real model's signature, before it is patched)
+    grid = batch.validate_grid(batch.parse_param_options(["n_sellers=7", "n_buyers=6,8",
+                                                          "buyer_mix.zi-c=0,0.5"]))
+    changed = batch.expand(grid, 2, 11, 8)
+    built = []
+
+    class Counting(market.model.MarketModel):
+        def __init__(self, *args, **kwargs):
+            built.append(kwargs["seed"])
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(market.model, "MarketModel", Counting)
+    res = batch.run_batch(specs, out, processes=1)
+    assert (res.reused, res.ran) == (3, 5)
+    assert sorted(built) == sorted(s.seed for s in specs[3:])
+    pd.testing.assert_frame_equal(res.table, ref)
+
+    # a finished table is itself reused: nothing runs again
+    built.clear()
+    again = batch.run_batch(specs, out, processes=1)
+    assert built == [] and again.reused == 8
+    pd.testing.assert_frame_equal(again.table, ref)
+
+    # a changed grid point is not mistaken for a finished run
+    built.clear()
+    assert batch.run_batch(changed, out, processes=1).ran == 8 and len(built) == 8
+
+
+def test_a_failing_run_is_recorded_and_the_others_go_on(tmp_path):
+    grid = batch.validate_grid({"n_buyers": [0, 5], "n_sellers": [5]})
+    res = batch.run_batch(batch.expand(grid, 2, 1, 5), tmp_path / "r.parquet", processes=2)
+    table = pd.read_parquet(tmp_path / "r.parquet")
+    assert res.failed == 2
+    bad = table[table["n_buyers"] == 0]
+    assert bad["error"].str.contains("n_buyers").all() and bad["efficiency"].isna().all()
+    good = table[table["n_buyers"] == 5]
+    assert good["error"].isna().all() and good["efficiency"].between(0, 1).all()
+
+
+def test_dask_local_cluster_equals_the_process_pool(tmp_path):
+    pytest.importorskip("distributed")
+    specs = small_specs(iterations=1)
+    pool = batch.run_batch(specs, None, processes=2, per_step=True)
+    dask = batch.run_batch(specs, tmp_path / "d.parquet", processes=1, scheduler="local",
+                           per_step=True)
+    pd.testing.assert_frame_equal(pool.table, dask.table)
+    pd.testing.assert_frame_equal(pool.steps, dask.steps)
+
+
+# --- command line ------------------------------------------------------------------------------
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), "batch", *args],
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_writes_the_table_and_json(tmp_path):
+    out = tmp_path / "b.parquet"
+    p = run_cli("--param", "n_buyers=4,6", "--param", "n_sellers=4", "--iterations", "2",
+                "--steps", "5", "--processes", "1", "--out", str(out), "--json")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["runs"] == 4 and data["failed"] == 0 and data["files"] == [str(out)]
+    assert len(pd.read_parquet(out)) == 4
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--param", "nope=1"], "nope"),
+    (["--param", "rounds=x"], "rounds"),
+    (["--param", "buyer_mix.qlearning=2"], "buyer_mix.qlearning"),
+    (["--processes", "0"], "--processes"),
+    (["--grid", "missing.toml"], "--grid"),
+    (["--param", "n_buyers=4", "--scheduler", "127.0.0.1:9", "--connect-timeout", "0.5"],
+     "--scheduler"),
+])
+def test_cli_bad_input_is_one_line_exit_2(tmp_path, args, needle):
+    p = run_cli(*args, "--steps", "2", "--out", str(tmp_path / "x.parquet"))
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in p.stderr
+
+
+def test_cli_bad_toml_is_exit_2(tmp_path):
+    f = tmp_path / "g.toml"
+    f.write_text("rounds = [3, \n")
+    p = run_cli("--grid", str(f), "--out", str(tmp_path / "x.parquet"))
+    assert p.returncode == 2 and "TOML" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_cli_exits_1_when_runs_failed(tmp_path):
+    p = run_cli("--param", "n_buyers=0", "--iterations", "1", "--steps", "2",
+                "--processes", "1", "--out", str(tmp_path / "f.parquet"))
+    assert p.returncode == 1 and "n_buyers" in p.stdout
