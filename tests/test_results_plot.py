@@ -1,0 +1,90 @@
+"""Plots of batch results: t-intervals, which figures are drawn, the plot command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from market import batch
+from market.cli.common import UsageError
+from market.results_plot import load_results, plot_results, summarize, t_interval
+
+ROOT = Path(__file__).resolve().parent.parent
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_t_interval_matches_the_textbook_formula():
+    mean, half = t_interval([1.0, 2.0, 3.0, 4.0])
+    # t(0.975, 3) = 3.182446; sd = 1.290994
+    assert mean == pytest.approx(2.5)
+    assert half == pytest.approx(3.182446 * 1.290994 / 2, rel=1e-5)
+    assert np.isnan(t_interval([5.0])[1]) and t_interval([5.0])[0] == 5.0
+
+
+def test_summarize_groups_by_the_swept_value():
+    df = pd.DataFrame({"x": [0, 0, 1, 1, 1], "m": [1.0, 3.0, 2.0, 2.0, np.nan]})
+    s = summarize(df, "x", "m")
+    assert s["mean"].tolist() == [2.0, 2.0] and s["n"].tolist() == [2, 2]
+    assert s["half"].iloc[1] == 0.0
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("plots") / "r.parquet"
+    grid = batch.validate_grid(batch.parse_param_options(
+        ["n_buyers=6", "n_sellers=6", "buyer_mix.zi-c=0,0.5,1", "rounds=3,5"]))
+    batch.run_batch(batch.expand(grid, 3, 2, 6), out, processes=1)
+    return out
+
+
+def test_plot_writes_one_png_per_figure(results, tmp_path):
+    files = plot_results(results, tmp_path)
+    names = sorted(f.name for f in files)
+    assert names == ["buyer_mix_zi-c_earnings.png", "buyer_mix_zi-c_market.png",
+                     "rounds_market.png"]
+    for f in files:
+        assert f.read_bytes()[:8] == PNG and f.stat().st_size > 5_000
+
+
+def test_table_metadata_names_parameters_and_metrics(results):
+    _, params, metrics = load_results(results)
+    assert params == ["n_buyers", "n_sellers", "buyer_mix.zi-c", "rounds"]
+    assert "efficiency" in metrics and "earnings.buyer.zi-c" in metrics
+
+
+def test_a_single_grid_point_gives_earnings_bars(tmp_path):
+    out = tmp_path / "one.parquet"
+    grid = batch.validate_grid({"n_buyers": [5], "n_sellers": [5]})
+    batch.run_batch(batch.expand(grid, 2, 0, 4), out, processes=1)
+    files = plot_results(out, tmp_path / "p")
+    assert [f.name for f in files] == ["earnings.png"]
+
+
+def test_not_a_results_table(tmp_path):
+    f = tmp_path / "x.parquet"
+    pd.DataFrame({"a": [1]}).to_parquet(f)
+    with pytest.raises(UsageError, match="not a batch results table"):
+        load_results(f)
+    g = tmp_path / "y.parquet"
+    g.write_text("nonsense")
+    with pytest.raises(UsageError, match="Parquet"):
+        load_results(g)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), "plot", *args],
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_plot_and_missing_file(results, tmp_path):
+    p = run_cli(str(results), "--out", str(tmp_path / "figs"))
+    assert p.returncode == 0, p.stderr
+    assert len(list((tmp_path / "figs").glob("*.png"))) == 3
+    p = run_cli(str(tmp_path / "missing.parquet"))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert "RESULTS" in p.stderr and "Traceback" not in p.stderr
