@@ -274,6 +274,7 @@ class MarketModel(mesa.Model):
             np.concatenate([self.sellers.team, self.buyers.team]), minlength=self.n_teams
         )
         self.teams = teams
+        self._team_cache: tuple[int, np.ndarray] = (-1, np.zeros(0))
         self._update_levels()
 
         self.seller_agents: list[Seller] = [Seller(self, i) for i in range(len(self.sellers))]
@@ -422,10 +423,16 @@ class MarketModel(mesa.Model):
         return self._eq
 
     def team_wallets(self) -> np.ndarray:
-        """Earnings pooled per team id."""
-        w = np.concatenate([self.sellers.earnings, self.buyers.earnings])
-        t = np.concatenate([self.sellers.team, self.buyers.team])
-        return np.bincount(t, weights=w, minlength=self.n_teams)
+        """Earnings pooled per team id.
+
+        Cached per step: earnings only change inside :meth:`step`, and a view
+        reading ``agent.wallet`` for every agent must not redo the sum each time.
+        """
+        if self._team_cache[0] != self.steps:
+            w = np.concatenate([self.sellers.earnings, self.buyers.earnings])
+            t = np.concatenate([self.sellers.team, self.buyers.team])
+            self._team_cache = (self.steps, np.bincount(t, weights=w, minlength=self.n_teams))
+        return self._team_cache[1]
 
     def agent_columns(self) -> dict[str, np.ndarray]:
         """Agent-level state as columns (sellers first, then buyers), read from the arrays."""
