@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
+from operator import attrgetter
 from typing import Any
 
 import mesa
@@ -305,12 +307,13 @@ class MarketModel(mesa.Model):
         self._stats = self._step_stats(np.zeros(0), 0)
         self._collect_agents_now = agent_data == "step"
 
-        reporters: dict[str, Any] = {
-            k: (lambda m, k=k: m._stats[k]) for k in self._stats
-        }
+        # partials of a module-level function, not lambdas: the model stays picklable
+        reporters: dict[str, Any] = {k: partial(_stat, key=k) for k in self._stats}
         self.datacollector = MarketCollector(
             model_reporters=reporters,
-            agent_reporters={k: k if k != "side" else "side_name" for k in AGENT_COLUMNS},
+            agent_reporters={
+                k: attrgetter(k if k != "side" else "side_name") for k in AGENT_COLUMNS
+            },
             tables={"periods": list(PERIOD_COLUMNS)},
         )
         self.datacollector.collect(self)
@@ -744,6 +747,11 @@ class MarketModel(mesa.Model):
                 side = "seller" if t < self.teams else "buyer"
                 out[f"earnings.team.{side}.{t % self.teams}"] = float(wallets[t])
         return out
+
+
+def _stat(model: MarketModel, key: str) -> float:
+    """Model reporter: one variable of the step just made."""
+    return model._stats[key]
 
 
 # --- validation (messages name the parameter and the allowed range) ------------------

@@ -332,3 +332,19 @@ def test_summary_is_flat_floats():
     assert 0 <= s["efficiency"] <= 1
     assert s["buyer_share"] + s["seller_share"] == pytest.approx(1.0)
     assert not math.isnan(s["mean_price"])
+
+
+def test_a_pickled_model_continues_exactly_like_the_original():
+    """Batch runs ship models between processes; a copy must not drift from the original."""
+    import pickle
+
+    model = MarketModel(n_buyers=15, n_sellers=12, buyer_mix=MIXED, seller_mix=MIXED, period=4,
+                        clock=True, seed=8)
+    for _ in range(6):
+        model.step()
+    copy = pickle.loads(pickle.dumps(model))
+    for m in (model, copy):
+        for _ in range(5):
+            m.step()
+    assert copy.summary() == model.summary()
+    pd.testing.assert_frame_equal(copy.model_frame(), model.model_frame(), check_exact=True)
