@@ -534,6 +534,7 @@ def run_batch(
     on_result: Progress | None = None,
     meta: dict[str, Any] | None = None,
     connect_timeout: float = 5.0,
+    executor: Any = None,
 ) -> BatchResult:
     """Run every spec not already finished, store each as it ends, write the table.
 
@@ -541,7 +542,9 @@ def run_batch(
     process). ``scheduler``: ``None`` for a local process pool, ``"local"``
     for a Dask ``LocalCluster`` with ``processes`` workers, or the address of
     a Dask scheduler. ``on_result(outcome, done, total)`` is called for every
-    finished run, reused ones included.
+    finished run, reused ones included. ``executor``: a running
+    ``concurrent.futures`` pool to use instead of starting one (benchmarks
+    keep a warm pool).
     """
     processes = processes or os.cpu_count() or 1
     if processes < 1:
@@ -572,11 +575,11 @@ def run_batch(
     if todo:
         if scheduler:
             _run_dask(todo, per_step, scheduler, processes, finished, connect_timeout)
-        elif processes == 1 or len(todo) == 1:
+        elif executor is None and (processes == 1 or len(todo) == 1):
             for spec in todo:
                 finished(run_one(spec, per_step))
         else:
-            _run_pool(todo, per_step, processes, finished)
+            _run_pool(todo, per_step, processes, finished, executor)
     ordered = [done[s.run] for s in sorted(specs, key=lambda s: s.run)]
     table = results_table([o.row for o in ordered], specs, meta)
     steps = None
@@ -619,17 +622,35 @@ def results_table(
     return table
 
 
-def _run_pool(
-    todo: Sequence[RunSpec], per_step: bool, processes: int, finished: Callable[[RunOutcome], None]
-) -> None:
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+def process_pool(processes: int) -> Any:
+    """A process pool for batch runs.
 
-    # forkserver: workers never inherit the parent's threads (progress display, Dask)
-    # (the server imports the model once; each worker is a fork of it)
+    forkserver: workers never inherit the parent's threads (progress
+    display, Dask); the server imports the model once and each worker is a
+    fork of it, so starting a worker costs no imports.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["market.batch", "market.model"])
-    with ProcessPoolExecutor(max_workers=processes, mp_context=ctx) as pool:
+    return ProcessPoolExecutor(max_workers=processes, mp_context=ctx)
+
+
+def _run_pool(
+    todo: Sequence[RunSpec],
+    per_step: bool,
+    processes: int,
+    finished: Callable[[RunOutcome], None],
+    executor: Any = None,
+) -> None:
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    owned = executor is None
+    pool = process_pool(processes) if owned else executor
+    with contextlib.ExitStack() as stack:
+        if owned:
+            stack.enter_context(pool)
         pending = set()
         queue = iter(todo)
         # keep a bounded number of runs in flight so an interrupt loses little work
