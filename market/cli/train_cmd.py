@@ -1,0 +1,256 @@
+"""Train a Seller and a Buyer Q-learner the document's way, then test them greedily.
+
+``--preset seed`` is the document's exact configuration (frozen trainer,
+alternating trainee, 50 cycles x 100 episodes, 1,000 test episodes);
+``--preset default`` is tuned so that self-play converges (role-aware tables,
+both sides learning at once). Explicit options override the preset. With
+``--seeds N`` the N seeds train together on arrays and the figures are
+medians with 10th-90th percentiles across seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import numpy as np
+
+from market.cli.common import UsageError, emit_json, int_in
+
+HELP = "train Q-learners (the document's trainer or the tuned default) and test them"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--preset", choices=("seed", "default"), default="default",
+                   help="seed: the document's configuration; default: tuned to converge")
+    p.add_argument("--cycles", type=int_in("--cycles", 0), default=None,
+                   help="trainee/trainer swaps (>= 1; 0 only with --load: test only)")
+    p.add_argument("--episodes", type=int_in("--episodes", 1), default=None,
+                   help="negotiations per cycle (>= 1)")
+    p.add_argument("--test-episodes", type=int_in("--test-episodes", 1), default=None,
+                   help="greedy test negotiations, first mover alternating (>= 1)")
+    p.add_argument("--train", choices=("both", "seller", "buyer"), default=None,
+                   help="which side learns (default: both)")
+    p.add_argument("--first", choices=("seller", "buyer"), default=None,
+                   help="side trained in the first cycle when both train (default: seller)")
+    p.add_argument("--prices", "-P", type=int_in("--prices", 2, 1000), default=None,
+                   help="price levels P (>= 2, default 5)")
+    p.add_argument("--rounds", "-T", type=int_in("--rounds", 1, 1000), default=None,
+                   help="rounds T (>= 1, default 5)")
+    p.add_argument("--seed", type=int_in("--seed", 0), default=None, help="random seed (>= 0)")
+    p.add_argument("--seeds", type=int_in("--seeds", 1, 100_000), default=1,
+                   help="independent seeds trained together (medians reported)")
+    p.add_argument("--plot", metavar="FILE.png", help="save the training figure")
+    p.add_argument("--save", metavar="FILE.npz",
+                   help="save the final tables (of the first seed)")
+    p.add_argument("--load", metavar="FILE.npz", help="start from (or, with --cycles 0, test) "
+                   "saved tables")
+    p.add_argument("--no-tables", action="store_true", help="do not print the Q-tables")
+
+
+def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
+    from market.training import preset
+
+    over = {
+        "cycles": args.cycles, "episodes": args.episodes, "test_episodes": args.test_episodes,
+        "train": args.train, "first": args.first, "prices": args.prices,
+        "rounds": args.rounds, "seed": args.seed, "seeds": args.seeds,
+    }
+    if loaded is not None:
+        over.update(prices=loaded.protocol.prices, rounds=loaded.protocol.rounds,
+                    role_aware=loaded.role_aware)
+        if args.prices is not None and args.prices != loaded.protocol.prices or (
+            args.rounds is not None and args.rounds != loaded.protocol.rounds
+        ):
+            raise UsageError(
+                f"--load: {args.load} holds tables for P={loaded.protocol.prices}, "
+                f"T={loaded.protocol.rounds}, not the requested --prices/--rounds"
+            )
+        if loaded.seller.shape[0] != loaded.buyer.shape[0]:
+            raise UsageError(f"--load: {args.load} mixes role-aware and document-layout tables")
+    if args.cycles == 0 and loaded is None:
+        raise UsageError("--cycles must be >= 1 (0 is allowed only with --load, to test)")
+    for opt, path, ext in (("--plot", args.plot, ".png"), ("--save", args.save, ".npz")):
+        if path is not None and not path.lower().endswith(ext):
+            raise UsageError(f"{opt} must name a {ext} file (got {path!r})")
+    return preset(args.preset, **over)
+
+
+def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
+    """Train with a rich progress bar on a terminal (episodes across all seeds)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from market.training import train
+
+    console = Console(stderr=True)
+    if quiet or not console.is_terminal:
+        return train(cfg, start)
+    total = cfg.total_episodes + cfg.test_episodes
+    with Progress(TextColumn("[bold]training"), BarColumn(), TextColumn("{task.completed:,}/"
+                  "{task.total:,} episodes x " + f"{cfg.seeds} seed(s)"), TimeRemainingColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("train", total=total)
+        return train(cfg, start, progress=lambda done, _t: bar.update(task, completed=done))
+
+
+def run(args: argparse.Namespace) -> int:
+    from market.tables import TablePair, load_tables, save_tables
+    from market.training import summarize
+
+    loaded = load_tables(args.load) if args.load else None
+    cfg = _config(args, loaded)
+    t0 = time.perf_counter()
+    res = _progress_runner(cfg, loaded, args.json)
+    wall = time.perf_counter() - t0
+    summary = _summary(res, wall, summarize)
+    if args.plot:
+        from market.training_plot import plot_history
+
+        if len(res.history):
+            plot_history(res.history, args.plot, title=_title(cfg))
+            summary["plot"] = args.plot
+        else:
+            raise UsageError("--plot needs at least one training cycle (--cycles >= 1)")
+    if args.save:
+        meta = {**cfg.as_dict(), "nash_conv": float(res.test["nash_conv"].iloc[0]),
+                "seed_index": 0}
+        save_tables(args.save, TablePair(res.protocol, res.seller[0], res.buyer[0], meta))
+        summary["saved"] = args.save
+    if args.json:
+        emit_json(summary)
+        return 0
+    _print(res, summary, args)
+    return 0
+
+
+def _title(cfg: Any) -> str:
+    who = {"both": f"both trained, {cfg.first} first", "seller": "only Seller trained",
+           "buyer": "only Buyer trained"}[cfg.train]
+    return f"{cfg.scheme} scheme, {who}, P={cfg.prices} T={cfg.rounds}"
+
+
+STAT_ROWS = (
+    ("deals", "validated (deals)"),
+    ("rejected", "rejected"),
+    ("seller_validated", "validated by Seller"),
+    ("buyer_validated", "validated by Buyer"),
+    ("seller_rejected", "rejected by Seller"),
+    ("buyer_rejected", "rejected by Buyer"),
+    ("seller_wallet", "Seller wallet"),
+    ("buyer_wallet", "Buyer wallet"),
+)
+
+
+def _summary(res: Any, wall: float, summarize: Any) -> dict[str, Any]:
+    cfg = res.config
+    h = res.history
+    train_tot = h.groupby("seed")[[c for c, _ in STAT_ROWS if c != "rejected"]].sum() if len(
+        h) else None
+    test = res.test.copy()
+    test["rejected"] = cfg.test_episodes - test["deals"]
+    out: dict[str, Any] = {
+        "config": cfg.as_dict(),
+        "train_seconds": res.train_seconds,
+        "train_seconds_per_seed": res.train_seconds / cfg.seeds,
+        "wall_seconds": wall,
+        "training": {"total": cfg.total_episodes},
+        "test": {"total": cfg.test_episodes},
+    }
+    if train_tot is not None:
+        train_tot["rejected"] = cfg.total_episodes - train_tot["deals"]
+        out["training"].update({c: summarize(train_tot[c]) for c, _ in STAT_ROWS})
+    out["test"].update({c: summarize(test[c]) for c, _ in STAT_ROWS})
+    for c in ("exact_seller_wallet", "exact_deals"):
+        if c in test:
+            out["test"][c] = summarize(test[c])
+    out["nash_conv"] = summarize(test["nash_conv"])
+    out["nash_conv_at_zero"] = int((test["nash_conv"] < 1e-9).sum())
+    out["per_seed"] = test.to_dict(orient="list")
+    return out
+
+
+def _fmt(s: dict[str, float], many: bool, digits: int = 0) -> str:
+    f = f"{{:,.{digits}f}}"
+    if not many:
+        return f.format(s["median"])
+    return f"{f.format(s['median'])}  ({f.format(s['p10'])}-{f.format(s['p90'])})"
+
+
+def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    cfg = res.config
+    many = cfg.seeds > 1
+    console.print(f"[bold]{_title(cfg)}[/bold]: {cfg.cycles} cycles x {cfg.episodes} episodes, "
+                  f"{cfg.test_episodes} test episodes, {cfg.seeds} seed(s) from seed {cfg.seed}")
+    spread = " (median, 10th-90th percentile across seeds)" if many else ""
+    stats = Table(title=f"Global statistics{spread}")
+    stats.add_column("")
+    stats.add_column(f"training ({cfg.total_episodes:,})", justify="right")
+    stats.add_column(f"greedy test ({cfg.test_episodes:,})", justify="right")
+    for key, label in STAT_ROWS:
+        tr = summary["training"].get(key)
+        stats.add_row(label, _fmt(tr, many) if tr else "-", _fmt(summary["test"][key], many))
+    if "exact_seller_wallet" in summary["test"]:
+        stats.add_row("Seller wallet, exact expectation", "",
+                      _fmt(summary["test"]["exact_seller_wallet"], many, 1))
+        stats.add_row("deals, exact expectation", "", _fmt(summary["test"]["exact_deals"], many, 1))
+    console.print(stats)
+    if not args.no_tables:
+        which = f" (first seed, seed {cfg.seed})" if many else ""
+        for normalised in (False, True):
+            for t in q_tables(res.seller[0], res.buyer[0], res.protocol, cfg.init, normalised):
+                t.title = (t.title or "") + which
+                console.print(t)
+    nc = summary["nash_conv"]
+    console.print(f"NashConv of the final tables: [bold]{_fmt(nc, many, 3)}[/bold]"
+                  + (f"; {summary['nash_conv_at_zero']} of {cfg.seeds} seeds at 0" if many else ""))
+    console.print(f"training time: {res.train_seconds:.2f} s "
+                  f"({res.train_seconds / cfg.seeds:.3f} s per seed)")
+    for key in ("plot", "saved"):
+        if key in summary:
+            console.print(f"{'figure' if key == 'plot' else 'tables'} written to {summary[key]}")
+
+
+def q_tables(seller: np.ndarray, buyer: np.ndarray, protocol: Any, init: float,
+             normalised: bool) -> list[Any]:
+    """Rich tables of both sides' Q-tables, one per side and role.
+
+    Untrained cells (still at their initial value, or illegal) are blank, as
+    in the document. Normalised: each row divided by its sum (rows of
+    non-negative values read as preferences), blank where zero.
+    """
+    from rich.table import Table
+
+    from strategies.qlearning import legal_rows
+
+    legal = legal_rows(protocol)
+    states = protocol.state_labels()
+    acts = [a if a not in ("accept", "reject") else a[:3] for a in protocol.action_labels()]
+    roles = seller.shape[0]
+    kind = "normalised" if normalised else "raw"
+    out = []
+    for r in range(roles):
+        role = "" if roles == 1 else (", moved first" if r == 0 else ", moved second")
+        for name, tab, style in (("Seller", seller[r], "cyan"), ("Buyer", buyer[r], "magenta")):
+            t = Table(title=f"{name} Q-table, {kind}{role}", padding=(0, 1))
+            t.add_column("state")
+            for a in acts:
+                t.add_column(a, justify="right", style=style)
+            for i, label in enumerate(states):
+                row = tab[i]
+                untrained = ~legal[i] | (row == init)
+                if normalised:
+                    pos = np.where(untrained, 0.0, np.maximum(row, 0.0))
+                    tot = pos.sum()
+                    vals = pos / tot if tot > 0 else pos
+                    cells = [f"{v:.2f}" if v > 0 else "" for v in vals]
+                else:
+                    cells = ["" if u else f"{v:.3f}" for v, u in zip(row, untrained, strict=True)]
+                t.add_row(f"[{i:2d}] {label}", *cells)
+            out.append(t)
+    return out
