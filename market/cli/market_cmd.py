@@ -287,12 +287,18 @@ def _print_summary(
     head.add_column("metric")
     head.add_column("value", justify="right")
     band = f"{_fmt(s['ce_price_lo'])} - {_fmt(s['ce_price_hi'])}"
-    inside = s["ce_price_lo"] <= s["mean_price"] <= s["ce_price_hi"]
+    mean, lo, hi = s["mean_price"], s["ce_price_lo"], s["ce_price_hi"]
+    if not (math.isfinite(mean) and math.isfinite(lo)):
+        where = ""
+    elif lo <= mean <= hi:
+        where = "mean inside"
+    else:
+        where = f"mean {lo - mean:.2f} below" if mean < lo else f"mean {mean - hi:.2f} above"
     head.add_row("allocative efficiency", _fmt(s["efficiency"], 3))
     head.add_row("deals", f"{int(s['deals']):,}")
     head.add_row("mean price (std)", f"{_fmt(s['mean_price'])} ({_fmt(s['price_std'])})")
     head.add_row("competitive band (last period)",
-                 f"{band}  {'mean inside' if inside else 'mean outside'}")
+                 f"{band}  {where}".rstrip())
     head.add_row("competitive quantity (last period)", f"{int(s['ce_quantity']):,}")
     head.add_row("surplus share buyers / sellers",
                  f"{_fmt(s['buyer_share'], 3)} / {_fmt(s['seller_share'], 3)}")
