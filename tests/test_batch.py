@@ -195,6 +195,18 @@ def test_cli_writes_the_table_and_json(tmp_path):
     assert len(pd.read_parquet(out)) == 4
 
 
+def cli_in_process(capsys, *args: str) -> tuple[int, str, str]:
+    """``run.py batch ARGS`` in this process (no interpreter start-up): code, stdout, stderr."""
+    from market.cli import main
+
+    try:
+        code = main(["batch", *args])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 @pytest.mark.parametrize("args, needle", [
     (["--param", "nope=1"], "nope"),
     (["--param", "rounds=x"], "rounds"),
@@ -204,21 +216,23 @@ def test_cli_writes_the_table_and_json(tmp_path):
     (["--param", "n_buyers=4", "--scheduler", "127.0.0.1:9", "--connect-timeout", "0.5"],
      "--scheduler"),
 ])
-def test_cli_bad_input_is_one_line_exit_2(tmp_path, args, needle):
-    p = run_cli(*args, "--steps", "2", "--out", str(tmp_path / "x.parquet"))
-    assert p.returncode == 2, p.stderr
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in p.stderr
+def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, args, needle):
+    code, _, err = cli_in_process(capsys, *args, "--steps", "2",
+                                  "--out", str(tmp_path / "x.parquet"))
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in err
 
 
-def test_cli_bad_toml_is_exit_2(tmp_path):
+def test_cli_bad_toml_is_exit_2(tmp_path, capsys):
     f = tmp_path / "g.toml"
     f.write_text("rounds = [3, \n")
-    p = run_cli("--grid", str(f), "--out", str(tmp_path / "x.parquet"))
-    assert p.returncode == 2 and "TOML" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    code, _, err = cli_in_process(capsys, "--grid", str(f), "--out", str(tmp_path / "x.parquet"))
+    assert code == 2 and "TOML" in err and len(err.strip().splitlines()) == 1
 
 
-def test_cli_exits_1_when_runs_failed(tmp_path):
-    p = run_cli("--param", "n_buyers=0", "--iterations", "1", "--steps", "2",
-                "--processes", "1", "--out", str(tmp_path / "f.parquet"))
-    assert p.returncode == 1 and "n_buyers" in p.stdout
+def test_cli_exits_1_when_runs_failed(tmp_path, capsys):
+    code, out, _ = cli_in_process(capsys, "--param", "n_buyers=0", "--iterations", "1",
+                                  "--steps", "2", "--processes", "1",
+                                  "--out", str(tmp_path / "f.parquet"))
+    assert code == 1 and "n_buyers" in out

@@ -81,10 +81,16 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd=ROOT)
 
 
-def test_cli_plot_and_missing_file(results, tmp_path):
+def test_cli_plot(results, tmp_path):
     p = run_cli(str(results), "--out", str(tmp_path / "figs"))
     assert p.returncode == 0, p.stderr
     assert len(list((tmp_path / "figs").glob("*.png"))) == 3
-    p = run_cli(str(tmp_path / "missing.parquet"))
-    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
-    assert "RESULTS" in p.stderr and "Traceback" not in p.stderr
+    assert p.stdout.count("wrote ") == 3
+
+
+def test_cli_missing_file_is_one_line_exit_2(tmp_path, capsys):
+    from market.cli import main
+
+    assert main(["plot", str(tmp_path / "missing.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "RESULTS" in err

@@ -124,11 +124,16 @@ def test_selfplay_tables_are_reused_from_the_cache(tmp_path, monkeypatch):
     assert pair.seller.shape == (2, S, A) and "reused" in note
 
 
-def test_every_registered_strategy_that_can_sell_is_a_row(tmp_path):
+def test_every_registered_strategy_that_can_sell_is_a_row():
     names = [n for n in strategies.names() if n != "qlearning"]  # no training in the test
     res = run_tournament(registry_entrants(P5T5, names), P5T5, repetitions=2)
     sellers = [n for n in names if "seller" in strategies.get(n).classifier["sides"]]
     assert list(res.seller_payoff.index) == sellers
+    assert res.deal_rate.notna().to_numpy().all()
+
+
+def test_files_written(tmp_path):
+    res = run_tournament(entrants("averaging", "zi-c"), P5T5, repetitions=5)
     files = write_outputs(res, tmp_path)
     assert {f.name for f in files} == {"seller_payoff.csv", "buyer_payoff.csv", "deal_rate.csv",
                                        "mean_payoff.csv", "heatmap.png"}
@@ -157,8 +162,14 @@ def test_cli_json_and_files(tmp_path):
     (["--buyer-range", "x"], "--buyer-range"),
     (["--repetitions", "0"], "--repetitions"),
 ])
-def test_cli_bad_input_is_one_line_exit_2(tmp_path, args, names):
-    out = run_cli(*args, "--out", str(tmp_path))
-    assert out.returncode == 2
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and names in lines[0] and "Traceback" not in out.stderr
+def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, args, names):
+    from market.cli import main
+
+    try:
+        code = main(["tournament", *args, "--out", str(tmp_path)])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and names in lines[0] and "Traceback" not in err
