@@ -348,3 +348,26 @@ def test_a_pickled_model_continues_exactly_like_the_original():
             m.step()
     assert copy.summary() == model.summary()
     pd.testing.assert_frame_equal(copy.model_frame(), model.model_frame(), check_exact=True)
+
+
+def test_learners_can_start_from_a_saved_table(tmp_path):
+    """``qlearning:FILE.npz`` in a mix: every member starts from the file's table for its side."""
+    from market.protocol import Protocol
+    from market.tables import TablePair, save_tables
+
+    proto = Protocol(5, 5)
+    rng = np.random.default_rng(0)
+    pair = TablePair(proto, rng.random((2, proto.n_states, proto.n_actions)),
+                     rng.random((2, proto.n_states, proto.n_actions)))
+    path = tmp_path / "q.npz"
+    save_tables(path, pair)
+    spec = f"qlearning:{path}"
+    model = MarketModel(n_buyers=6, n_sellers=4, buyer_mix={spec: 1.0},
+                        seller_mix={"averaging": 0.5, spec: 0.5}, seed=0)
+    buyers, sellers = model.strategy_objects(1)[0], model.strategy_objects(0)[1]
+    assert np.array_equal(buyers.tables[3], pair.buyer)
+    assert np.array_equal(sellers.tables[1], pair.seller)
+    model.step()
+    assert model.agents_frame()["strategy"].str.startswith("qlearning:").sum() == 8
+    with pytest.raises(ValueError, match="only qlearning"):
+        MarketModel(buyer_mix={f"averaging:{path}": 1.0})
