@@ -1,0 +1,132 @@
+"""Serve the browser view: the market (Mesa's SolaraViz) and the two-agent game.
+
+Runs ``solara run market.app`` on the given address and prints where to
+point the browser once the server answers. Works with no internet: the
+page's JavaScript comes from the installed ``solara-assets`` package (served
+by this server, never from a CDN), and Solara's version check and usage
+telemetry are switched off. Ctrl-C stops the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from market.cli.common import UsageError, int_in
+
+HELP = "serve the market and the two-agent game in the browser (Solara, offline)"
+
+PAGES = {"market": "/", "two-agent": "/two-agent"}
+#: seconds to wait for the server to answer before giving up
+START_TIMEOUT = 120.0
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int_in("--port", 1024, 65535), default=8765,
+                   help="TCP port in [1024, 65535] (default 8765)")
+    p.add_argument("--page", choices=tuple(PAGES), default="market",
+                   help="which page's address to print (both are served; default market)")
+
+
+def server_command(host: str, port: int) -> list[str]:
+    """The ``solara run`` command line: production mode, no browser, no network calls."""
+    return [
+        sys.executable, "-m", "solara", "run", "market.app",
+        "--host", host, "--port", str(port),
+        "--production", "--no-open", "--no-check-version",
+        "--log-level", "warning",
+    ]
+
+
+def server_env() -> dict[str, str]:
+    """The environment of the server: telemetry off, this project importable, quiet warnings."""
+    env = dict(os.environ)
+    env["SOLARA_TELEMETRY_MIXPANEL_ENABLE"] = "false"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    # library warnings about hook style and http cookies say nothing to a user of the page
+    env.setdefault("PYTHONWARNINGS", "ignore::UserWarning")
+    return env
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Fail early, in one line, when another program already listens on the port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise UsageError(
+                f"--port {port} on {host} is not available ({exc.strerror}); choose another "
+                "port in [1024, 65535]"
+            ) from None
+
+
+def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = START_TIMEOUT) -> bool:
+    """Poll ``url`` until the server answers; False if the server process died first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return True
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.25)
+    return False
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop the server: SIGTERM, then SIGKILL if it lingers."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run(args: argparse.Namespace) -> int:
+    from market.cli.common import emit_json
+
+    check_port_free(args.host, args.port)
+    if importlib.util.find_spec("solara_assets") is None:
+        print("warning: solara-assets is not installed; the page fetches its JavaScript from a "
+              "CDN and stays blank without internet (pip install solara-assets)", file=sys.stderr)
+    base = f"http://{args.host}:{args.port}"
+    url = base + PAGES[args.page]
+    # the server's own messages go to stderr so that stdout carries only the address (or JSON)
+    proc = subprocess.Popen(server_command(args.host, args.port), env=server_env(), cwd=ROOT,
+                            stdout=sys.stderr)
+    try:
+        if not wait_until_up(base + "/", proc):
+            code = proc.poll()
+            print(f"run.py viz: error: the Solara server did not start on {base} (exit code "
+                  f"{code}); see its messages above", file=sys.stderr)
+            return 1
+        if args.json:
+            emit_json({"url": url, "pages": {k: base + v for k, v in PAGES.items()},
+                       "pid": proc.pid})
+        else:
+            print(f"Market view:    {base}{PAGES['market']}")
+            print(f"Two-agent game: {base}{PAGES['two-agent']}")
+            print(f"Open {url} in a browser. Ctrl-C stops the server.", flush=True)
+        sys.stdout.flush()
+        proc.wait()
+        return 0 if proc.returncode in (0, -2, 130) else 1
+    except KeyboardInterrupt:
+        stop(proc)
+        print("Solara server stopped.", file=sys.stderr)
+        return 0
+    finally:
+        stop(proc)

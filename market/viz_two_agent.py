@@ -1,0 +1,195 @@
+"""The two-agent page: one Buyer and one Seller, played move by move in the legacy view.
+
+The game is the document's baseline (Buyer 0-80, Seller 20-100, one price
+level per whole unit, 10 rounds, Buyer first, both averaging: a deal at 32)
+with any registered strategy on either side, or a saved Q-table
+(``.npz``) played greedily. A Q-table fixes the game's sizes: its P levels
+are spread over the price range and its T is the number of rounds.
+
+:func:`setup_game` does the work and is what the tests call; the page only
+holds the inputs and how many moves are shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+import solara
+
+import strategies
+from market import viz_figures as vf
+from market.cli.common import resolve_strategy
+from market.grid import PriceGrid
+from market.legacy_view import Ranges, fmt, play
+from market.protocol import BUYER, SELLER, NegotiationRecord, Protocol
+from market.tables import load_tables
+
+PRICE_MIN, PRICE_MAX = 0, 100
+ROUNDS_MAX = 20
+
+
+@dataclass
+class Game:
+    """A finished negotiation and everything needed to draw it."""
+
+    protocol: Protocol
+    grid: PriceGrid
+    ranges: Ranges
+    record: NegotiationRecord
+    seller: str
+    buyer: str
+    note: str = ""
+
+
+def strategy_spec(name: str, table: str) -> str:
+    """``qlearning`` with a table path becomes ``qlearning:PATH``; other names stay."""
+    table = table.strip()
+    return f"qlearning:{table}" if name == "qlearning" and table else name
+
+
+def setup_game(
+    seller: str = "averaging",
+    buyer: str = "averaging",
+    seller_range: tuple[int, int] = (20, 100),
+    buyer_range: tuple[int, int] = (0, 80),
+    rounds: int = 10,
+    first: str = "buyer",
+    seed: int = 0,
+) -> Game:
+    """Play one negotiation; ``ValueError`` with one readable line on bad input.
+
+    ``seller``/``buyer`` are registered names or ``qlearning:FILE.npz``.
+    """
+    for side, (lo, hi) in (("seller", seller_range), ("buyer", buyer_range)):
+        if lo > hi:
+            raise ValueError(f"the {side}'s range must have min <= max (got {lo}-{hi})")
+    lo = min(seller_range[0], buyer_range[0])
+    hi = max(seller_range[1], buyer_range[1])
+    if hi <= lo:
+        raise ValueError(f"the two ranges must span at least two whole units (got {lo}-{hi})")
+    if not 1 <= int(rounds) <= ROUNDS_MAX:
+        raise ValueError(f"rounds must be in [1, {ROUNDS_MAX}] (got {rounds})")
+    if first not in ("buyer", "seller"):
+        raise ValueError(f"first must be buyer or seller (got {first!r})")
+    games = {}
+    for side, spec in (("seller", seller), ("buyer", buyer)):
+        name, _, path = spec.partition(":")
+        if name == "qlearning" and path:
+            pair = load_tables(path)
+            games[side] = (pair.protocol.prices, pair.protocol.rounds)
+    note = ""
+    if games:
+        if len(set(games.values())) > 1:
+            raise ValueError(
+                "the two Q-table files are for different games ("
+                + ", ".join(f"{s}: P={p}, T={t}" for s, (p, t) in games.items()) + ")"
+            )
+        P, T = next(iter(games.values()))
+        grid = PriceGrid(float(lo), float(hi), P)
+        rounds = T
+        levels = ", ".join(fmt(float(grid.price(k))) for k in range(1, P + 1))
+        note = f"The Q-table fixes P={P}, T={T}: prices {lo}-{hi} on {P} levels ({levels})."
+    else:
+        grid = PriceGrid.whole_units(lo, hi)
+    protocol = Protocol(grid.prices, int(rounds))
+    s = resolve_strategy(seller, "seller", protocol)
+    b = resolve_strategy(buyer, "buyer", protocol)
+    ranges = Ranges(buyer=tuple(map(float, buyer_range)), seller=tuple(map(float, seller_range)))
+    record = play(protocol, grid, s, b, ranges, BUYER if first == "buyer" else SELLER,
+                  np.random.default_rng(int(seed)))
+    return Game(protocol, grid, ranges, record, seller, buyer, note)
+
+
+def moves_html(game: Game, shown: int) -> str:
+    """The moves shown so far as an HTML table (move, round, who, action, price).
+
+    Plain HTML rather than Markdown: Solara's Markdown loads KaTeX from a CDN,
+    which an offline machine cannot reach.
+    """
+    cell = "style='padding: 2px 14px 2px 0; text-align: left'"
+    head = "".join(f"<th {cell}>{h}</th>" for h in ("move", "round", "who", "action", "price"))
+    rows = []
+    for m in game.record.moves[:shown]:
+        price = fmt(float(game.grid.price(m.level))) if m.level > 0 else ""
+        cells = (m.move + 1, m.move // 2 + 1, m.side, m.action, price)
+        rows.append("<tr>" + "".join(f"<td {cell}>{escape(str(c))}</td>" for c in cells) + "</tr>")
+    return f"<table class='moves'><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+@solara.component
+def TwoAgentPage() -> None:
+    """Controls in the sidebar; the legacy-view figure and the move list in the main area."""
+    names = strategies.names()
+    seller = solara.use_reactive("averaging")
+    buyer = solara.use_reactive("averaging")
+    seller_table = solara.use_reactive("")
+    buyer_table = solara.use_reactive("")
+    seller_range = solara.use_reactive((20, 100))
+    buyer_range = solara.use_reactive((0, 80))
+    rounds = solara.use_reactive(10)
+    first = solara.use_reactive("buyer")
+    seed = solara.use_reactive(0)
+    shown = solara.use_reactive(0)
+
+    key = (seller.value, buyer.value, seller_table.value, buyer_table.value,
+           tuple(seller_range.value), tuple(buyer_range.value), rounds.value, first.value,
+           seed.value)
+
+    def make() -> Game | str:
+        try:
+            return setup_game(
+                strategy_spec(seller.value, seller_table.value),
+                strategy_spec(buyer.value, buyer_table.value),
+                tuple(seller_range.value), tuple(buyer_range.value), rounds.value,
+                first.value, seed.value or 0,
+            )
+        except ValueError as exc:
+            return " ".join(str(exc).split())
+
+    game = solara.use_memo(make, list(key))
+    solara.use_effect(lambda: shown.set(0), list(key))
+
+    with solara.AppBar():
+        solara.AppBarTitle("Two agents: one Buyer, one Seller")
+    with solara.Sidebar(), solara.Column():
+        with solara.Card("Strategies"):
+            solara.Select("Seller strategy", values=names, value=seller)
+            if seller.value == "qlearning":
+                solara.InputText("Seller Q-table (.npz path, empty: untrained)",
+                                 value=seller_table)
+            solara.Select("Buyer strategy", values=names, value=buyer)
+            if buyer.value == "qlearning":
+                solara.InputText("Buyer Q-table (.npz path, empty: untrained)", value=buyer_table)
+        with solara.Card("Game"):
+            (s_lo, s_hi), (b_lo, b_hi) = seller_range.value, buyer_range.value
+            solara.SliderRangeInt(f"Seller accepts {s_lo}-{s_hi}", value=seller_range,
+                                  min=PRICE_MIN, max=PRICE_MAX)
+            solara.SliderRangeInt(f"Buyer accepts {b_lo}-{b_hi}", value=buyer_range,
+                                  min=PRICE_MIN, max=PRICE_MAX)
+            solara.SliderInt(f"Rounds T = {rounds.value}", value=rounds, min=1, max=ROUNDS_MAX)
+            solara.Text("First mover")
+            solara.ToggleButtonsSingle(value=first, values=["buyer", "seller"])
+            solara.InputInt("Seed", value=seed)
+
+    if isinstance(game, str):
+        solara.Error(game)
+        return
+    n = len(game.record.moves)
+    k = min(shown.value, n)
+    with solara.Row():
+        solara.Button("Restart", color="primary", on_click=lambda: shown.set(0), disabled=k == 0)
+        solara.Button("Next move", color="primary", on_click=lambda: shown.set(min(k + 1, n)),
+                      disabled=k >= n)
+        solara.Button("Play to the end", color="primary", on_click=lambda: shown.set(n),
+                      disabled=k >= n)
+        solara.Text(f"Move {k} of {n}")
+    if game.note:
+        solara.Info(game.note)
+    title = f"{game.seller} (seller) vs {game.buyer} (buyer)"
+    fig = vf.negotiation_figure(game.record, game.grid, game.ranges, shown=k,
+                                rounds=game.protocol.rounds, title=title)
+    solara.FigureMatplotlib(fig, format="png", dpi=100)
+    if k:
+        solara.HTML(tag="div", unsafe_innerHTML=moves_html(game, k))
