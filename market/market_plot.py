@@ -1,7 +1,8 @@
 """The market run at a glance: transaction prices against the competitive band, supply and demand.
 
-Left: per step, the mean transaction price with its min-max range, over the
-competitive-equilibrium price band of each period (so one sees whether
+Left: per step, the transaction prices (one marker per price level, sized
+by the number of deals) and their mean, over the competitive-equilibrium
+price band of each period (so one sees whether
 bargaining pairs find the price a competitive market would set). Right: the
 current supply and demand step curves, where they cross, and the grid levels
 the protocol can actually name.
@@ -24,6 +25,7 @@ def plot_market(
     costs: np.ndarray,
     grid: PriceGrid,
     title: str = "",
+    prices_df: pd.DataFrame | None = None,
 ) -> Any:
     """The two-panel figure (matplotlib, Agg); save it with :func:`market.files.save_figure`."""
     import matplotlib
@@ -43,10 +45,23 @@ def plot_market(
     for col in ("ce_price_lo", "ce_price_hi"):  # visible even when the band is a line
         ax.step(step, df[col], where="mid", color="tab:green", lw=0.8)
     has = df["deals"].to_numpy() > 0
-    ax.vlines(step[has], df["min_price"].to_numpy()[has], df["max_price"].to_numpy()[has],
-              color="tab:blue", alpha=0.35, lw=2, label="min-max price")
-    ax.plot(step[has], df["mean_price"].to_numpy()[has], "o", color="tab:blue", ms=3,
-            label="mean price")
+    if prices_df is not None and len(prices_df):
+        # every transaction price, one marker per step and level, area ~ number of deals
+        deals = prices_df["deals"].to_numpy(dtype=float)
+        ax.scatter(prices_df["step"], prices_df["price"], s=4 + 60 * deals / deals.max(),
+                   color="tab:blue", alpha=0.35, linewidths=0, label="deals (area ~ count)")
+    else:
+        ax.vlines(step[has], df["min_price"].to_numpy()[has], df["max_price"].to_numpy()[has],
+                  color="tab:blue", alpha=0.35, lw=2, label="min-max price")
+    ax.plot(step[has], df["mean_price"].to_numpy()[has], "-", color="tab:red", lw=0.6,
+            alpha=0.5, label="mean price per step")
+    if prices_df is not None and len(prices_df):
+        # a period's mean price, over the steps of that period (steps thin out late in a period)
+        per = prices_df.assign(value=prices_df["price"] * prices_df["deals"]).groupby("period")
+        mean = per["value"].sum() / per["deals"].sum()
+        span = df.groupby("period")["step"].agg(["min", "max"]).loc[mean.index]
+        ax.hlines(mean.to_numpy(), span["min"] - 0.5, span["max"] + 0.5, color="tab:red", lw=2,
+                  label="mean price per period")
     for level_price in grid.price(np.arange(1, grid.prices + 1)):
         ax.axhline(level_price, color="0.85", lw=0.6, zorder=0)
     ax.set_xlabel("step")

@@ -52,12 +52,15 @@ Distribution = str | Callable[[np.random.Generator, int, float, float], np.ndarr
 DISTRIBUTIONS = ("uniform", "normal", "triangular")
 FIRST_MOVERS = ("random", "seller", "buyer")
 AGENT_DATA = ("period", "step", "none")
+#: one row per step and price level that saw deals: the transaction prices, compactly
+PRICE_COLUMNS = ("step", "period", "level", "price", "deals")
 AGENT_COLUMNS = ("side", "strategy", "reservation", "wallet", "earnings", "cash", "trades", "team")
 PERIOD_COLUMNS = (
     "period",
     "last_step",
     "deals",
     "mean_price",
+    "price_std",
     "ce_price_lo",
     "ce_price_hi",
     "ce_quantity",
@@ -314,7 +317,7 @@ class MarketModel(mesa.Model):
             agent_reporters={
                 k: attrgetter(k if k != "side" else "side_name") for k in AGENT_COLUMNS
             },
-            tables={"periods": list(PERIOD_COLUMNS)},
+            tables={"periods": list(PERIOD_COLUMNS), "prices": list(PRICE_COLUMNS)},
         )
         self.datacollector.collect(self)
 
@@ -523,7 +526,8 @@ class MarketModel(mesa.Model):
                 self.buyers.reservation[:] = self._draw(BUYER, len(self.buyers))
                 self._update_levels()
         self._eq = competitive_equilibrium(self.buyers.reservation, self.sellers.reservation)
-        self._per = dict(deals=0, price_sum=0.0, realised=0.0, buyer=0.0, seller=0.0)
+        self._per = dict(deals=0, price_sum=0.0, price_sq=0.0, realised=0.0, buyer=0.0,
+                         seller=0.0)
         self._run["max_surplus"] += self._eq.max_surplus
 
     def step(self) -> None:
@@ -592,6 +596,13 @@ class MarketModel(mesa.Model):
         B.traded[db] = True
         self._per["deals"] += int(deal.sum())
         self._per["price_sum"] += float(p.sum())
+        self._per["price_sq"] += float((p * p).sum())
+        counts = np.bincount(rec.level[deal], minlength=self.protocol.prices + 1)
+        for level in np.flatnonzero(counts):
+            self.datacollector.add_table_row("prices", {
+                "step": self.steps, "period": self.period, "level": int(level),
+                "price": float(self.grid.price(int(level))), "deals": int(counts[level]),
+            })
         self._per["seller"] += float(gain_s.sum())
         self._per["buyer"] += float(gain_b.sum())
         self._per["realised"] += float(gain_s.sum() + gain_b.sum())
@@ -681,7 +692,8 @@ class MarketModel(mesa.Model):
                 "period": self.period,
                 "last_step": self.steps,
                 "deals": per["deals"],
-                "mean_price": per["price_sum"] / per["deals"] if per["deals"] else math.nan,
+                "mean_price": _mean(per["price_sum"], per["deals"]),
+                "price_std": _std(per["price_sum"], per["price_sq"], per["deals"]),
                 "ce_price_lo": self._eq.price_lo,
                 "ce_price_hi": self._eq.price_hi,
                 "ce_quantity": self._eq.quantity,
@@ -708,7 +720,12 @@ class MarketModel(mesa.Model):
         return self.datacollector.get_model_vars_dataframe()
 
     def periods_frame(self) -> pd.DataFrame:
+        """One row per closed period: deals, prices, CE band, efficiency, surplus split."""
         return self.datacollector.get_table_dataframe("periods")
+
+    def prices_frame(self) -> pd.DataFrame:
+        """Transaction prices: per step, each price level that saw deals and how many."""
+        return self.datacollector.get_table_dataframe("prices")
 
     def agent_frame(self) -> pd.DataFrame:
         """Collected agent variables, flat (Step, AgentID columns); empty if none collected."""
@@ -720,15 +737,13 @@ class MarketModel(mesa.Model):
         """Flat summary of the run so far (all values floats; NaN where undefined)."""
         run = self._run
         deals = run["deals"]
-        mean = run["price_sum"] / deals if deals else math.nan
-        var = run["price_sq"] / deals - mean * mean if deals else math.nan
         buyer_share, seller_share = surplus_split(run["buyer"], run["seller"])
         out: dict[str, float] = {
             "steps": float(self.steps),
             "periods": float(self.period + (self.step_in_period > 0)),
             "deals": float(deals),
-            "mean_price": mean,
-            "price_std": math.sqrt(max(var, 0.0)) if deals else math.nan,
+            "mean_price": _mean(run["price_sum"], deals),
+            "price_std": _std(run["price_sum"], run["price_sq"], deals),
             "ce_price_lo": self._eq.price_lo,
             "ce_price_hi": self._eq.price_hi,
             "ce_quantity": float(self._eq.quantity),
@@ -747,6 +762,18 @@ class MarketModel(mesa.Model):
                 side = "seller" if t < self.teams else "buyer"
                 out[f"earnings.team.{side}.{t % self.teams}"] = float(wallets[t])
         return out
+
+
+def _mean(total: float, n: int) -> float:
+    return total / n if n else math.nan
+
+
+def _std(total: float, squares: float, n: int) -> float:
+    """Population standard deviation from running sums (NaN without data)."""
+    if not n:
+        return math.nan
+    mean = total / n
+    return math.sqrt(max(squares / n - mean * mean, 0.0))
 
 
 def _stat(model: MarketModel, key: str) -> float:

@@ -53,11 +53,13 @@ def test_run_writes_tables_figure_and_json(tmp_path):
     assert s["steps"] == 12 and 0 <= s["efficiency"] <= 1
     assert "earnings.buyer.qlearning" in s and "earnings.seller.averaging" in s
     names = {Path(f).name for f in data["files"]}
-    assert names == {"model.parquet", "periods.parquet", "agents.parquet", "summary.json",
-                     "market.png"}
+    assert names == {"model.parquet", "periods.parquet", "prices.parquet", "agents.parquet",
+                     "summary.json", "market.png"}
     model_df = pd.read_parquet(out_dir / "model.parquet")
     assert len(model_df) == 13 and "mean_price" in model_df
     assert len(pd.read_parquet(out_dir / "periods.parquet")) == 3
+    prices = pd.read_parquet(out_dir / "prices.parquet")
+    assert prices["deals"].sum() == s["deals"] == model_df["deals"].sum()
     agents = pd.read_parquet(out_dir / "agents.parquet")
     assert len(agents) == 3 * 50 and set(agents["side"]) == {"seller", "buyer"}
     assert (out_dir / "market.png").read_bytes()[:4] == b"\x89PNG"

@@ -261,6 +261,14 @@ def test_model_table_has_a_row_per_step_with_price_statistics():
     assert (traded["price_std"] >= 0).all()
     assert {"earnings.seller.averaging", "earnings.buyer.averaging", "efficiency",
             "ce_price_lo", "buyer_share"} <= set(df.columns)
+    # the prices table holds every deal: per step, per level, how many
+    prices = model.prices_frame()
+    per_step = prices.groupby("step")["deals"].sum().reindex(df["step"], fill_value=0)
+    assert per_step.tolist() == df["deals"].astype(int).tolist()
+    weighted = (prices["price"] * prices["deals"]).groupby(prices["step"]).sum() / per_step[
+        per_step > 0
+    ]
+    assert np.allclose(weighted.to_numpy(), traded["mean_price"].to_numpy())
 
 
 def test_trace_of_a_pair_matches_the_pairs_table():

@@ -2,8 +2,9 @@
 
 Prints earnings per strategy and side, allocative efficiency and the mean
 price against the competitive-equilibrium band; with ``--out DIR`` writes
-the model table (one row per step), the period table, the agent table
-(one row per trader per period) as Parquet, a summary JSON and a PNG of
+the model table (one row per step), the period table, the transaction
+prices (per step and price level: how many deals), the agent table (one
+row per trader per period) as Parquet, a summary JSON and a PNG of
 transaction prices against the competitive band beside the supply and
 demand curves. Every input is checked before anything runs, and files are
 written whole or not at all.
@@ -68,7 +69,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent-data", choices=("period", "step", "none"), default="period",
                    help="when to record agent-level data (default: end of each period)")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="write model/period/agent tables (Parquet), summary.json and market.png")
+                   help="write the model, periods, prices and agents tables (Parquet), "
+                        "summary.json and market.png")
 
 
 def parse_mix(text: str, flag: str) -> dict[str, float]:
@@ -220,6 +222,7 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
 
     model_df = model.model_frame()
     periods_df = model.periods_frame()
+    prices_df = model.prices_frame()
     agents_df = model.agent_frame()
     eq = model.equilibrium
     fig = plot_market(
@@ -227,12 +230,14 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
         title=(f"{args.sellers} sellers ({args.seller_mix}) x {args.buyers} buyers "
                f"({args.buyer_mix}), P={args.prices}, T={args.rounds}, K={args.period}, "
                f"band {eq.price_lo:.1f}-{eq.price_hi:.1f}"),
+        prices_df=prices_df,
     )
     text = json.dumps(_clean(summary), indent=2) + "\n"
     out: Path = args.out
     files = [
         write_parquet(model_df, out / "model.parquet"),
         write_parquet(periods_df, out / "periods.parquet"),
+        write_parquet(prices_df, out / "prices.parquet"),
         write_parquet(agents_df, out / "agents.parquet"),
         write_text(text, out / "summary.json"),
         save_figure(fig, out / "market.png"),
