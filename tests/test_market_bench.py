@@ -14,5 +14,5 @@ def test_periods_count_real_negotiations_and_time():
 
 def test_memory_is_measured_in_a_fresh_process():
     small = _memory(200)
-    assert small["agent_rows"] == 2 * 400  # two periods of agent records
+    assert small["agent_rows"] == 2 * 200  # 200 traders, two periods of agent records
     assert 0 < small["base_kib"] <= small["peak_kib"] < 1024 * 1024
