@@ -21,7 +21,8 @@ def connect(scheduler: str, processes: int = 1, timeout: float = 5.0) -> Iterato
     """A ``distributed.Client`` for ``scheduler`` (an address, or ``"local"``), closed on exit.
 
     ``"local"`` starts a ``LocalCluster`` of ``processes`` single-threaded
-    worker processes listening on 127.0.0.1 only, without a dashboard. An
+    worker processes listening on 127.0.0.1 only (its HTTP endpoint on a free
+    loopback port, so a busy 8787 is no matter). An
     unreachable address raises :class:`UsageError` after ``timeout`` seconds.
     """
     try:
@@ -36,7 +37,7 @@ def connect(scheduler: str, processes: int = 1, timeout: float = 5.0) -> Iterato
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",  # HTTP endpoint on a free loopback port
             silence_logs=logging.ERROR,
         )
         try:

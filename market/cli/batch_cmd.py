@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         from rich.console import Console
 
-        Console(stderr=True).print(
+        Console(stderr=True, soft_wrap=True).print(
             f"interrupted: finished runs are kept in {batch.parts_dir(args.out)}; run the same "
             "command again to go on from there")
         raise
