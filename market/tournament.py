@@ -244,7 +244,7 @@ def registry_entrants(
 
 
 def selfplay_tables(
-    protocol: Protocol, seed: int = 0, cache: Any = None, seeds: int = 4
+    protocol: Protocol, seed: int = 0, cache: Any = None, seeds: int = 4, **overrides: Any
 ) -> tuple[Any, str]:
     """Q-tables for the tournament's ``qlearning`` entrant, and a note saying what they are.
 
@@ -253,7 +253,7 @@ def selfplay_tables(
     0) trains ``seeds`` seeds in lockstep; the pair with the lowest NashConv
     plays. Training takes tens of seconds, so the tables are kept in
     ``cache`` (an ``.npz`` path) and reused when it holds tables for the same
-    game and seed.
+    game and seed. ``overrides`` replace fields of the preset (smaller runs in tests).
     """
     from pathlib import Path
 
@@ -269,7 +269,7 @@ def selfplay_tables(
         except ValueError:
             pass  # stale or foreign file: train again
     config = training.preset("default", prices=protocol.prices, rounds=protocol.rounds,
-                             seed=seed, seeds=seeds, test_episodes=0)
+                             seed=seed, seeds=seeds, test_episodes=0, **overrides)
     result = training.train(config, nash_conv=False, exact=False)
     nc = np.asarray(evaluation.nash_conv(result.seller, result.buyer, protocol), dtype=float)
     best = int(np.argmin(nc))

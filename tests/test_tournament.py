@@ -124,6 +124,16 @@ def test_selfplay_tables_are_reused_from_the_cache(tmp_path, monkeypatch):
     assert pair.seller.shape == (2, S, A) and "reused" in note
 
 
+def test_selfplay_training_feeds_the_qlearning_entrant(tmp_path):
+    cache = tmp_path / "q.npz"
+    pair, note = selfplay_tables(P5T5, seed=1, cache=cache, seeds=2, cycles=2, episodes=50)
+    assert pair.role_aware and pair.seller.shape == (2, P5T5.n_states, P5T5.n_actions)
+    assert "100 episodes" in note and "best of 2 seeds" in note and cache.exists()
+    again, note2 = selfplay_tables(P5T5, seed=1, cache=cache)
+    np.testing.assert_array_equal(again.seller, pair.seller)
+    assert "reused" in note2
+
+
 def test_every_registered_strategy_that_can_sell_is_a_row():
     names = [n for n in strategies.names() if n != "qlearning"]  # no training in the test
     res = run_tournament(registry_entrants(P5T5, names), P5T5, repetitions=2)
