@@ -28,3 +28,14 @@ def test_write_parquet_round_trip(tmp_path):
     df = pd.DataFrame({"a": [1, 2], "b": [0.5, 1.5]})
     path = write_parquet(df, tmp_path / "sub" / "r.parquet")
     pd.testing.assert_frame_equal(pd.read_parquet(path), df)
+
+
+def test_files_get_the_usual_permissions(tmp_path):
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        path = write_parquet(pd.DataFrame({"a": [1]}), tmp_path / "p.parquet")
+    finally:
+        os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o644

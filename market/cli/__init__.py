@@ -71,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         msg = " ".join(str(exc).split())
         print(f"run.py {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader (e.g. `| head`) went away: not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"run.py {args.command}: interrupted", file=sys.stderr)
         return 130
