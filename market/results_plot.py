@@ -159,6 +159,8 @@ def _finish_axis(ax: Any, x: str, ticks: list[Any] | None, pos: dict[Any, float]
     ax.set_xlabel(x)
     if ticks is not None:
         ax.set_xticks([pos[t] for t in ticks], [str(t) for t in ticks])
+    elif len(pos) <= 12:  # a tick at every swept value, none in between
+        ax.set_xticks(sorted(pos.values()), [f"{v:g}" for v in sorted(pos.values())])
     ax.grid(alpha=0.3)
 
 
