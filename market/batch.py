@@ -18,10 +18,11 @@ finished table. A run that raises is recorded with its error (column
 ``error``) and the others go on; runs recorded with an error are tried again
 when the batch is restarted.
 
-Population mixes: ``buyer_mix.<strategy>=share`` (likewise ``seller_mix``)
-gives that strategy a share of its side; whatever the named shares leave
-(``1 - sum``) goes to the fill strategy (``averaging`` by default), added to
-its own share if it is named too. Shares must lie in ``[0, 1]`` and sum to at
+Population mixes: ``buyer_mix.<strategy>=share`` (likewise ``seller_mix``;
+``<strategy>`` may be ``qlearning:FILE.npz``) gives that strategy a share of
+its side; whatever the named shares leave (``1 - sum``) goes to the fill
+strategy (``averaging`` by default), added to its own share if it is named
+too. Shares must lie in ``[0, 1]`` and sum to at
 most 1 at every grid point. A side with no ``*_mix.*`` key keeps the
 model's default mix.
 """
@@ -189,9 +190,12 @@ def validate_grid(
             if head not in mixes:
                 raise UsageError(f"unknown parameter {key!r} (mix shares are "
                                  f"{'|'.join(mixes) or 'unsupported'}.<strategy>)")
-            if strat not in strategies.STRATEGIES:
-                raise UsageError(f"parameter {key}: unknown strategy {strat!r} "
+            base, colon, table = strat.partition(":")
+            if base not in strategies.STRATEGIES:
+                raise UsageError(f"parameter {key}: unknown strategy {base!r} "
                                  f"(choose from: {', '.join(strategies.names())})")
+            if colon and not Path(table).is_file():
+                raise UsageError(f"parameter {key}: no such table file {table!r}")
             out[key] = [_share(key, v) for v in values]
             continue
         if key in mixes:

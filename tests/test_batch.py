@@ -58,6 +58,7 @@ def test_expansion_counts_indices_and_seeds():
     ({"buyer_mix.qlearning": [-0.1]}, "buyer_mix.qlearning"),
     ({"buyer_mix.qlearning": ["x"]}, "buyer_mix.qlearning"),
     ({"buyer_mix.nope": [0.5]}, "nope"),
+    ({"buyer_mix.qlearning:missing.npz": [0.5]}, "missing.npz"),
     ({"buyer_mix.zi-c": [0.6], "buyer_mix.qlearning": [0.2, 0.5]}, "sum to at most 1"),
     ({"buyer_mix": [0.5]}, "buyer_mix"),
     ({"value_range": [1]}, "value_range"),
