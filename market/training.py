@@ -14,13 +14,13 @@ Two schemes:
   (what DESIGN.md measured to converge with a role-aware table and
   exploration decaying to 0 over the whole run).
 
-Seeds run in lockstep: tables are ``(n_seeds, R, S, A)`` arrays and every
-episode advances all seeds together, so one Python-level episode costs the
-same for 1 or 1,000 seeds. The first mover of an episode is the same for all
-seeds (it only depends on the episode index), which keeps each move a single
-batch of array operations. Within one episode a side never visits a row
-twice, so applying the Bellman updates after the episode (a replay of its
-moves, in order) equals updating online.
+Seeds run in lockstep: both sides' tables live in one ``(2, n_seeds, R, S,
+A)`` array and every episode advances all seeds together, so one
+Python-level episode costs about the same for 1 or 1,000 seeds. Within one
+episode a side never visits a row twice, so applying the Bellman updates
+after the episode, all at once, equals updating online. With role-aware
+tables in self-play, a seed's Seller-first and Buyer-first episodes touch
+disjoint halves of the tables, so two consecutive episodes run as one batch.
 
 Every random choice flows from one ``numpy`` Generator seeded with
 ``config.seed``: the same seed and number of seeds give bit-identical tables.
@@ -175,10 +175,11 @@ def learning_rate(config: TrainConfig, episode_in_run: int) -> float:
 class Episodes:
     """One episode per seed: actions ``(n, 2T)`` (-1 after the end), moves, deal level."""
 
-    first: int
+    first: int | np.ndarray
     actions: np.ndarray
     n_moves: np.ndarray
     level: np.ndarray
+    batch: Batch | None = None
 
     def rewards(self, side: int, prices: int) -> np.ndarray:
         """The document's rewards: Seller ``p / P``, Buyer ``1 - p / P`` at a deal, else 0."""
@@ -189,38 +190,41 @@ class Episodes:
 
     def ender(self) -> np.ndarray:
         """Side that made the last move (accepted or rejected)."""
-        last_even = (self.n_moves - 1) % 2 == 0
-        return np.where(last_even, self.first, 1 - self.first)
+        return ender(self.first, self.n_moves)
 
 
-def _role(table: np.ndarray, side: int, first: int) -> int:
-    """Role index of ``side`` in a table: 0 if it moved first (or one role only), else 1."""
-    return 0 if table.shape[1] == 1 or side == first else 1
+def ender(first: int | np.ndarray, n_moves: np.ndarray) -> np.ndarray:
+    """Side that made the last move of negotiations with ``n_moves`` moves."""
+    return np.where((n_moves - 1) % 2 == 0, first, 1 - np.asarray(first))
 
 
 def choose(
-    q: np.ndarray, legal: slice, epsilon: float, rng: np.random.Generator
+    q: np.ndarray, legal: slice, epsilon: float | np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
     """Epsilon-greedy choice per row of ``q`` (n, A) among the actions in ``legal``.
 
     The same distribution as :func:`strategies.qlearning.epsilon_greedy`
     (greedy with uniform ties; with probability ``epsilon`` a uniform legal
-    action) with fewer array passes: the legal actions of a move always form
-    one contiguous block of columns (offers only at the start, accept/reject
-    only in the last round, everything otherwise), so a slice replaces the
-    mask, and ties are broken by the largest of uniform keys.
+    action) in fewer array passes, because this is the trainer's innermost
+    step: the legal actions of a move always form one contiguous block of
+    columns (offers only at the start, accept/reject only in the last round,
+    everything otherwise), so a slice replaces the mask; one block of uniform
+    keys breaks ties (the maxima's keys are lifted by 1) and, in an extra
+    column, decides exploration (an exploring row's keys are not lifted, so
+    its largest key picks a uniform legal action).
     """
     lo = legal.start or 0
     qs = q[:, legal]
-    best = qs >= qs.max(axis=1, keepdims=True)
-    keys = rng.random(qs.shape, dtype=np.float32)
-    keys += best  # maxima's keys move to [1, 2), above every other key
+    w = qs.shape[1]
+    best = qs >= np.maximum.reduce(qs, axis=1, keepdims=True)
+    if np.ndim(epsilon) or epsilon > 0.0:
+        keys = rng.random((qs.shape[0], w + 1), dtype=np.float32)
+        best &= keys[:, w:] >= np.reshape(epsilon, (-1, 1))
+        keys = keys[:, :w]
+    else:
+        keys = rng.random(qs.shape, dtype=np.float32)
+    keys += best
     a = keys.argmax(axis=1)
-    if epsilon > 0.0:
-        explore = rng.random(q.shape[0]) < epsilon
-        k = int(explore.sum())
-        if k:
-            a[explore] = rng.integers(0, qs.shape[1], size=k)
     return a + lo if lo else a
 
 
@@ -235,38 +239,72 @@ def _blocks(protocol: Protocol) -> tuple[slice, ...]:
     return tuple(legal_block(protocol, m) for m in range(protocol.max_moves))
 
 
-def play(
-    tables: tuple[np.ndarray, np.ndarray],
-    first: int,
-    epsilon: tuple[float, float],
+@dataclass
+class Batch:
+    """Which negotiations one lockstep batch plays: a seed and a first mover per row.
+
+    Several rows may share a seed when they touch disjoint parts of its
+    tables (role-aware tables: the Seller-first and Buyer-first negotiations
+    of one seed use different halves), which lets the trainer play two
+    consecutive episodes of a seed at once.
+    """
+
+    seed: np.ndarray
+    first: np.ndarray
+
+    @classmethod
+    def all_seeds(cls, n: int, first: int) -> Batch:
+        return cls(np.arange(n), np.full(n, first, dtype=np.int64))
+
+    def row_base(self, stack: np.ndarray, side: np.ndarray, role: np.ndarray) -> np.ndarray:
+        """Index of row 0 of ``side``'s table (``role``) in ``stack.reshape(-1, A)``.
+
+        ``stack`` is ``(2, n, R, S, A)``; with one role ``role`` is ignored.
+        """
+        _, n, R, S, _ = stack.shape
+        r = role if R == 2 else 0
+        return ((side * n + self.seed) * R + r) * S
+
+
+def play_stacked(
+    stack: np.ndarray,
+    first: int | Batch,
+    epsilon: tuple[float, float] | np.ndarray,
     protocol: Protocol,
     rng: np.random.Generator,
 ) -> Episodes:
-    """Play one episode for every seed in lockstep.
+    """Play one negotiation per batch row in lockstep; ``stack`` is ``(2, n, R, S, A)``.
 
-    ``tables[side]`` is ``(n, R, S, A)``; each side acts epsilon-greedily with
-    ``epsilon[side]`` (0: greedy) among the legal actions, ties uniform.
+    ``first``: the first mover of every seed, or a :class:`Batch`. Each side
+    acts epsilon-greedily with ``epsilon[side]`` (0: greedy; or
+    ``epsilon[side, row]`` per row) among the legal actions, ties uniform.
     """
     P, T = protocol.prices, protocol.rounds
-    n = tables[0].shape[0]
+    A = stack.shape[-1]
+    batch = Batch.all_seeds(stack.shape[1], first) if isinstance(first, int | np.integer) else first
+    n = len(batch.seed)
     actions = np.full((n, 2 * T), -1, dtype=np.int64)
-    n_moves = np.zeros(n, dtype=np.int64)
     level = np.zeros(n, dtype=np.int64)
-    ai = np.arange(n)  # seeds still negotiating
-    state = np.zeros(n, dtype=np.int64)
-    S, A = protocol.n_states, protocol.n_actions
-    # Rows of each side's tables as one (n * R * S, A) matrix: np.take on it is far
-    # faster than mixed fancy indexing of the 4-d array.
-    flat = [t.reshape(-1, A) for t in tables]
-    base = [(np.arange(n) * t.shape[1] + _role(t, side, first)) * S
-            for side, t in enumerate(tables)]
+    # All rows of both sides' tables as one (2 * n * R * S, A) matrix: np.take on it
+    # is far faster than fancy indexing of the 5-d array.
+    rows = stack.reshape(-1, A)
+    movers = (batch.first, 1 - batch.first)  # who moves at even and at odd moves
+    base = (batch.row_base(stack, movers[0], np.zeros(n, np.int64)),
+            batch.row_base(stack, movers[1], np.ones(n, np.int64)))
+    eps_arr = np.asarray(epsilon, dtype=float)  # (2,) per side or (2, rows)
+    same = eps_arr.ndim == 1 and eps_arr[0] == eps_arr[1]
+    ai = np.arange(n)  # rows still negotiating
+    row = base[0].copy()  # the first mover's start row "s"
     blocks = _blocks(protocol)
     for m in range(2 * T):
-        side = first if m % 2 == 0 else 1 - first
-        q = np.take(flat[side], base[side][ai] + state, axis=0)
-        a = choose(q, blocks[m], epsilon[side], rng)
+        if same:
+            e: float | np.ndarray = float(eps_arr[0])
+        elif eps_arr.ndim == 1:
+            e = eps_arr[movers[m % 2][ai]]
+        else:
+            e = eps_arr[movers[m % 2][ai], ai]
+        a = choose(np.take(rows, row, axis=0), blocks[m], e, rng)
         actions[ai, m] = a
-        n_moves[ai] = m + 1
         cont = a < P
         if not cont.all():
             acc = a == P
@@ -275,8 +313,89 @@ def play(
             ai, a = ai[cont], a[cont]
             if ai.size == 0:
                 break
-        state = 1 + (m // 2) * P + a  # the offer just made, seen by the next mover
-    return Episodes(first, actions, n_moves, level)
+        # the offer just made, seen by the next mover in row 1 + t * P + (level - 1)
+        row = base[(m + 1) % 2][ai] + (1 + (m // 2) * P) + a
+    n_moves = (actions >= 0).sum(axis=1)
+    first_out = first if isinstance(first, int | np.integer) else batch.first
+    return Episodes(first_out, actions, n_moves, level, batch)
+
+
+def play(
+    tables: tuple[np.ndarray, np.ndarray],
+    first: int,
+    epsilon: tuple[float, float],
+    protocol: Protocol,
+    rng: np.random.Generator,
+) -> Episodes:
+    """Play one episode for every seed; ``tables[side]`` is ``(n, R, S, A)``, same R."""
+    return play_stacked(_stack(tables), first, epsilon, protocol, rng)
+
+
+def _stack(tables: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    if tables[0].shape != tables[1].shape:
+        raise ValueError(
+            f"Seller and Buyer tables differ in shape ({tables[0].shape} vs {tables[1].shape})"
+        )
+    return np.stack(tables)
+
+
+def learn_stacked(
+    stack: np.ndarray,
+    sides: tuple[int, ...],
+    ep: Episodes,
+    rewards: np.ndarray,
+    lr: float | np.ndarray,
+    gamma: float,
+    legal: np.ndarray,
+) -> None:
+    """Bellman-update the tables of ``sides`` in ``stack`` (2, n, R, S, A) in place.
+
+    ``rewards`` is ``(2, rows)``; ``lr`` a scalar or one per batch row. Each
+    move's target is the reward if the negotiation ended before the mover's
+    next move, else ``gamma`` times the value (max over legal actions) of the
+    row it observed next: exactly the document's update. A side never
+    visits a row twice in one negotiation and each update reads only the row
+    its move led to, which online learning has not touched yet in this
+    episode; so all of an episode's updates, for both sides, are applied in
+    one vectorised step and equal the document's one-by-one updates.
+    """
+    if not stack.flags.c_contiguous:
+        raise ValueError("learning updates tables in place: they must be C-contiguous")
+    P = legal.shape[1] - 2
+    n_rows, two_t = ep.actions.shape
+    d = legal.shape[0] - 1
+    A = stack.shape[-1]
+    batch = ep.batch if ep.batch is not None else Batch.all_seeds(stack.shape[1], ep.first)
+    ms = np.arange(two_t)
+    live = ms[None, :] < ep.n_moves[:, None]
+    if len(sides) == 1:
+        mover = np.where(ms % 2 == 0, batch.first[:, None], 1 - batch.first[:, None])
+        live &= mover == sides[0]
+    i, m = np.nonzero(live)
+    role = m % 2  # 0: the first mover's moves, 1: the second mover's
+    side = np.where(role == 0, batch.first[i], 1 - batch.first[i])
+    prev = ep.actions[i, np.maximum(m - 1, 0)]
+    s = np.where(m == 0, 0, 1 + ((m - 1) // 2) * P + prev)
+    a = ep.actions[i, m]
+    cont = m + 2 < ep.n_moves[i]
+    seen = ep.actions[i, np.minimum(m + 1, two_t - 1)]  # the reply (an offer if cont)
+    s_next = np.where(cont, 1 + ((m + 1) // 2) * P + seen, d)
+    sub = Batch(batch.seed[i], batch.first[i])
+    base = sub.row_base(stack, side, role)
+    rows = stack.reshape(-1, A)  # a view: updates land in ``stack``
+    nq = np.where(legal[s_next], np.take(rows, base + s_next, axis=0), -np.inf)
+    target_v = np.where(cont, np.maximum.reduce(nq, axis=1), 0.0)
+    r = np.where(cont, 0.0, rewards[side, i])
+    cell = (base + s) * A + a
+    flat = stack.reshape(-1)
+    rate = lr[i] if np.ndim(lr) else lr
+    flat[cell] = bellman_update(flat[cell], r, target_v, rate, gamma)
+
+
+def episode_rewards(level: np.ndarray, prices: int) -> np.ndarray:
+    """(2, n) document rewards of both sides (Seller ``p / P``, Buyer ``1 - p / P``)."""
+    frac = level / prices
+    return np.stack([frac, np.where(level > 0, 1.0 - frac, 0.0)])
 
 
 def learn(
@@ -288,40 +407,11 @@ def learn(
     gamma: float,
     legal: np.ndarray,
 ) -> None:
-    """Bellman-update ``table`` (n, R, S, A) in place from ``side``'s moves in ``ep``.
-
-    Each move's target is the reward if the negotiation ended before this
-    side's next move, else ``gamma`` times the value (max over legal actions)
-    of the row it observed next, exactly the document's update. A side never
-    visits a row twice in one negotiation and each update reads only the row
-    it leads to, which online learning has not touched yet in this episode;
-    so all of an episode's updates can be applied in one vectorised step and
-    equal the document's one-by-one updates.
-    """
-    P = legal.shape[1] - 2
-    two_t = ep.actions.shape[1]
-    d = legal.shape[0] - 1
-    role = _role(table, side, ep.first)
-    ms = np.arange(0 if side == ep.first else 1, two_t, 2)  # this side's moves
-    seed, k = np.nonzero(ms[None, :] < ep.n_moves[:, None])
-    m = ms[k]
-    prev = ep.actions[seed, np.maximum(m - 1, 0)]
-    s = np.where(m == 0, 0, 1 + ((m - 1) // 2) * P + prev)
-    a = ep.actions[seed, m]
-    cont = m + 2 < ep.n_moves[seed]
-    seen = ep.actions[seed, np.minimum(m + 1, two_t - 1)]  # opponent's reply (an offer if cont)
-    s_next = np.where(cont, 1 + ((m + 1) // 2) * P + seen, d)
-    if not table.flags.c_contiguous:
-        raise ValueError("learn() updates tables in place: they must be C-contiguous")
-    R, S, A = table.shape[1:]
-    rows = table.reshape(-1, A)  # a view: updates land in ``table``
-    row_base = (seed * R + role) * S
-    nq = np.where(legal[s_next], np.take(rows, row_base + s_next, axis=0), -np.inf).max(axis=-1)
-    target_v = np.where(cont, nq, 0.0)
-    r = np.where(cont, 0.0, reward[seed])
-    cell = (row_base + s) * A + a
-    flat = table.reshape(-1)
-    flat[cell] = bellman_update(flat[cell], r, target_v, lr, gamma)
+    """Bellman-update one side's ``table`` (n, R, S, A) in place (see :func:`learn_stacked`)."""
+    stack = np.stack([table, table])
+    rewards = np.stack([reward, reward])
+    learn_stacked(stack, (side,), ep, rewards, lr, gamma, legal)
+    table[...] = stack[side]
 
 
 # --- results --------------------------------------------------------------------------------
@@ -356,17 +446,19 @@ class TrainResult:
         return self.seller[seed_index], self.buyer[seed_index]
 
 
-def _counts(ep: Episodes, prices: int) -> dict[str, np.ndarray]:
-    deal = ep.level > 0
-    ender = ep.ender()
+def _counts(first: np.ndarray, n_moves: np.ndarray, level: np.ndarray, prices: int
+            ) -> dict[str, np.ndarray]:
+    """Per-seed totals over a block of episodes: ``first`` (E,), ``n_moves``/``level`` (E, n)."""
+    deal = level > 0
+    by = ender(first[:, None], n_moves)
     return {
-        "seller_validated": (deal & (ender == SELLER)).astype(np.int64),
-        "seller_rejected": (~deal & (ender == SELLER)).astype(np.int64),
-        "buyer_validated": (deal & (ender == BUYER)).astype(np.int64),
-        "buyer_rejected": (~deal & (ender == BUYER)).astype(np.int64),
-        "seller_wallet": ep.level,
-        "buyer_wallet": np.where(deal, prices - ep.level, 0),
-        "deals": deal.astype(np.int64),
+        "seller_validated": (deal & (by == SELLER)).sum(axis=0),
+        "seller_rejected": (~deal & (by == SELLER)).sum(axis=0),
+        "buyer_validated": (deal & (by == BUYER)).sum(axis=0),
+        "buyer_rejected": (~deal & (by == BUYER)).sum(axis=0),
+        "seller_wallet": level.sum(axis=0),
+        "buyer_wallet": np.where(deal, prices - level, 0).sum(axis=0),
+        "deals": deal.sum(axis=0),
     }
 
 
@@ -410,14 +502,15 @@ def test_tables(
 
     Returns per-seed totals (the keys of :data:`COUNT_COLUMNS`).
     """
+    stack = _stack((seller, buyer))
     n = seller.shape[0]
-    tot = {k: np.zeros(n, dtype=np.int64) for k in COUNT_COLUMNS}
+    firsts = np.arange(episodes) % 2
+    n_moves = np.zeros((episodes, n), dtype=np.int64)
+    level = np.zeros((episodes, n), dtype=np.int64)
     for e in range(episodes):
-        first = SELLER if e % 2 == 0 else BUYER
-        ep = play((seller, buyer), first, (0.0, 0.0), protocol, rng)
-        for k, v in _counts(ep, protocol.prices).items():
-            tot[k] += v
-    return tot
+        ep = play_stacked(stack, int(firsts[e]), (0.0, 0.0), protocol, rng)
+        n_moves[e], level[e] = ep.n_moves, ep.level
+    return _counts(firsts, n_moves, level, protocol.prices)
 
 
 def _nash_conv_all(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol) -> np.ndarray:
@@ -447,8 +540,7 @@ def train(
     """
     protocol = config.protocol
     rng = np.random.default_rng(config.seed)
-    seller, buyer = initial_tables(config, start)
-    live = [seller, buyer]
+    stack = _stack(initial_tables(config, start))  # (2, n, R, S, A): the live tables
     legal = legal_rows(protocol)
     learners = {"both": (SELLER, BUYER), "seller": (SELLER,), "buyer": (BUYER,)}[config.train]
     trainee = SELLER if config.train == "both" and config.first == "seller" else (
@@ -457,63 +549,82 @@ def train(
     trainer = 1 - trainee
     # Frozen scheme, the document's variables: the trainer plays ``trainer_snap``;
     # ``trainee_snap`` is the trainee's table before the current cycle.
-    trainee_snap, trainer_snap = live[trainee].copy(), live[trainer].copy()
+    trainee_snap, trainer_snap = stack[trainee].copy(), stack[trainer].copy()
     trainee_ver, trainer_ver = 0, 0  # cycle at whose start each snapshot was taken
     versions: list[int] = []
     history: list[pd.DataFrame] = []
-    n = config.seeds
+    n, E, P = config.seeds, config.episodes, protocol.prices
     total = config.total_episodes + config.test_episodes
     done = 0
+    eval_seconds = 0.0
     t0 = time.perf_counter()
     for cycle in range(config.cycles):
-        acc = {k: np.zeros(n, dtype=np.int64) for k in COUNT_COLUMNS}
-        if config.scheme == "frozen":
+        frozen = config.scheme == "frozen"
+        if on_cycle is not None:
+            live = [stack[0].copy(), stack[1].copy()]
+            on_cycle(cycle, trainee, trainer_snap if frozen else live[trainer], live)
+        if frozen:
             versions.append(trainer_ver)
-            if on_cycle is not None:
-                on_cycle(cycle, trainee, trainer_snap, live)
-        elif on_cycle is not None:
-            on_cycle(cycle, trainee, live[trainer], live)
-        for e in range(config.episodes):
-            g = cycle * config.episodes + e
-            eps = exploration(config, e, g)
-            lr = learning_rate(config, g)
-            if config.scheme == "frozen":
+            trainer_live = stack[trainer].copy()
+            stack[trainer] = trainer_snap  # the trainer plays its frozen snapshot
+            sides: tuple[int, ...] = (trainee,)
+        else:
+            sides = learners
+        firsts = np.empty(E, dtype=np.int64)
+        n_moves = np.zeros((E, n), dtype=np.int64)
+        level = np.zeros((E, n), dtype=np.int64)
+        # Role-aware self-play: a seed's Seller-first and Buyer-first negotiations use
+        # disjoint halves of both tables, so two consecutive episodes run as one batch
+        # (the same updates as one after the other, in half the Python steps).
+        pairs = not frozen and stack.shape[2] == 2
+        e = 0
+        while e < E:
+            g = cycle * E + e
+            if frozen:
                 first = trainer if e % 2 == 0 else trainee
-                acting = [live[0], live[1]]
-                acting[trainer] = trainer_snap
-                epsilon = [0.0, 0.0]
-                epsilon[trainee] = eps
-                ep = play((acting[0], acting[1]), first, (epsilon[0], epsilon[1]), protocol, rng)
-                learn(live[trainee], trainee, ep, ep.rewards(trainee, protocol.prices), lr,
-                      config.gamma, legal)
             else:
                 first = SELLER if g % 2 == 0 else BUYER
-                epsilon = [eps if s in learners else 0.0 for s in (SELLER, BUYER)]
-                ep = play((live[0], live[1]), first, (epsilon[0], epsilon[1]), protocol, rng)
-                for s in learners:
-                    learn(live[s], s, ep, ep.rewards(s, protocol.prices), lr, config.gamma, legal)
-            for k, v in _counts(ep, protocol.prices).items():
-                acc[k] += v
-        done += config.episodes
+            k = 2 if pairs and e + 1 < E else 1
+            eps = np.array([exploration(config, e + j, g + j) for j in range(k)])
+            lr = np.array([learning_rate(config, g + j) for j in range(k)])
+            eps_side = np.array([eps if s_ in sides else 0.0 * eps for s_ in (SELLER, BUYER)])
+            if k == 1:
+                ep = play_stacked(stack, first, tuple(eps_side[:, 0]), protocol, rng)
+                learn_stacked(stack, sides, ep, episode_rewards(ep.level, P), float(lr[0]),
+                              config.gamma, legal)
+                firsts[e], n_moves[e], level[e] = first, ep.n_moves, ep.level
+            else:
+                batch = Batch(np.tile(np.arange(n), 2), np.repeat([first, 1 - first], n))
+                ep = play_stacked(stack, batch, np.repeat(eps_side, n, axis=1), protocol, rng)
+                learn_stacked(stack, sides, ep, episode_rewards(ep.level, P),
+                              np.repeat(lr, n), config.gamma, legal)
+                firsts[e:e + 2] = (first, 1 - first)
+                n_moves[e:e + 2] = ep.n_moves.reshape(2, n)
+                level[e:e + 2] = ep.level.reshape(2, n)
+            e += k
+        if frozen:
+            stack[trainer] = trainer_live
+        done += E
         if progress is not None:
             progress(done, total)
-        frame = pd.DataFrame(acc)
+        frame = pd.DataFrame(_counts(firsts, n_moves, level, P))
         frame.insert(0, "seed", np.arange(n))
         frame.insert(1, "cycle", cycle)
-        frame.insert(
-            2, "trainee", SIDE_NAMES[trainee] if config.scheme == "frozen" else config.train
-        )
+        frame.insert(2, "trainee", SIDE_NAMES[trainee] if frozen else config.train)
         if nash_conv:
-            frame["nash_conv"] = _nash_conv_all(live[0], live[1], protocol)
+            t_eval = time.perf_counter()
+            frame["nash_conv"] = _nash_conv_all(stack[0], stack[1], protocol)
+            eval_seconds += time.perf_counter() - t_eval
         history.append(frame)
-        if config.scheme == "frozen" and config.train == "both":
+        if frozen and config.train == "both":
             # The document's swap: the old trainer's live table becomes the new trainee's
             # "before" snapshot; the old trainee's "before" snapshot becomes the new trainer.
-            new_trainee_snap = live[trainer].copy()
+            new_trainee_snap = stack[trainer].copy()
             trainer_snap, trainee_snap = trainee_snap, new_trainee_snap
             trainer_ver, trainee_ver = trainee_ver, cycle + 1
             trainee, trainer = trainer, trainee
-    seconds = time.perf_counter() - t0
+    seconds = time.perf_counter() - t0 - eval_seconds  # training only, not NashConv
+    live = [stack[0].copy(), stack[1].copy()]
     tot = test_tables(live[0], live[1], protocol, config.test_episodes, rng)
     if progress is not None:
         progress(total, total)

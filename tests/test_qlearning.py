@@ -6,7 +6,19 @@ import numpy as np
 import pytest
 
 from market.protocol import SELLER, BatchRecord, Protocol
-from market.training import Episodes, choose, exploration, learn, legal_block, play, preset
+from market.training import (
+    Batch,
+    Episodes,
+    choose,
+    episode_rewards,
+    exploration,
+    learn,
+    learn_stacked,
+    legal_block,
+    play,
+    play_stacked,
+    preset,
+)
 from strategies.qlearning import QLearning, legal_rows
 
 P5T5 = Protocol(5, 5)
@@ -109,3 +121,25 @@ def test_document_exploration_schedule_stays_near_one_in_a_cycle():
     assert exploration(cfg, 0, 4900) == pytest.approx(1.0)
     tuned = preset("default")
     assert exploration(tuned, 0, tuned.total_episodes - 1) == 0.0
+
+
+def test_paired_episodes_equal_two_episodes_one_after_the_other():
+    """Role-aware tables: a seed's Seller-first and Buyer-first episodes touch disjoint
+    cells, so playing and learning them as one batch equals doing them in turn."""
+    rng = np.random.default_rng(7)
+    n = 200
+    legal = legal_rows(P5T5)
+    stack = np.stack([np.where(legal, rng.random((n, 2, 27, 7)), 0.0) for _ in range(2)])
+    batch = Batch(np.tile(np.arange(n), 2), np.repeat([SELLER, 1 - SELLER], n))
+    ep = play_stacked(stack, batch, (1.0, 1.0), P5T5, rng)
+    rewards = episode_rewards(ep.level, 5)
+    paired = stack.copy()
+    learn_stacked(paired, (0, 1), ep, rewards, 0.2, 0.95, legal)
+    in_turn = stack.copy()
+    for half, first in ((slice(0, n), SELLER), (slice(n, 2 * n), 1 - SELLER)):
+        one = Episodes(first, ep.actions[half], ep.n_moves[half], ep.level[half])
+        learn_stacked(in_turn, (0, 1), one, rewards[:, half], 0.2, 0.95, legal)
+    np.testing.assert_array_equal(paired, in_turn)
+    # Seller-first rows wrote only the Seller's role-0 and the Buyer's role-1 cells
+    changed = paired != stack
+    assert changed[SELLER, :, 0].any() and changed[SELLER, :, 1].any()
