@@ -96,6 +96,7 @@ class ViewMarket(MarketModel):
         )
         #: prices of the deals made so far in the current trading period, in order
         self.period_trades: list[float] = []
+        self.seed_used = seed
 
     def step(self) -> None:
         super().step()
@@ -160,7 +161,9 @@ def SummaryPanel(model: MarketModel) -> None:
         "per period",
         f"allocative efficiency of the run: <b>{eff}</b>",
         escape(f"{mixes[0]}; {mixes[1]}"),
-        f"P = {model.protocol.prices} price levels, T = {model.protocol.rounds} rounds",
+        f"{len(model.sellers)} sellers, {len(model.buyers)} buyers; "
+        f"P = {model.protocol.prices} price levels, T = {model.protocol.rounds} rounds; "
+        f"seed {getattr(model, 'seed_used', None)}",
     ]
     html = (
         f"<p><b>Step {model.steps}</b>, trading period {model.period + 1} "

@@ -66,11 +66,11 @@ def negotiation_figure(
     """
     moves = record.moves if shown is None else record.moves[: max(0, shown)]
     finished = len(moves) == len(record.moves)
-    fig = _figure(7.0, 4.6)
+    fig = _figure(6.4, 4.6)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[1, 2.2])
     lo, hi = grid.lo, grid.hi
     span = hi - lo
-    mark = max(grid.step * 0.8, span / 120)
+    mark = span / 90  # one column of the legacy screen, whatever the grid
 
     standing: dict[str, float | None] = {"buyer": None, "seller": None}
     for mv in moves:
@@ -109,8 +109,8 @@ def negotiation_figure(
     else:
         current = moves[-1].move // 2 + 1 if moves else 0
         status = f"round {current} of {T}" if moves else "no move yet"
-    head = f"{title} · " if title else ""
-    top.set_title(f"{head}{record.first} moves first · {status}", fontsize=10, loc="left")
+    head = f"{title}\n" if title else ""
+    top.set_title(f"{head}{record.first} moves first · {status}", fontsize=9, loc="left")
 
     # zone where both would agree, then the offers round by round
     z_lo = max(ranges.buyer[0], ranges.seller[0])

@@ -32,7 +32,7 @@ def _gid(ax, gid):
             if a.get_gid() == gid]
 
 
-# --- the two-agent game ---------------------------------------------------------------------------
+# --- the two-agent game --------------------------------------------------------------------------
 def test_legacy_numbers_end_in_a_deal_at_32():
     game = setup_game()  # Buyer 0-80, Seller 20-100, 10 rounds, Buyer first, averaging both
     rec = game.record
@@ -105,7 +105,7 @@ def test_negotiation_figure_draws_ranges_offers_and_the_deal():
     assert list(seller_line.get_xdata()) == [50.0]
 
 
-# --- the market wrapper and its figures ------------------------------------------------------------
+# --- the market wrapper and its figures ----------------------------------------------------------
 def test_controls_map_onto_the_model():
     m = ViewMarket(n_sellers=10, n_buyers=7, seller_strategy="averaging",
                    seller_other="qlearning", seller_share=30, buyer_strategy="zi-c",
@@ -207,7 +207,7 @@ def test_qtable_heatmap_is_the_learners_table():
     assert learner_tables(nobody) == []
 
 
-# --- the pages, rendered in-process ----------------------------------------------------------------
+# --- the pages, rendered in-process --------------------------------------------------------------
 def _render(page):
     import solara
 
@@ -260,7 +260,30 @@ def test_two_agent_page_plays_move_by_move():
     assert rc.find(v.Btn, children=["Next move"]).widget.disabled
 
 
-# --- the command's input checks --------------------------------------------------------------------
+def test_two_agent_page_plays_a_saved_table(tmp_path):
+    import ipyvuetify as v
+
+    from market.viz_two_agent import TwoAgentPage
+
+    path = tmp_path / "seller.npz"
+    _accepting_seller_tables(path, Protocol(5, 5))
+    rc = _render(TwoAgentPage)
+    rc.find(v.Select, label="Seller strategy").widget.v_model = "qlearning"
+    field = rc.find(v.TextField, label="Seller Q-table (.npz path, empty: untrained)").widget
+    field.v_model = str(path)
+    field.fire_event("focusout")  # the path is taken when the field loses focus or on Enter
+    rc.find(v.Alert).assert_single()  # the note: the table fixes P and T
+    assert "P=5, T=5" in rc.find(v.Alert).widget.children[0]
+    rc.find(v.Btn, children=["Play to the end"]).widget.click()
+    # the averaging Buyer opens at 0 and the table's Seller accepts: 2 moves
+    rc.find(v.Html, children=["Move 2 of 2"]).assert_single()
+
+    field.v_model = str(tmp_path / "missing.npz")
+    field.fire_event("keyup.enter")
+    assert "no such file" in str(rc.find(v.Alert).widget.children)
+
+
+# --- the command's input checks ------------------------------------------------------------------
 @pytest.mark.parametrize("port", ["80", "1023", "65536", "http"])
 def test_viz_port_out_of_range_is_one_line_exit_2(port, capsys):
     with pytest.raises(SystemExit) as exc:
