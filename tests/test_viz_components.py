@@ -8,14 +8,11 @@ import socket
 import numpy as np
 import pytest
 
-pytest.importorskip("solara")
-pytest.importorskip("mesa.visualization")
-
-from market import viz_figures as vf  # noqa: E402
-from market.cli import main  # noqa: E402
-from market.protocol import BUYER, SELLER, Protocol  # noqa: E402
-from market.tables import TablePair, save_tables  # noqa: E402
-from market.viz_components import (  # noqa: E402
+from market import viz_figures as vf
+from market.cli import main
+from market.protocol import BUYER, SELLER, Protocol
+from market.tables import TablePair, save_tables
+from market.viz_components import (
     ViewMarket,
     learner_tables,
     mix_of,
@@ -23,8 +20,8 @@ from market.viz_components import (  # noqa: E402
     pair_ranges,
     qtable_panels,
 )
-from market.viz_two_agent import moves_html, setup_game, strategy_spec  # noqa: E402
-from strategies.qlearning import legal_rows  # noqa: E402
+from market.viz_two_agent import moves_html, setup_game, strategy_spec
+from strategies.qlearning import legal_rows
 
 
 def _gid(ax, gid):

@@ -64,6 +64,8 @@ def check_port_free(host: str, port: int) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
             s.bind((host, port))
+        except socket.gaierror as exc:
+            raise UsageError(f"--host {host!r} is not a known address ({exc.strerror})") from None
         except OSError as exc:
             raise UsageError(
                 f"--port {port} on {host} is not available ({exc.strerror}); choose another "
