@@ -52,8 +52,8 @@ class TrainConfig:
 
     ``epsilon_schedule``: ``exp`` is the document's
     ``end + (start - end) * exp(-decay * e)``; ``linear`` goes from ``start``
-    to ``end`` over the first ``epsilon_decay`` fraction of the run and stays
-    there. ``epsilon_clock``: ``cycle`` counts ``e`` from 0 in every cycle
+    to ``end`` over the first ``epsilon_decay`` fraction of the run (or cycle)
+    and stays there. ``epsilon_clock``: ``cycle`` counts ``e`` from 0 in every cycle
     (the document), ``run`` over the whole run. ``lr_end``: if set, the
     learning rate falls linearly from ``lr`` to ``lr_end`` over the run.
     ``init``: initial value of every legal cell (optimism drives exploration).
@@ -120,12 +120,16 @@ class TrainConfig:
 
 
 #: ``seed``: the document's exact configuration. ``default``: tuned so that
-#: self-play converges (role-aware tables, both sides learning at once,
-#: exploration and learning rate decaying to 0); see DESIGN.md's measurements.
+#: self-play converges, following DESIGN.md's measurements: role-aware tables,
+#: both sides learning at once, 150,000 episodes, exploration falling linearly
+#: from 1 to 0 over the run, learning rate from 0.2 to 0.02, no discount.
+#: Measured: NashConv 0 on 20 of 20 seeds (seed 0) and 19 of 20 (seed 1), about
+#: 2.5 s of training per seed with 20 seeds trained together; with 100,000
+#: episodes 17 of 20, and with exploration reaching 0 at 80% of the run 11-14.
 PRESETS: dict[str, TrainConfig] = {
     "seed": TrainConfig(),
     "default": TrainConfig(
-        cycles=40,
+        cycles=150,
         episodes=1000,
         scheme="simultaneous",
         role_aware=True,
@@ -134,7 +138,7 @@ PRESETS: dict[str, TrainConfig] = {
         gamma=1.0,
         epsilon_start=1.0,
         epsilon_end=0.0,
-        epsilon_decay=0.8,
+        epsilon_decay=1.0,
         epsilon_schedule="linear",
         epsilon_clock="run",
     ),
@@ -158,7 +162,7 @@ def exploration(config: TrainConfig, episode_in_cycle: int, episode_in_run: int)
     span = config.epsilon_decay * (
         config.episodes if config.epsilon_clock == "cycle" else config.total_episodes
     )
-    frac = min(1.0, e / span) if span > 0 else 1.0
+    frac = min(1.0, e / max(span - 1.0, 1.0))
     return float(start + (end - start) * frac)
 
 
