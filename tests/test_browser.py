@@ -116,6 +116,23 @@ def test_viz_in_headless_chromium(tmp_path):
                 page.screenshot(path=str(shot))
                 assert shot.stat().st_size > 50_000  # a rendered page, not a blank one
 
+                # Mesa's reset, then play and pause
+                page.get_by_role("button", name="Reset", exact=True).click()
+                page.get_by_text("Step: 0", exact=True).wait_for(timeout=20_000)
+                page.get_by_role("button", name="▶", exact=True).click()
+                page.get_by_text("Step: 2", exact=True).wait_for(timeout=30_000)
+                page.get_by_role("button", name="❚❚", exact=True).click()
+                page.get_by_role("button", name="▶", exact=True).wait_for(timeout=20_000)
+                # paused: the counter settles (a step already under way may still land)
+                readings = []
+                for _ in range(20):
+                    page.wait_for_timeout(1000)
+                    readings.append(page.get_by_text(re.compile(r"^Step: \d+$")).inner_text())
+                    if len(readings) >= 3 and len(set(readings[-3:])) == 1:
+                        break
+                assert len(set(readings[-3:])) == 1, f"still stepping after pause: {readings}"
+                assert not ERROR_TEXT.search(page.inner_text("body"))
+
                 # --- two-agent page: the legacy game to its end ---------------------------
                 page.goto(base + "/two-agent", wait_until="networkidle")
                 page.get_by_text("Move 0 of 10").wait_for(timeout=30_000)
