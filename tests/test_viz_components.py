@@ -8,6 +8,7 @@ import socket
 import numpy as np
 import pytest
 
+import strategies
 from market import viz_figures as vf
 from market.cli import main
 from market.protocol import BUYER, SELLER, Protocol
@@ -117,6 +118,22 @@ def test_controls_map_onto_the_model():
     assert mix_of("averaging", "hardliner", 0) == {"averaging": 0.0, "hardliner": 1.0}
     with pytest.raises(ValueError, match="percentage"):
         mix_of("averaging", "hardliner", 120)
+
+
+@pytest.mark.parametrize("name", strategies.names())
+def test_every_registered_strategy_can_be_chosen_and_drawn(name):
+    """The Select controls list every registered strategy; each must run and draw."""
+    assert name in model_params()["seller_strategy"]["values"]
+    m = ViewMarket(n_sellers=12, n_buyers=12, seller_strategy=name, buyer_strategy=name,
+                   seller_other="qlearning", buyer_share=100, period=2, seed=0)
+    for _ in range(3):
+        m.step()
+    trace = m.trace(0)
+    fig = vf.negotiation_figure(trace.record, trace.grid, pair_ranges(trace), rounds=5)
+    moves = [mv for mv in trace.record.moves if mv.action == "offer"]
+    drawn = sum(len(line.get_xdata()) for side in ("buyer", "seller")
+                for line in _gid(fig.axes[1], f"offers-{side}"))
+    assert drawn == len(moves)
 
 
 def test_model_params_match_the_model_signature():
