@@ -98,9 +98,8 @@ class Protocol:
         return np.where(np.asarray(offer) > 0, 1 + t * self.prices + (np.asarray(offer) - 1), 0)
 
     def state_labels(self) -> list[str]:
-        return ["s"] + [f"{p}.{t}" for t in range(self.rounds) for p in range(1, self.prices + 1)] + [
-            "d"
-        ]
+        offers = [f"{p}.{t}" for t in range(self.rounds) for p in range(1, self.prices + 1)]
+        return ["s", *offers, "d"]
 
     def action_labels(self) -> list[str]:
         return [str(p) for p in range(1, self.prices + 1)] + ["accept", "reject"]

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     for col in ("section", "metric", "value", "unit", "target", "note"):
         table.add_column(col, justify="right" if col == "value" else "left")
     for r in rows:
-        table.add_row(r.section, r.metric, f"{r.value:,.3g}" if abs(r.value) < 100 else f"{r.value:,.0f}",
-                      r.unit, r.target, r.note)
+        value = f"{r.value:,.3g}" if abs(r.value) < 100 else f"{r.value:,.0f}"
+        table.add_row(r.section, r.metric, value, r.unit, r.target, r.note)
     Console().print(table)
     return 0

@@ -23,7 +23,9 @@ def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer {rng} (got {text!r})")
+            raise argparse.ArgumentTypeError(
+                f"{name} must be an integer {rng} (got {text!r})"
+            ) from None
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise argparse.ArgumentTypeError(f"{name} must be an integer {rng} (got {value})")
         return value
@@ -39,7 +41,9 @@ def float_in(name: str, lo: float | None = None, hi: float | None = None) -> Cal
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number {rng} (got {text!r})")
+            raise argparse.ArgumentTypeError(
+                f"{name} must be a number {rng} (got {text!r})"
+            ) from None
         if value != value or value in (float("inf"), float("-inf")):
             raise argparse.ArgumentTypeError(f"{name} must be a finite number {rng}")
         if (lo is not None and value < lo) or (hi is not None and value > hi):
