@@ -202,34 +202,51 @@ def ender(first: int | np.ndarray, n_moves: np.ndarray) -> np.ndarray:
     return np.where((n_moves - 1) % 2 == 0, first, 1 - np.asarray(first))
 
 
-def choose(
+def choose_t(
     q: np.ndarray, legal: slice, epsilon: float | np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
-    """Epsilon-greedy choice per row of ``q`` (n, A) among the actions in ``legal``.
+    """Epsilon-greedy choice per column of ``q`` (A, n) among the actions in ``legal``.
 
     The same distribution as :func:`strategies.qlearning.epsilon_greedy`
     (greedy with uniform ties; with probability ``epsilon`` a uniform legal
-    action) in fewer array passes, because this is the trainer's innermost
-    step: the legal actions of a move always form one contiguous block of
-    columns (offers only at the start, accept/reject only in the last round,
-    everything otherwise), so a slice replaces the mask; one block of uniform
-    keys breaks ties (the maxima's keys are lifted by 1) and, in an extra
-    column, decides exploration (an exploring row's keys are not lifted, so
-    its largest key picks a uniform legal action).
+    action), written for speed because it is the trainer's innermost step:
+
+    - actions are rows, so every reduction runs across at most ``A`` rows
+      of ``n`` contiguous values (numpy is slow along a short last axis);
+    - the legal actions of a move always form one contiguous block (offers
+      only at the start, accept/reject only in the last round, everything
+      otherwise), so a slice replaces the mask;
+    - each candidate gets a 32-bit key: ``31 - b`` random bits above its
+      action index (``b`` bits; 28 random bits for P = 5), plus ``2**31`` if
+      it is a maximum of a non-exploring column. The largest key picks a
+      uniform maximum (or, when exploring, a uniform legal action) and its
+      low bits are the action: one max, no argmax. Two equal random parts
+      (probability ``2**-28`` for P = 5) favour the larger index.
     """
     lo = legal.start or 0
-    qs = q[:, legal]
-    w = qs.shape[1]
-    best = qs >= np.maximum.reduce(qs, axis=1, keepdims=True)
+    qs = q[legal]
+    w, n = qs.shape
+    bits = max(1, (w - 1).bit_length())
+    if bits > 12:
+        raise ValueError(f"too many actions for one choice ({w})")
+    raw = rng.bit_generator.random_raw(((w + 1) * n + 1) // 2).view(np.uint32)
+    raw = raw[: (w + 1) * n].reshape(w + 1, n)
+    lift = qs >= np.maximum.reduce(qs, axis=0)
     if np.ndim(epsilon) or epsilon > 0.0:
-        keys = rng.random((qs.shape[0], w + 1), dtype=np.float32)
-        best &= keys[:, w:] >= np.reshape(epsilon, (-1, 1))
-        keys = keys[:, :w]
-    else:
-        keys = rng.random(qs.shape, dtype=np.float32)
-    keys += best
-    a = keys.argmax(axis=1)
+        lift &= raw[w] >= np.asarray(epsilon, dtype=np.float64) * 2.0**32  # else: explore
+    keys = raw[:w] >> np.uint32(bits + 1)  # 31 - bits random bits ...
+    keys <<= np.uint32(bits)
+    keys |= np.arange(w, dtype=np.uint32)[:, None]  # ... above the action index
+    keys += np.multiply(lift, np.uint32(1 << 31), dtype=np.uint32)
+    a = (np.maximum.reduce(keys, axis=0) & np.uint32((1 << bits) - 1)).astype(np.int64)
     return a + lo if lo else a
+
+
+def choose(
+    q: np.ndarray, legal: slice, epsilon: float | np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """:func:`choose_t` for ``q`` laid out (n, A), one row per negotiation."""
+    return choose_t(np.ascontiguousarray(q.T), legal, epsilon, rng)
 
 
 def legal_block(protocol: Protocol, move: int) -> slice:
@@ -260,14 +277,152 @@ class Batch:
     def all_seeds(cls, n: int, first: int) -> Batch:
         return cls(np.arange(n), np.full(n, first, dtype=np.int64))
 
-    def row_base(self, stack: np.ndarray, side: np.ndarray, role: np.ndarray) -> np.ndarray:
-        """Index of row 0 of ``side``'s table (``role``) in ``stack.reshape(-1, A)``.
+    def row_base(self, shape: tuple[int, ...], side: np.ndarray, role: np.ndarray) -> np.ndarray:
+        """Index of row 0 of ``side``'s table (``role``) among all rows of a stack.
 
-        ``stack`` is ``(2, n, R, S, A)``; with one role ``role`` is ignored.
+        ``shape`` is the stack's ``(2, n, R, S, A)``; with one role ``role``
+        is ignored.
         """
-        _, n, R, S, _ = stack.shape
+        _, n, R, S, _ = shape
         r = role if R == 2 else 0
         return ((side * n + self.seed) * R + r) * S
+
+
+class Store:
+    """Both sides' tables of all seeds, stored action-major: ``qt`` is ``(A, rows)``.
+
+    Row ``((side * n + seed) * R + role) * S + state`` of the stack
+    ``(2, n, R, S, A)`` is column of ``qt``. Gathering the Q-values of a
+    batch then yields an ``(A, batch)`` block whose reductions over actions
+    run across a few long contiguous rows, which is what makes the choice
+    and the update fast; the stack layout is rebuilt only between cycles.
+    """
+
+    def __init__(self, stack: np.ndarray) -> None:
+        if stack.ndim != 5 or stack.shape[0] != 2:
+            raise ValueError(f"expected a (2, n, R, S, A) stack of tables (got {stack.shape})")
+        self.shape = tuple(stack.shape)
+        self.qt = np.ascontiguousarray(stack.reshape(-1, stack.shape[-1]).T)
+        self.flat = self.qt.reshape(-1)  # a view: cell (row, a) is a * rows + row
+
+    @property
+    def rows(self) -> int:
+        return self.qt.shape[1]
+
+    def _side(self, side: int) -> slice:
+        per = self.rows // 2
+        return slice(side * per, (side + 1) * per)
+
+    def stack(self) -> np.ndarray:
+        """The tables as a new ``(2, n, R, S, A)`` array."""
+        return np.ascontiguousarray(self.qt.T).reshape(self.shape)
+
+    def get(self, side: int) -> np.ndarray:
+        """A copy of one side's tables, ``(n, R, S, A)``."""
+        return np.ascontiguousarray(self.qt[:, self._side(side)].T).reshape(self.shape[1:])
+
+    def set(self, side: int, tables: np.ndarray) -> None:
+        self.qt[:, self._side(side)] = tables.reshape(-1, self.shape[-1]).T
+
+
+@dataclass
+class GreedyIndex:
+    """The greedy choices of one side's frozen tables, ready for lookup.
+
+    ``order[r, :count[r]]`` are the legal maxima of row ``r`` (rows of that
+    side only, ``offset`` = its first global row). A frozen trainer, or any
+    side played greedily, then picks uniformly among them with one random
+    number per negotiation instead of scanning its Q-values at every move.
+    """
+
+    offset: int
+    count: np.ndarray
+    order: np.ndarray
+
+    @classmethod
+    def of(cls, store: Store, side: int, legal: np.ndarray) -> GreedyIndex:
+        sl = store._side(side)
+        q = store.qt[:, sl].T  # (rows, A)
+        S, A = legal.shape
+        ok = np.tile(legal, (q.shape[0] // S, 1))
+        qm = np.where(ok, q, -np.inf)
+        best = (qm >= qm.max(axis=1, keepdims=True)) & ok
+        order = np.argsort(~best, axis=1, kind="stable").astype(np.int64)
+        return cls(sl.start, best.sum(axis=1), np.ascontiguousarray(order))
+
+    def pick(self, row: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        r = row - self.offset
+        k = (rng.random(r.size) * self.count[r]).astype(np.int64)
+        return self.order.reshape(-1)[r * self.order.shape[1] + k]
+
+
+def play_store(
+    store: Store,
+    first: int | Batch,
+    epsilon: tuple[float, float] | np.ndarray,
+    protocol: Protocol,
+    rng: np.random.Generator,
+    greedy: dict[int, GreedyIndex] | None = None,
+) -> Episodes:
+    """Play one negotiation per batch row in lockstep on the tables in ``store``.
+
+    ``greedy``: :class:`GreedyIndex` of sides that play greedily on tables
+    that do not change during the call (used when every row has the same
+    first mover).
+
+    ``first``: the first mover of every seed, or a :class:`Batch`. Each side
+    acts epsilon-greedily with ``epsilon[side]`` (0: greedy; or
+    ``epsilon[side, row]`` per row) among the legal actions, ties uniform.
+    """
+    P, T = protocol.prices, protocol.rounds
+    shape = store.shape
+    batch = Batch.all_seeds(shape[1], first) if isinstance(first, int | np.integer) else first
+    n = len(batch.seed)
+    actions = np.full((n, 2 * T), -1, dtype=np.int64)
+    level = np.zeros(n, dtype=np.int64)
+    movers = (batch.first, 1 - batch.first)  # who moves at even and at odd moves
+    base = (batch.row_base(shape, movers[0], np.zeros(n, np.int64)),
+            batch.row_base(shape, movers[1], np.ones(n, np.int64)))
+    eps_arr = np.asarray(epsilon, dtype=float)  # (2,) per side or (2, rows)
+    same = eps_arr.ndim == 1 and eps_arr[0] == eps_arr[1]
+    uniform = isinstance(first, int | np.integer)
+    if greedy and not (uniform and eps_arr.ndim == 1 and all(
+            eps_arr[g] == 0.0 for g in greedy)):
+        raise ValueError("greedy lookup needs one first mover and no exploration for those sides")
+    first = int(first) if uniform else 0
+    ai = np.arange(n)  # rows still negotiating
+    row = base[0].copy()  # the first mover's start row "s"
+    blocks = _blocks(protocol)
+    flat_actions = actions.reshape(-1)
+    two_t = 2 * T
+    offer = np.zeros(n, dtype=np.int64)  # action index of the offer on the table
+    for m in range(two_t):
+        if same:
+            e: float | np.ndarray = float(eps_arr[0])
+        elif eps_arr.ndim == 1:
+            e = eps_arr[movers[m % 2][ai]]
+        else:
+            e = eps_arr[movers[m % 2][ai], ai]
+        side = first if m % 2 == 0 else 1 - first  # meaningful when ``first`` is an int
+        if greedy and uniform and side in greedy:
+            a = greedy[side].pick(row, rng)
+        else:
+            a = choose_t(np.take(store.qt, row, axis=1), blocks[m], e, rng)
+        flat_actions[ai * two_t + m] = a
+        cont = a < P
+        if not cont.all():
+            acc = a == P
+            if acc.any():
+                level[ai[acc]] = offer[acc] + 1
+            ai, a = ai[cont], a[cont]
+            if ai.size == 0:
+                break
+        offer = a
+        # the offer just made, seen by the next mover in row 1 + t * P + (level - 1)
+        row = base[(m + 1) % 2][ai] + (1 + (m // 2) * P) + a
+    n_moves = (actions >= 0).sum(axis=1)
+    first_out = first if uniform else batch.first
+    return Episodes(first_out, actions, n_moves, level, batch)
 
 
 def play_stacked(
@@ -277,51 +432,8 @@ def play_stacked(
     protocol: Protocol,
     rng: np.random.Generator,
 ) -> Episodes:
-    """Play one negotiation per batch row in lockstep; ``stack`` is ``(2, n, R, S, A)``.
-
-    ``first``: the first mover of every seed, or a :class:`Batch`. Each side
-    acts epsilon-greedily with ``epsilon[side]`` (0: greedy; or
-    ``epsilon[side, row]`` per row) among the legal actions, ties uniform.
-    """
-    P, T = protocol.prices, protocol.rounds
-    A = stack.shape[-1]
-    batch = Batch.all_seeds(stack.shape[1], first) if isinstance(first, int | np.integer) else first
-    n = len(batch.seed)
-    actions = np.full((n, 2 * T), -1, dtype=np.int64)
-    level = np.zeros(n, dtype=np.int64)
-    # All rows of both sides' tables as one (2 * n * R * S, A) matrix: np.take on it
-    # is far faster than fancy indexing of the 5-d array.
-    rows = stack.reshape(-1, A)
-    movers = (batch.first, 1 - batch.first)  # who moves at even and at odd moves
-    base = (batch.row_base(stack, movers[0], np.zeros(n, np.int64)),
-            batch.row_base(stack, movers[1], np.ones(n, np.int64)))
-    eps_arr = np.asarray(epsilon, dtype=float)  # (2,) per side or (2, rows)
-    same = eps_arr.ndim == 1 and eps_arr[0] == eps_arr[1]
-    ai = np.arange(n)  # rows still negotiating
-    row = base[0].copy()  # the first mover's start row "s"
-    blocks = _blocks(protocol)
-    for m in range(2 * T):
-        if same:
-            e: float | np.ndarray = float(eps_arr[0])
-        elif eps_arr.ndim == 1:
-            e = eps_arr[movers[m % 2][ai]]
-        else:
-            e = eps_arr[movers[m % 2][ai], ai]
-        a = choose(np.take(rows, row, axis=0), blocks[m], e, rng)
-        actions[ai, m] = a
-        cont = a < P
-        if not cont.all():
-            acc = a == P
-            if acc.any():
-                level[ai[acc]] = actions[ai[acc], m - 1] + 1
-            ai, a = ai[cont], a[cont]
-            if ai.size == 0:
-                break
-        # the offer just made, seen by the next mover in row 1 + t * P + (level - 1)
-        row = base[(m + 1) % 2][ai] + (1 + (m // 2) * P) + a
-    n_moves = (actions >= 0).sum(axis=1)
-    first_out = first if isinstance(first, int | np.integer) else batch.first
-    return Episodes(first_out, actions, n_moves, level, batch)
+    """:func:`play_store` on a ``(2, n, R, S, A)`` stack of tables."""
+    return play_store(Store(stack), first, epsilon, protocol, rng)
 
 
 def play(
@@ -332,7 +444,7 @@ def play(
     rng: np.random.Generator,
 ) -> Episodes:
     """Play one episode for every seed; ``tables[side]`` is ``(n, R, S, A)``, same R."""
-    return play_stacked(_stack(tables), first, epsilon, protocol, rng)
+    return play_store(Store(_stack(tables)), first, epsilon, protocol, rng)
 
 
 def _stack(tables: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -341,6 +453,59 @@ def _stack(tables: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
             f"Seller and Buyer tables differ in shape ({tables[0].shape} vs {tables[1].shape})"
         )
     return np.stack(tables)
+
+
+def learn_store(
+    store: Store,
+    sides: tuple[int, ...],
+    ep: Episodes,
+    rewards: np.ndarray,
+    lr: float | np.ndarray,
+    gamma: float,
+    legal: np.ndarray,
+) -> None:
+    """Bellman-update the tables of ``sides`` in ``store`` in place.
+
+    ``rewards`` is ``(2, rows)``; ``lr`` a scalar or one per batch row. Each
+    move's target is the reward if the negotiation ended before the mover's
+    next move, else ``gamma`` times the value (max over legal actions) of the
+    row it observed next: exactly the document's update. A side never
+    visits a row twice in one negotiation and each update reads only the row
+    its move led to, which online learning has not touched yet in this
+    episode; so all of an episode's updates, for both sides, are applied in
+    one vectorised step and equal the document's one-by-one updates.
+    """
+    P = legal.shape[1] - 2
+    n_rows, two_t = ep.actions.shape
+    T = two_t // 2
+    batch = ep.batch if ep.batch is not None else Batch.all_seeds(store.shape[1], ep.first)
+    ms = np.arange(two_t)
+    live = ms[None, :] < ep.n_moves[:, None]
+    if len(sides) == 1:
+        mover = np.where(ms % 2 == 0, batch.first[:, None], 1 - batch.first[:, None])
+        live &= mover == sides[0]
+    i, m = np.nonzero(live)
+    acts = ep.actions.reshape(-1)
+    at = i * two_t + m
+    a = acts[at]
+    prev = np.take(acts, at - 1, mode="clip")  # the offer this move answered (m >= 1)
+    seen = np.take(acts, at + 1, mode="clip")  # the reply: an offer if the game went on
+    role = m & 1  # 0: the first mover's moves, 1: the second mover's
+    side = batch.first[i] ^ role
+    s = np.where(m == 0, 0, 1 + ((m - 1) >> 1) * P + prev)
+    cont = m + 2 < ep.n_moves[i]
+    s_next = np.where(cont, 1 + ((m + 1) >> 1) * P + seen, 0)
+    base = Batch(batch.seed[i], batch.first[i]).row_base(store.shape, side, role)
+    q_next = np.take(store.qt, base + s_next, axis=1)  # (A, moves)
+    # max over the legal actions of the next row: all of them, but only accept and
+    # reject in the last round (the start row is never a next row)
+    v_next = np.where(s_next > (T - 1) * P, np.maximum(q_next[P], q_next[P + 1]),
+                      np.maximum.reduce(q_next, axis=0))
+    target_v = np.where(cont, v_next, 0.0)
+    r = np.where(cont, 0.0, rewards.reshape(-1)[side * n_rows + i])
+    cell = a * store.rows + base + s
+    rate = lr[i] if np.ndim(lr) else lr
+    store.flat[cell] = bellman_update(store.flat[cell], r, target_v, rate, gamma)
 
 
 def learn_stacked(
@@ -352,48 +517,10 @@ def learn_stacked(
     gamma: float,
     legal: np.ndarray,
 ) -> None:
-    """Bellman-update the tables of ``sides`` in ``stack`` (2, n, R, S, A) in place.
-
-    ``rewards`` is ``(2, rows)``; ``lr`` a scalar or one per batch row. Each
-    move's target is the reward if the negotiation ended before the mover's
-    next move, else ``gamma`` times the value (max over legal actions) of the
-    row it observed next: exactly the document's update. A side never
-    visits a row twice in one negotiation and each update reads only the row
-    its move led to, which online learning has not touched yet in this
-    episode; so all of an episode's updates, for both sides, are applied in
-    one vectorised step and equal the document's one-by-one updates.
-    """
-    if not stack.flags.c_contiguous:
-        raise ValueError("learning updates tables in place: they must be C-contiguous")
-    P = legal.shape[1] - 2
-    n_rows, two_t = ep.actions.shape
-    d = legal.shape[0] - 1
-    A = stack.shape[-1]
-    batch = ep.batch if ep.batch is not None else Batch.all_seeds(stack.shape[1], ep.first)
-    ms = np.arange(two_t)
-    live = ms[None, :] < ep.n_moves[:, None]
-    if len(sides) == 1:
-        mover = np.where(ms % 2 == 0, batch.first[:, None], 1 - batch.first[:, None])
-        live &= mover == sides[0]
-    i, m = np.nonzero(live)
-    role = m % 2  # 0: the first mover's moves, 1: the second mover's
-    side = np.where(role == 0, batch.first[i], 1 - batch.first[i])
-    prev = ep.actions[i, np.maximum(m - 1, 0)]
-    s = np.where(m == 0, 0, 1 + ((m - 1) // 2) * P + prev)
-    a = ep.actions[i, m]
-    cont = m + 2 < ep.n_moves[i]
-    seen = ep.actions[i, np.minimum(m + 1, two_t - 1)]  # the reply (an offer if cont)
-    s_next = np.where(cont, 1 + ((m + 1) // 2) * P + seen, d)
-    sub = Batch(batch.seed[i], batch.first[i])
-    base = sub.row_base(stack, side, role)
-    rows = stack.reshape(-1, A)  # a view: updates land in ``stack``
-    nq = np.where(legal[s_next], np.take(rows, base + s_next, axis=0), -np.inf)
-    target_v = np.where(cont, np.maximum.reduce(nq, axis=1), 0.0)
-    r = np.where(cont, 0.0, rewards[side, i])
-    cell = (base + s) * A + a
-    flat = stack.reshape(-1)
-    rate = lr[i] if np.ndim(lr) else lr
-    flat[cell] = bellman_update(flat[cell], r, target_v, rate, gamma)
+    """:func:`learn_store` on a ``(2, n, R, S, A)`` stack, updated in place."""
+    store = Store(stack)
+    learn_store(store, sides, ep, rewards, lr, gamma, legal)
+    stack[...] = store.stack()
 
 
 def episode_rewards(level: np.ndarray, prices: int) -> np.ndarray:
@@ -506,13 +633,15 @@ def test_tables(
 
     Returns per-seed totals (the keys of :data:`COUNT_COLUMNS`).
     """
-    stack = _stack((seller, buyer))
+    store = Store(_stack((seller, buyer)))
+    legal = legal_rows(protocol)
+    greedy = {side: GreedyIndex.of(store, side, legal) for side in (SELLER, BUYER)}
     n = seller.shape[0]
     firsts = np.arange(episodes) % 2
     n_moves = np.zeros((episodes, n), dtype=np.int64)
     level = np.zeros((episodes, n), dtype=np.int64)
     for e in range(episodes):
-        ep = play_stacked(stack, int(firsts[e]), (0.0, 0.0), protocol, rng)
+        ep = play_store(store, int(firsts[e]), (0.0, 0.0), protocol, rng, greedy)
         n_moves[e], level[e] = ep.n_moves, ep.level
     return _counts(firsts, n_moves, level, protocol.prices)
 
@@ -544,7 +673,7 @@ def train(
     """
     protocol = config.protocol
     rng = np.random.default_rng(config.seed)
-    stack = _stack(initial_tables(config, start))  # (2, n, R, S, A): the live tables
+    store = Store(_stack(initial_tables(config, start)))  # the live tables
     legal = legal_rows(protocol)
     learners = {"both": (SELLER, BUYER), "seller": (SELLER,), "buyer": (BUYER,)}[config.train]
     trainee = SELLER if config.train == "both" and config.first == "seller" else (
@@ -553,7 +682,7 @@ def train(
     trainer = 1 - trainee
     # Frozen scheme, the document's variables: the trainer plays ``trainer_snap``;
     # ``trainee_snap`` is the trainee's table before the current cycle.
-    trainee_snap, trainer_snap = stack[trainee].copy(), stack[trainer].copy()
+    trainee_snap, trainer_snap = store.get(trainee), store.get(trainer)
     trainee_ver, trainer_ver = 0, 0  # cycle at whose start each snapshot was taken
     versions: list[int] = []
     history: list[pd.DataFrame] = []
@@ -565,22 +694,24 @@ def train(
     for cycle in range(config.cycles):
         frozen = config.scheme == "frozen"
         if on_cycle is not None:
-            live = [stack[0].copy(), stack[1].copy()]
+            live = [store.get(0), store.get(1)]
             on_cycle(cycle, trainee, trainer_snap if frozen else live[trainer], live)
         if frozen:
             versions.append(trainer_ver)
-            trainer_live = stack[trainer].copy()
-            stack[trainer] = trainer_snap  # the trainer plays its frozen snapshot
+            trainer_live = store.get(trainer)
+            store.set(trainer, trainer_snap)  # the trainer plays its frozen snapshot
             sides: tuple[int, ...] = (trainee,)
+            greedy = {trainer: GreedyIndex.of(store, trainer, legal)}
         else:
             sides = learners
+            greedy = {}
         firsts = np.empty(E, dtype=np.int64)
         n_moves = np.zeros((E, n), dtype=np.int64)
         level = np.zeros((E, n), dtype=np.int64)
         # Role-aware self-play: a seed's Seller-first and Buyer-first negotiations use
         # disjoint halves of both tables, so two consecutive episodes run as one batch
         # (the same updates as one after the other, in half the Python steps).
-        pairs = not frozen and stack.shape[2] == 2
+        pairs = not frozen and store.shape[2] == 2
         e = 0
         while e < E:
             g = cycle * E + e
@@ -593,21 +724,21 @@ def train(
             lr = np.array([learning_rate(config, g + j) for j in range(k)])
             eps_side = np.array([eps if s_ in sides else 0.0 * eps for s_ in (SELLER, BUYER)])
             if k == 1:
-                ep = play_stacked(stack, first, tuple(eps_side[:, 0]), protocol, rng)
-                learn_stacked(stack, sides, ep, episode_rewards(ep.level, P), float(lr[0]),
+                ep = play_store(store, first, tuple(eps_side[:, 0]), protocol, rng, greedy)
+                learn_store(store, sides, ep, episode_rewards(ep.level, P), float(lr[0]),
                               config.gamma, legal)
                 firsts[e], n_moves[e], level[e] = first, ep.n_moves, ep.level
             else:
                 batch = Batch(np.tile(np.arange(n), 2), np.repeat([first, 1 - first], n))
-                ep = play_stacked(stack, batch, np.repeat(eps_side, n, axis=1), protocol, rng)
-                learn_stacked(stack, sides, ep, episode_rewards(ep.level, P),
+                ep = play_store(store, batch, np.repeat(eps_side, n, axis=1), protocol, rng)
+                learn_store(store, sides, ep, episode_rewards(ep.level, P),
                               np.repeat(lr, n), config.gamma, legal)
                 firsts[e:e + 2] = (first, 1 - first)
                 n_moves[e:e + 2] = ep.n_moves.reshape(2, n)
                 level[e:e + 2] = ep.level.reshape(2, n)
             e += k
         if frozen:
-            stack[trainer] = trainer_live
+            store.set(trainer, trainer_live)
         done += E
         if progress is not None:
             progress(done, total)
@@ -617,18 +748,18 @@ def train(
         frame.insert(2, "trainee", SIDE_NAMES[trainee] if frozen else config.train)
         if nash_conv:
             t_eval = time.perf_counter()
-            frame["nash_conv"] = _nash_conv_all(stack[0], stack[1], protocol)
+            frame["nash_conv"] = _nash_conv_all(store.get(0), store.get(1), protocol)
             eval_seconds += time.perf_counter() - t_eval
         history.append(frame)
         if frozen and config.train == "both":
             # The document's swap: the old trainer's live table becomes the new trainee's
             # "before" snapshot; the old trainee's "before" snapshot becomes the new trainer.
-            new_trainee_snap = stack[trainer].copy()
+            new_trainee_snap = store.get(trainer)
             trainer_snap, trainee_snap = trainee_snap, new_trainee_snap
             trainer_ver, trainee_ver = trainee_ver, cycle + 1
             trainee, trainer = trainer, trainee
     seconds = time.perf_counter() - t0 - eval_seconds  # training only, not NashConv
-    live = [stack[0].copy(), stack[1].copy()]
+    live = [store.get(0), store.get(1)]
     tot = test_tables(live[0], live[1], protocol, config.test_episodes, rng)
     if progress is not None:
         progress(total, total)

@@ -143,3 +143,20 @@ def test_paired_episodes_equal_two_episodes_one_after_the_other():
     # Seller-first rows wrote only the Seller's role-0 and the Buyer's role-1 cells
     changed = paired != stack
     assert changed[SELLER, :, 0].any() and changed[SELLER, :, 1].any()
+
+
+def test_frozen_greedy_lookup_picks_uniformly_among_legal_maxima():
+    from market.training import GreedyIndex, Store
+
+    stack = np.zeros((2, 1, 1, 27, 7))
+    stack[0, 0, 0, 0] = [0.3, 0.5, 0.5, 0.1, 0.0, 0.9, 0.9]  # start row: accept/reject illegal
+    stack[0, 0, 0, 3] = [0.2, 0.7, 0.1, 0.7, 0.7, 0.4, 0.0]  # "3.0": three maxima
+    stack[0, 0, 0, 22] = [0.9, 0.9, 0.9, 0.9, 0.9, 0.1, 0.2]  # "2.4": last round
+    store = Store(stack)
+    idx = GreedyIndex.of(store, SELLER, legal_rows(P5T5))
+    rng = np.random.default_rng(5)
+    for row, expected in ((0, [1, 2]), (3, [1, 3, 4]), (22, [6])):
+        picks = idx.pick(np.full(30_000, row), rng)
+        assert set(np.unique(picks)) == set(expected)
+        np.testing.assert_allclose(np.bincount(picks)[expected] / 30_000, 1 / len(expected),
+                                   atol=0.01)

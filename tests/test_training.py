@@ -54,13 +54,13 @@ def test_trainer_plays_the_table_it_had_before_its_last_training_cycle():
 
 def test_first_mover_alternates_every_episode(monkeypatch):
     firsts = []
-    real_play = training.play_stacked
+    real_play = training.play_store
 
-    def spy(stack, first, epsilon, protocol, rng):
+    def spy(store, first, epsilon, protocol, rng, greedy=None):
         firsts.append((first, epsilon))
-        return real_play(stack, first, epsilon, protocol, rng)
+        return real_play(store, first, epsilon, protocol, rng, greedy)
 
-    monkeypatch.setattr(training, "play_stacked", spy)
+    monkeypatch.setattr(training, "play_store", spy)
     train(preset("seed", cycles=2, episodes=4, test_episodes=4), nash_conv=False, exact=False)
     # cycle 0: Seller trains, the trainer (Buyer) moves first on even episodes
     assert [f for f, _ in firsts[:4]] == [BUYER, SELLER, BUYER, SELLER]
