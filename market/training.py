@@ -234,12 +234,14 @@ def choose_t(
     lift = qs >= np.maximum.reduce(qs, axis=0)
     if np.ndim(epsilon) or epsilon > 0.0:
         lift &= raw[w] >= np.asarray(epsilon, dtype=np.float64) * 2.0**32  # else: explore
-    keys = raw[:w] >> np.uint32(bits + 1)  # 31 - bits random bits ...
-    keys <<= np.uint32(bits)
-    keys |= np.arange(w, dtype=np.uint32)[:, None]  # ... above the action index
-    keys += np.multiply(lift, np.uint32(1 << 31), dtype=np.uint32)
+    keys = raw[:w] & np.uint32((1 << 31) - (1 << bits))  # 31 - bits random bits ...
+    keys |= _INDEX[:w]  # ... above the action index
+    keys |= np.left_shift(lift, 31, dtype=np.uint32)
     a = (np.maximum.reduce(keys, axis=0) & np.uint32((1 << bits) - 1)).astype(np.int64)
     return a + lo if lo else a
+
+
+_INDEX = np.arange(1 << 12, dtype=np.uint32)[:, None]
 
 
 def choose(
@@ -342,13 +344,17 @@ class GreedyIndex:
     @classmethod
     def of(cls, store: Store, side: int, legal: np.ndarray) -> GreedyIndex:
         sl = store._side(side)
-        q = store.qt[:, sl].T  # (rows, A)
+        q = store.qt[:, sl]  # (A, rows): reductions run across A contiguous rows
         S, A = legal.shape
-        ok = np.tile(legal, (q.shape[0] // S, 1))
+        rows = q.shape[1]
+        ok = np.tile(legal.T, (1, rows // S))
         qm = np.where(ok, q, -np.inf)
-        best = (qm >= qm.max(axis=1, keepdims=True)) & ok
-        order = np.argsort(~best, axis=1, kind="stable").astype(np.int64)
-        return cls(sl.start, best.sum(axis=1), np.ascontiguousarray(order))
+        best = (qm >= np.maximum.reduce(qm, axis=0)) & ok
+        rank = np.cumsum(best, axis=0) - 1  # position of each maximum in its row's list
+        j, r = np.nonzero(best)
+        order = np.zeros(rows * A, dtype=np.int64)
+        order[r * A + rank[j, r]] = j
+        return cls(sl.start, best.sum(axis=0), order.reshape(rows, A))
 
     def pick(self, row: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         r = row - self.offset
@@ -394,6 +400,7 @@ def play_store(
     row = base[0].copy()  # the first mover's start row "s"
     blocks = _blocks(protocol)
     flat_actions = actions.reshape(-1)
+    n_moves = np.full(n, 2 * T, dtype=np.int64)
     two_t = 2 * T
     offer = np.zeros(n, dtype=np.int64)  # action index of the offer on the table
     for m in range(two_t):
@@ -411,6 +418,7 @@ def play_store(
         flat_actions[ai * two_t + m] = a
         cont = a < P
         if not cont.all():
+            n_moves[ai[~cont]] = m + 1
             acc = a == P
             if acc.any():
                 level[ai[acc]] = offer[acc] + 1
@@ -420,7 +428,6 @@ def play_store(
         offer = a
         # the offer just made, seen by the next mover in row 1 + t * P + (level - 1)
         row = base[(m + 1) % 2][ai] + (1 + (m // 2) * P) + a
-    n_moves = (actions >= 0).sum(axis=1)
     first_out = first if uniform else batch.first
     return Episodes(first_out, actions, n_moves, level, batch)
 
@@ -479,12 +486,17 @@ def learn_store(
     n_rows, two_t = ep.actions.shape
     T = two_t // 2
     batch = ep.batch if ep.batch is not None else Batch.all_seeds(store.shape[1], ep.first)
-    ms = np.arange(two_t)
-    live = ms[None, :] < ep.n_moves[:, None]
-    if len(sides) == 1:
-        mover = np.where(ms % 2 == 0, batch.first[:, None], 1 - batch.first[:, None])
-        live &= mover == sides[0]
-    i, m = np.nonzero(live)
+    if len(sides) == 1 and isinstance(ep.first, int | np.integer):
+        ms = np.arange(0 if sides[0] == ep.first else 1, two_t, 2)  # that side's moves
+        i, k = np.nonzero(ms[None, :] < ep.n_moves[:, None])
+        m = ms[k]
+    else:
+        ms = np.arange(two_t)
+        live = ms[None, :] < ep.n_moves[:, None]
+        if len(sides) == 1:
+            mover = np.where(ms % 2 == 0, batch.first[:, None], 1 - batch.first[:, None])
+            live &= mover == sides[0]
+        i, m = np.nonzero(live)
     acts = ep.actions.reshape(-1)
     at = i * two_t + m
     a = acts[at]
