@@ -350,11 +350,13 @@ class GreedyIndex:
         ok = np.tile(legal.T, (1, rows // S))
         qm = np.where(ok, q, -np.inf)
         best = (qm >= np.maximum.reduce(qm, axis=0)) & ok
-        rank = np.cumsum(best, axis=0) - 1  # position of each maximum in its row's list
-        j, r = np.nonzero(best)
+        count = np.zeros(rows, dtype=np.int64)
         order = np.zeros(rows * A, dtype=np.int64)
-        order[r * A + rank[j, r]] = j
-        return cls(sl.start, best.sum(axis=0), order.reshape(rows, A))
+        for j in range(A):  # list each row's maxima in increasing action order
+            r = np.flatnonzero(best[j])
+            order[r * A + count[r]] = j
+            count[r] += 1
+        return cls(sl.start, count, order.reshape(rows, A))
 
     def pick(self, row: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         r = row - self.offset
