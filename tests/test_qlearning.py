@@ -160,3 +160,19 @@ def test_frozen_greedy_lookup_picks_uniformly_among_legal_maxima():
         assert set(np.unique(picks)) == set(expected)
         np.testing.assert_allclose(np.bincount(picks)[expected] / 30_000, 1 / len(expected),
                                    atol=0.01)
+
+
+def test_exploration_draw_keeps_the_epsilon_greedy_distribution():
+    from market.training import Store, _explore_or_choose
+
+    stack = np.zeros((2, 1, 1, 27, 7))
+    stack[0, 0, 0, 6] = [0.1, 0.2, 0.9, 0.3, 0.0, 0.4, 0.2]  # row "1.1": offer 3 is best
+    store, rng = Store(stack), np.random.default_rng(9)
+    rows = np.full(60_000, 6)
+    picks = _explore_or_choose(store, rows, legal_block(P5T5, 3), 0.3, rng)
+    freq = np.bincount(picks, minlength=7) / rows.size
+    # greedy 70% of the time, uniform over the 7 legal actions 30% of the time
+    np.testing.assert_allclose(freq[2], 0.7 + 0.3 / 7, atol=0.01)
+    np.testing.assert_allclose(np.delete(freq, 2), 0.3 / 7, atol=0.01)
+    last = _explore_or_choose(store, np.full(20_000, 21), legal_block(P5T5, 9), 1.0, rng)
+    assert set(np.unique(last)) == {5, 6}  # exploring in the last round: accept or reject
