@@ -33,7 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--train", choices=("both", "seller", "buyer"), default=None,
                    help="which side learns (default: both)")
     p.add_argument("--first", choices=("seller", "buyer"), default=None,
-                   help="side trained in the first cycle when both train (default: seller)")
+                   help="side trained in the first cycle when both train in turn "
+                   "(the seed preset's frozen scheme; default: seller)")
     p.add_argument("--prices", "-P", type=int_in("--prices", 2, 1000), default=None,
                    help="price levels P (>= 2, default 5)")
     p.add_argument("--rounds", "-T", type=int_in("--rounds", 1, 1000), default=None,
@@ -126,8 +127,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _title(cfg: Any) -> str:
-    who = {"both": f"both trained, {cfg.first} first", "seller": "only Seller trained",
-           "buyer": "only Buyer trained"}[cfg.train]
+    both = "both learning at once" if cfg.scheme == "simultaneous" else (
+        f"both trained, {cfg.first} first")
+    who = {"both": both, "seller": "only Seller trained", "buyer": "only Buyer trained"}[cfg.train]
     return f"{cfg.scheme} scheme, {who}, P={cfg.prices} T={cfg.rounds}"
 
 
