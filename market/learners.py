@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from market.protocol import BatchRecord, Observation, Protocol
-from strategies.qlearning import QLearning, bellman_update, greedy
+from strategies.qlearning import QLearning
 
 
 class MarketQLearning(QLearning):
@@ -59,8 +59,8 @@ class MarketQLearning(QLearning):
     def role_aware(self) -> bool:
         return self._roles_n == 2
 
-    def _slots(self, first: np.ndarray, time_left: np.ndarray | None) -> np.ndarray:
-        role = np.where(first, 0, 1) if self.role_aware else np.zeros(len(first), dtype=np.intp)
+    def slots(self, first: np.ndarray, time_left: np.ndarray | None = None) -> np.ndarray:
+        role = super().slots(first)
         return role * self.buckets + self._bucket(time_left, len(first))
 
     def _bucket(self, time_left: np.ndarray | None, n: int) -> np.ndarray:
@@ -69,7 +69,7 @@ class MarketQLearning(QLearning):
             return np.zeros(n, dtype=np.intp)
         return np.clip(np.asarray(time_left, dtype=np.intp), 1, self.buckets) - 1
 
-    def _legal(self, obs: Observation) -> np.ndarray:
+    def candidates(self, obs: Observation) -> np.ndarray:
         """(n, A) candidate actions: the protocol's, narrowed to rational ones if asked."""
         P = obs.protocol.prices
         legal = np.broadcast_to(obs.legal, (len(obs), P + 2)).copy()
@@ -78,18 +78,6 @@ class MarketQLearning(QLearning):
             legal[:, :P] &= (levels >= obs.lo[:, None]) & (levels <= obs.hi[:, None])
             legal[:, P] &= self.acceptable(obs)
         return legal
-
-    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        t = max(obs.t, 0)
-        state = self.protocol.state_index(obs.offer, t)
-        q = self.tables[obs.member, self._slots(obs.first, obs.time_left), state]
-        legal = self._legal(obs)
-        a = greedy(q, legal, rng)
-        explore = rng.random(len(obs)) < self.epsilon(obs.member)
-        if explore.any():
-            keys = np.where(legal[explore], rng.random((int(explore.sum()), legal.shape[1])), -1.0)
-            a[explore] = keys.argmax(axis=1)
-        return a
 
     def learn(
         self,
@@ -112,36 +100,7 @@ class MarketQLearning(QLearning):
             outcome = np.where(deal, reward, cont)
             self.wait_value[member, b] += self.lr[member] * (outcome - self.wait_value[member, b])
             reward = outcome
-        P, T = self.protocol.prices, self.protocol.rounds
-        acts = record.actions[rows].astype(np.int64)
-        n_moves = record.n_moves[rows]
-        first = record.first[rows] == self.side
-        slot = self._slots(first, time_left)
-        start = np.where(first, 0, 1)
-        d = self.protocol.terminal_state
-        for k in range(T):
-            m = start + 2 * k
-            live = m < n_moves
-            if not live.any():
-                break
-            i = np.flatnonzero(live)
-            mi = m[i]
-            prev = acts[i, np.maximum(mi - 1, 0)]
-            s = np.where(mi == 0, 0, 1 + ((mi - 1) // 2) * P + prev)
-            a = acts[i, mi]
-            nxt = mi + 2
-            cont = nxt < n_moves[i]
-            s_next = np.where(
-                cont, 1 + ((nxt - 1) // 2) * P + acts[i, np.minimum(nxt - 1, 2 * T - 1)], d
-            )
-            mem, sl = member[i], slot[i]
-            next_q = np.where(self._legal_rows[s_next], self.tables[mem, sl, s_next], -np.inf)
-            next_v = np.where(cont, next_q.max(axis=-1), 0.0)
-            r = np.where(cont, 0.0, reward[i])
-            self.tables[mem, sl, s, a] = bellman_update(
-                self.tables[mem, sl, s, a], r, next_v, self.lr[mem], self.gamma[mem]
-            )
-        self.played[member] += 1
+        super().learn(record, rows, member, reward, time_left)
 
 
 def default_learner_params(side: int) -> dict[str, Any]:

@@ -633,11 +633,8 @@ class MarketModel(mesa.Model):
                 if rows.size == 0:
                     continue
                 member = book.member[idx[rows]]
-                if isinstance(strat, MarketQLearning):
-                    strat.learn(rec, rows, member, reward[side, rows],
-                                None if time_left is None else time_left[rows])
-                else:
-                    strat.learn(rec, rows, member, reward[side, rows])
+                strat.learn(rec, rows, member, reward[side, rows],
+                            None if time_left is None else time_left[rows])
         return price
 
     def _step_stats(self, prices: np.ndarray, pairs: int) -> dict[str, float]:

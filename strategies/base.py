@@ -61,9 +61,12 @@ class Strategy:
         rows: np.ndarray,
         member: np.ndarray,
         reward: np.ndarray,
+        time_left: np.ndarray | None = None,
     ) -> None:
         """Update from finished negotiations (rows of ``record`` this strategy played).
 
+        ``reward`` is each row's payoff; ``time_left`` the steps left in the
+        trading period when the negotiation began (market clock), if any.
         No-op for strategies that do not learn.
         """
 

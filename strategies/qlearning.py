@@ -32,7 +32,9 @@ def greedy(q: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> np.nda
 
 
 def random_legal(n: int, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Uniform random legal action, ``n`` times (``legal`` is one (A,) mask)."""
+    """Uniform random legal action, ``n`` times; ``legal`` is one (A,) mask or (n, A) masks."""
+    if legal.ndim == 2:
+        return np.where(legal, rng.random(legal.shape), -1.0).argmax(axis=1)
     idx = np.flatnonzero(legal)
     return idx[rng.integers(0, idx.size, size=n)]
 
@@ -45,7 +47,8 @@ def epsilon_greedy(
     a = greedy(q, legal, rng)
     explore = rng.random(n) < epsilon
     if explore.any():
-        a[explore] = random_legal(int(explore.sum()), legal, rng)
+        mask = legal[explore] if legal.ndim == 2 else legal
+        a[explore] = random_legal(int(explore.sum()), mask, rng)
     return a
 
 
@@ -160,17 +163,30 @@ class QLearning(Strategy):
             self.epsilon_decay[member],
         )
 
-    def _roles(self, first: np.ndarray) -> np.ndarray:
+    def slots(self, first: np.ndarray, time_left: np.ndarray | None = None) -> np.ndarray:
+        """Which of a member's tables a row uses: its role (role-aware) or the only one.
+
+        Subclasses with more tables per member (the market clock) override it.
+        """
         return np.where(first, 0, 1) if self.role_aware else np.zeros(len(first), dtype=np.intp)
+
+    def candidates(self, obs: Observation) -> np.ndarray:
+        """Actions the learner considers: the protocol's legal ones, (A,) or (n, A)."""
+        return obs.legal
 
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         t = max(obs.t, 0)
         state = self.protocol.state_index(obs.offer, t)
-        q = self.tables[obs.member, self._roles(obs.first), state]
-        return epsilon_greedy(q, obs.legal, self.epsilon(obs.member), rng)
+        q = self.tables[obs.member, self.slots(obs.first, obs.time_left), state]
+        return epsilon_greedy(q, self.candidates(obs), self.epsilon(obs.member), rng)
 
     def learn(
-        self, record: BatchRecord, rows: np.ndarray, member: np.ndarray, reward: np.ndarray
+        self,
+        record: BatchRecord,
+        rows: np.ndarray,
+        member: np.ndarray,
+        reward: np.ndarray,
+        time_left: np.ndarray | None = None,
     ) -> None:
         """Replay this side's moves in order and apply the Bellman update to each.
 
@@ -183,7 +199,7 @@ class QLearning(Strategy):
         acts = record.actions[rows].astype(np.int64)
         n_moves = record.n_moves[rows]
         first = record.first[rows] == self.side
-        role = self._roles(first)
+        role = self.slots(first, time_left)
         start = np.where(first, 0, 1)
         d = self.protocol.terminal_state
         for k in range(T):
