@@ -18,6 +18,8 @@ from strategies.base import Strategy
 
 
 class Averaging(Strategy):
+    """Splits the difference with the opponent (the document's static method)."""
+
     name = "averaging"
     classifier = {
         "sides": ("seller", "buyer"),

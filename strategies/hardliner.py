@@ -17,6 +17,8 @@ from strategies.base import Strategy
 
 
 class Hardliner(Strategy):
+    """Always asks for its extreme; accepts only at the final decision."""
+
     name = "hardliner"
     classifier = {
         "sides": ("seller", "buyer"),

@@ -31,6 +31,8 @@ from strategies.base import Strategy
 
 
 class TitForTat(Strategy):
+    """Concedes as many levels as the opponent just conceded."""
+
     name = "tit-for-tat"
     classifier = {
         "sides": ("seller", "buyer"),
