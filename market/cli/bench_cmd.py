@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from market.cli.common import UsageError, emit_json, int_in
 
@@ -37,5 +38,6 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         value = f"{r.value:,.3g}" if abs(r.value) < 100 else f"{r.value:,.0f}"
         table.add_row(r.section, r.metric, value, r.unit, r.target, r.note)
-    Console().print(table)
+    # piped output would wrap at rich's default 80 columns; a bench table reads better wide
+    Console(width=None if sys.stdout.isatty() else 140).print(table)
     return 0
