@@ -640,8 +640,6 @@ class MarketModel(mesa.Model):
     def _step_stats(self, prices: np.ndarray, pairs: int) -> dict[str, float]:
         """Model variables of the step just made (and of the period so far)."""
         p = prices[np.isfinite(prices)] if prices.size else prices
-        per = self._per
-        buyer_share, seller_share = surplus_split(per["buyer"], per["seller"])
         stats: dict[str, float] = {
             "step": float(self.steps),
             "period": float(self.period),
@@ -651,10 +649,21 @@ class MarketModel(mesa.Model):
             "min_price": float(p.min()) if p.size else math.nan,
             "max_price": float(p.max()) if p.size else math.nan,
             "price_std": float(p.std()) if p.size else math.nan,
+            "period_deals": float(self._per["deals"]),
+        }
+        stats.update(self._period_so_far())
+        stats["ce_quantity"] = float(stats["ce_quantity"])
+        stats.update(self._earnings_by_strategy())
+        return stats
+
+    def _period_so_far(self) -> dict[str, float]:
+        """Competitive yardsticks of the current period and what has been realised so far."""
+        per = self._per
+        buyer_share, seller_share = surplus_split(per["buyer"], per["seller"])
+        return {
             "ce_price_lo": self._eq.price_lo,
             "ce_price_hi": self._eq.price_hi,
-            "ce_quantity": float(self._eq.quantity),
-            "period_deals": float(per["deals"]),
+            "ce_quantity": self._eq.quantity,
             "max_surplus": self._eq.max_surplus,
             "realised_surplus": per["realised"],
             "efficiency": efficiency(per["realised"], self._eq.max_surplus),
@@ -663,8 +672,6 @@ class MarketModel(mesa.Model):
             "buyer_share": buyer_share,
             "seller_share": seller_share,
         }
-        stats.update(self._earnings_by_strategy())
-        return stats
 
     def _earnings_by_strategy(self) -> dict[str, float]:
         """Mean earnings per trader of each strategy on each side (run so far)."""
@@ -682,27 +689,15 @@ class MarketModel(mesa.Model):
 
     def _close_period(self) -> None:
         per = self._per
-        buyer_share, seller_share = surplus_split(per["buyer"], per["seller"])
-        self.datacollector.add_table_row(
-            "periods",
-            {
-                "period": self.period,
-                "last_step": self.steps,
-                "deals": per["deals"],
-                "mean_price": _mean(per["price_sum"], per["deals"]),
-                "price_std": _std(per["price_sum"], per["price_sq"], per["deals"]),
-                "ce_price_lo": self._eq.price_lo,
-                "ce_price_hi": self._eq.price_hi,
-                "ce_quantity": self._eq.quantity,
-                "max_surplus": self._eq.max_surplus,
-                "realised_surplus": per["realised"],
-                "efficiency": efficiency(per["realised"], self._eq.max_surplus),
-                "buyer_surplus": per["buyer"],
-                "seller_surplus": per["seller"],
-                "buyer_share": buyer_share,
-                "seller_share": seller_share,
-            },
-        )
+        row = {
+            "period": self.period,
+            "last_step": self.steps,
+            "deals": per["deals"],
+            "mean_price": _mean(per["price_sum"], per["deals"]),
+            "price_std": _std(per["price_sum"], per["price_sq"], per["deals"]),
+        }
+        row.update(self._period_so_far())
+        self.datacollector.add_table_row("periods", row)
 
     # --- data ----------------------------------------------------------------------------
     def agent_data_due(self) -> bool:
