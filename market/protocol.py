@@ -277,7 +277,7 @@ def negotiate(
         raise ValueError("seller and buyer batches differ in length")
     P = protocol.prices
     first_arr = np.broadcast_to(np.asarray(first, dtype=np.int8), (n,)).copy()
-    actions = np.full((n, protocol.max_moves), -1, dtype=np.int16)
+    actions = np.full((n, protocol.max_moves), -1, dtype=np.int32)
     level = np.zeros(n, dtype=np.int64)
     n_moves = np.zeros(n, dtype=np.int64)
     last = np.zeros((2, n), dtype=np.int64)  # last offer made by each side
@@ -312,7 +312,11 @@ def negotiate(
                     prev_offer=prev[1 - s, rows],
                 )
                 a = np.asarray(side.strategies[g].act(obs, rng), dtype=np.int64)
-                if a.shape != rows.shape or not legal[a].all():
+                if (
+                    a.shape != rows.shape
+                    or not ((a >= 0) & (a < protocol.n_actions)).all()
+                    or not legal[a].all()
+                ):
                     name = getattr(side.strategies[g], "name", type(side.strategies[g]).__name__)
                     raise IllegalAction(f"strategy {name!r} played an illegal action at move {m}")
                 chosen[rows] = a

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.protocol import Observation
+from market.protocol import SELLER, Observation
+from strategies._ranges import offer_bounds
 from strategies.base import Strategy
 
 
@@ -30,11 +31,17 @@ class Averaging(Strategy):
     }
 
     def next_offer(self, obs: Observation) -> np.ndarray:
-        """The level this mover would offer now, were it to offer."""
-        extreme = self.extreme(obs)
+        """The level this mover would offer now, were it to offer.
+
+        Offers stay within :func:`~strategies._ranges.offer_bounds`: the
+        acceptable range on the grid, or, when no grid level lies inside it,
+        the side's reservation level (a Seller never goes below its floor).
+        """
+        lo, hi = offer_bounds(self.side, obs)
+        extreme = hi if self.side == SELLER else lo
         base = np.where(obs.own > 0, obs.own, extreme)
         mid = np.where(obs.offer > 0, (base + obs.offer) // 2, extreme)
-        return np.clip(mid, obs.lo, obs.hi)
+        return np.clip(mid, lo, hi)
 
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         target = self.next_offer(obs)

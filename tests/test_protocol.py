@@ -114,8 +114,11 @@ def test_protocol_invariants(game):
 def test_individually_rational_strategies_never_trade_at_a_loss(game):
     """A Seller never sells below its floor, a Buyer never buys above its ceiling.
 
-    Checked where the side's range holds a level of the grid: with none, the
-    protocol still forces an opening offer, which may be accepted.
+    Checked wherever that reservation level is on the grid, even when the
+    range between floor and ceiling holds no level; only a reservation off
+    the grid (a Seller's floor above every price, a Buyer's ceiling below
+    every price) is exempt: the protocol forces an opening offer, which may
+    be accepted.
     """
     protocol, players, sides, rec = play(game)
     deal = rec.level > 0
@@ -123,10 +126,11 @@ def test_individually_rational_strategies_never_trade_at_a_loss(game):
         if not player.classifier["individually_rational"]:
             continue
         lo, hi = sides[side].lo, sides[side].hi
-        check = deal & (np.maximum(lo, 1) <= np.minimum(hi, protocol.prices))
         if side == SELLER:
+            check = deal & (lo <= protocol.prices)
             assert (rec.level[check] >= lo[check]).all()
         else:
+            check = deal & (hi >= 1)
             assert (rec.level[check] <= hi[check]).all()
 
 
