@@ -70,16 +70,24 @@ def load_tables(path: str | os.PathLike[str], protocol: Protocol | None = None) 
     """Read a table file; ``ValueError`` with one clear line if it is missing, corrupt
     or made for another game than ``protocol``."""
     p = os.fspath(path)
+    if os.path.isdir(p):
+        raise ValueError(f"{p}: is a directory, not a .npz Q-table file")
     try:
-        with np.load(p, allow_pickle=False) as data:
+        data = np.load(p, allow_pickle=False)
+    except FileNotFoundError:
+        raise ValueError(f"{p}: no such file") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ValueError(f"{p}: not a readable .npz Q-table file ({exc})") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"{p}: not a .npz Q-table file (a single .npy array)")
+    try:
+        with data:
             missing = {"seller", "buyer", "prices", "rounds"} - set(data.files)
             if missing:
                 raise ValueError(f"{p}: not a Q-table file (missing {', '.join(sorted(missing))})")
-            prices, rounds = int(data["prices"]), int(data["rounds"])
-            seller, buyer = data["seller"], data["buyer"]
+            prices, rounds = _size(data["prices"], "prices", p), _size(data["rounds"], "rounds", p)
+            seller, buyer = _real(data["seller"], "seller", p), _real(data["buyer"], "buyer", p)
             meta = json.loads(str(data["meta"])) if "meta" in data.files else {}
-    except FileNotFoundError:
-        raise ValueError(f"{p}: no such file") from None
     except (zipfile.BadZipFile, OSError, EOFError, KeyError, json.JSONDecodeError) as exc:
         raise ValueError(f"{p}: not a readable .npz Q-table file ({exc})") from None
     except ValueError as exc:
@@ -99,3 +107,17 @@ def load_tables(path: str | os.PathLike[str], protocol: Protocol | None = None) 
         return TablePair(file_protocol, seller, buyer, meta)
     except ValueError as exc:
         raise ValueError(f"{p}: {exc}") from None
+
+
+def _size(arr: np.ndarray, name: str, path: str) -> int:
+    """A game size stored in the file: one integer, nothing else."""
+    if arr.shape != () or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{path}: {name} must be one integer (got {arr.dtype} {arr.shape})")
+    return int(arr)
+
+
+def _real(arr: np.ndarray, name: str, path: str) -> np.ndarray:
+    """A Q-table stored in the file: real numbers only."""
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"{path}: the {name} table must hold real numbers (got {arr.dtype})")
+    return arr

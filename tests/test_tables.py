@@ -119,3 +119,41 @@ def test_cli_load_for_another_game_is_one_line_exit_2(tmp_path):
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "P=5" in lines[0]
+
+
+class TestMalformedFiles:
+    """Files that look almost right are refused with one clear ValueError."""
+
+    S, A = 27, 7  # P = T = 5
+
+    def _write(self, path, **arrays):
+        base = dict(seller=np.zeros((self.S, self.A)), buyer=np.zeros((self.S, self.A)),
+                    prices=np.int64(5), rounds=np.int64(5))
+        base.update(arrays)
+        np.savez(path, **base)
+        return path
+
+    @pytest.mark.parametrize(
+        "arrays, message",
+        [
+            ({"prices": np.float64(np.inf)}, "prices must be one integer"),
+            ({"prices": np.array([5, 5])}, "prices must be one integer"),
+            ({"rounds": np.float64(5.9)}, "rounds must be one integer"),
+            ({"seller": np.zeros((27, 7), dtype=complex)}, "real numbers"),
+        ],
+    )
+    def test_bad_sizes_and_dtypes(self, tmp_path, arrays, message):
+        path = self._write(tmp_path / "t.npz", **arrays)
+        with pytest.raises(ValueError, match=message):
+            load_tables(path)
+
+    def test_a_renamed_npy_file(self, tmp_path):
+        path = tmp_path / "t.npz"
+        with open(path, "wb") as fh:
+            np.save(fh, np.zeros(3))
+        with pytest.raises(ValueError, match="single .npy"):
+            load_tables(path)
+
+    def test_a_directory(self, tmp_path):
+        with pytest.raises(ValueError, match="directory"):
+            load_tables(tmp_path)
