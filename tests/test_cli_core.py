@@ -36,3 +36,30 @@ def test_bad_values_are_one_line_exit_2(args):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.stderr
     assert args[1] in lines[0]  # the message names the parameter
+
+
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["evaluate", "--spe", "--prices", "1000", "--rounds", "1000"], "--prices"),
+        (["train", "--prices", "1000", "--rounds", "1000"], "--prices"),
+        (["train", "--seeds", "100000"], "--seeds"),
+        (["train", "--test-episodes", "100000000000"], "--test-episodes"),
+    ],
+)
+def test_sizes_beyond_memory_are_refused_before_allocating(args, names):
+    out = run_cli(*args)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and names in lines[0] and "Traceback" not in out.stderr
+
+
+def test_an_unwritable_output_fails_before_training_and_leaves_nothing(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    plot = tmp_path / "fig.png"
+    out = run_cli("train", "--cycles", "1", "--episodes", "10", "--plot", str(plot),
+                  "--save", str(blocker / "t.npz"))
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1 and "--save" in out.stderr
+    assert not plot.exists()

@@ -71,11 +71,20 @@ def main(argv: list[str] | None = None) -> int:
         msg = " ".join(str(exc).split())
         print(f"run.py {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print(f"run.py {args.command}: error: out of memory; use smaller sizes", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # the reader (e.g. `| head`) went away: not an error of ours
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a path the user named cannot be read or written
+        if os.environ.get("NEGOTIATION_DEBUG"):
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"run.py {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"run.py {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -61,6 +62,33 @@ def _range_text(lo: float | None, hi: float | None) -> str:
     if hi is not None:
         return f"<= {hi}"
     return ""
+
+
+#: Q-table cells one command may allocate (float64: 800 MB), well inside the machine's memory
+TABLE_CELLS_MAX = 100_000_000
+
+
+def check_table_cells(cells: float, what: str, advice: str) -> None:
+    """Refuse a game or population whose Q-tables would not fit, before allocating them."""
+    if cells > TABLE_CELLS_MAX:
+        raise UsageError(
+            f"{what} would need {cells:,.0f} Q-table cells ({cells * 8 / 2**30:.1f} GiB; "
+            f"at most {TABLE_CELLS_MAX:,}): {advice}"
+        )
+
+
+def check_output_path(path: str | os.PathLike[str] | None, option: str) -> None:
+    """Fail before any long work if ``path`` cannot be written (a directory, no permission)."""
+    if path is None:
+        return
+    p = os.path.abspath(os.fspath(path))
+    if os.path.isdir(p):
+        raise UsageError(f"{option}: {path} is a directory, not a file")
+    parent = os.path.dirname(p)
+    while not os.path.exists(parent):  # folders that do not exist yet are created on write
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: cannot write {path} ({parent} is not a writable folder)")
 
 
 def resolve_strategy(

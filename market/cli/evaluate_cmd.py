@@ -15,7 +15,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from market.cli.common import UsageError, emit_json, int_in
+from market.cli.common import (
+    UsageError,
+    check_table_cells,
+    emit_json,
+    int_in,
+)
 
 HELP = "exact evaluation: values, best responses and NashConv of saved Q-tables or of the SPE"
 
@@ -25,9 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Q-tables saved by `train --save` (arrays seller, buyer)")
     p.add_argument("--spe", action="store_true",
                    help="evaluate the subgame-perfect equilibrium instead of a file")
-    p.add_argument("--prices", type=int_in("--prices", 2), default=None,
+    p.add_argument("--prices", type=int_in("--prices", 2, 10_000), default=None,
                    help="price levels P (with --spe; default 5; with a file: must match it)")
-    p.add_argument("--rounds", type=int_in("--rounds", 1), default=None,
+    p.add_argument("--rounds", type=int_in("--rounds", 1, 10_000), default=None,
                    help="rounds T (with --spe; default 5; with a file: must match it)")
     p.add_argument("--episodes", type=int_in("--episodes", 1, 10**9), default=1000,
                    help="length of the greedy test run whose expectation is shown (default 1000)")
@@ -44,6 +49,10 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"give exactly one of FILE.npz or --spe (got {got})")
     if args.spe:
         protocol = Protocol(args.prices or 5, args.rounds or 5)
+        # backward induction keeps a handful of (2, S, A) arrays per side
+        check_table_cells(16 * protocol.n_states * protocol.n_actions,
+                          f"the equilibrium at P={protocol.prices}, T={protocol.rounds}",
+                          "lower --prices or --rounds")
         seller, buyer = evaluation.spe(protocol)
         policies, source, layout = True, "spe", "subgame-perfect equilibrium (pure policies)"
     else:

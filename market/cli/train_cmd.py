@@ -16,7 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from market.cli.common import UsageError, emit_json, int_in
+from market.cli.common import (
+    UsageError,
+    check_output_path,
+    check_table_cells,
+    emit_json,
+    int_in,
+)
+
+#: episodes x seeds whose outcomes one cycle (or the test) keeps in memory at once
+EPISODE_CELLS_MAX = 200_000_000
 
 HELP = "train Q-learners (the document's trainer or the tuned default) and test them"
 
@@ -24,11 +33,11 @@ HELP = "train Q-learners (the document's trainer or the tuned default) and test 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", choices=("seed", "default"), default="default",
                    help="seed: the document's configuration; default: tuned to converge")
-    p.add_argument("--cycles", type=int_in("--cycles", 0), default=None,
+    p.add_argument("--cycles", type=int_in("--cycles", 0, 10**6), default=None,
                    help="trainee/trainer swaps (>= 1; 0 only with --load: test only)")
-    p.add_argument("--episodes", type=int_in("--episodes", 1), default=None,
+    p.add_argument("--episodes", type=int_in("--episodes", 1, 10**7), default=None,
                    help="negotiations per cycle (>= 1)")
-    p.add_argument("--test-episodes", type=int_in("--test-episodes", 1), default=None,
+    p.add_argument("--test-episodes", type=int_in("--test-episodes", 1, 10**7), default=None,
                    help="greedy test negotiations, first mover alternating (>= 1)")
     p.add_argument("--train", choices=("both", "seller", "buyer"), default=None,
                    help="which side learns (default: both)")
@@ -75,7 +84,21 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
     for opt, path, ext in (("--plot", args.plot, ".png"), ("--save", args.save, ".npz")):
         if path is not None and not path.lower().endswith(ext):
             raise UsageError(f"{opt} must name a {ext} file (got {path!r})")
-    return preset(args.preset, **over)
+        check_output_path(path, opt)
+    cfg = preset(args.preset, **over)
+    pr = cfg.protocol
+    roles = 2 if cfg.role_aware else 1
+    # live tables and the frozen scheme's snapshots, both sides, every seed
+    check_table_cells(3 * 2 * roles * pr.n_states * pr.n_actions * cfg.seeds,
+                      f"training {cfg.seeds} seed(s) at P={pr.prices}, T={pr.rounds}",
+                      "lower --prices, --rounds or --seeds")
+    for opt, count in (("--episodes", cfg.episodes), ("--test-episodes", cfg.test_episodes)):
+        if count * cfg.seeds > EPISODE_CELLS_MAX:
+            raise UsageError(
+                f"{opt} x --seeds = {count * cfg.seeds:,} episodes held at once "
+                f"(at most {EPISODE_CELLS_MAX:,}); lower {opt} or --seeds"
+            )
+    return cfg
 
 
 def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
