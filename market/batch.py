@@ -482,6 +482,13 @@ def previous_results(
         return {}
     if "run" not in table.columns:
         return {}
+    # The table must come from the same kind of batch: the same parameter names (a
+    # dropped parameter would otherwise pass for its default) and the same --fill.
+    stored = table.attrs.get("batch", {})
+    names = {k for spec in specs for k, _ in spec.params}
+    fills = {spec.fill for spec in specs}
+    if set(stored.get("params", ())) != names or {stored.get("fill")} != fills:
+        return {}
     by_run = {int(r["run"]): r for r in table.to_dict("records")}
     found: dict[int, RunOutcome] = {}
     for spec in specs:
@@ -622,7 +629,9 @@ def results_table(
     for c in metrics:
         table[c] = pd.to_numeric(table[c], errors="coerce").astype("float64")
     table["error"] = table["error"].astype("object").where(table["error"].notna(), None)
-    table.attrs["batch"] = {"params": params, "metrics": metrics, **(meta or {})}
+    fills = sorted({s.fill for s in specs})
+    table.attrs["batch"] = {"params": params, "metrics": metrics,
+                            "fill": fills[0] if len(fills) == 1 else fills, **(meta or {})}
     return table
 
 

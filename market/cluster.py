@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,12 +48,41 @@ def connect(scheduler: str, processes: int = 1, timeout: float = 5.0) -> Iterato
             cluster.close()
         return
     address = scheduler if "://" in scheduler else f"tcp://{scheduler}"
-    try:
-        client = Client(address, timeout=f"{timeout}s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise UsageError(f"--scheduler: cannot reach {scheduler} ({reason[:160]})") from None
+    client = _connect(Client, address, scheduler, timeout)
     try:
         yield client
     finally:
         client.close()
+
+
+def _connect(client_cls: Any, address: str, scheduler: str, timeout: float) -> Any:
+    """A Client for ``address``, or :class:`UsageError` within about ``timeout`` seconds.
+
+    Dask's own ``timeout`` bounds the TCP connection but not the handshake: a
+    server that accepts and then says something else (an HTTP server, say)
+    would keep it waiting for ever. So the connection runs in a daemon thread
+    with a hard deadline, and whatever goes wrong there is reported as one line.
+    """
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = client_cls(address, timeout=f"{timeout}s")
+        except BaseException as exc:  # noqa: BLE001 - reported to the user below
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 5.0)
+    if thread.is_alive():
+        raise UsageError(
+            f"--scheduler: no Dask scheduler answered at {scheduler} within {timeout:g} s "
+            f"(is it a Dask scheduler?)"
+        )
+    if "error" in box:
+        exc = box["error"]
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        if isinstance(exc, MemoryError):
+            reason = "the reply was not a Dask scheduler's"
+        raise UsageError(f"--scheduler: cannot reach {scheduler} ({reason[:160]})")
+    return box["client"]

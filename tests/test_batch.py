@@ -237,3 +237,54 @@ def test_cli_exits_1_when_runs_failed(tmp_path, capsys):
                                   "--steps", "2", "--processes", "1",
                                   "--out", str(tmp_path / "f.parquet"))
     assert code == 1 and "n_buyers" in out
+
+
+def test_a_finished_table_is_not_reused_for_another_fill_or_a_dropped_parameter(tmp_path):
+    out = tmp_path / "r.parquet"
+    grid = batch.validate_grid(batch.parse_param_options(["n_buyers=6", "rounds=1"]))
+    first = batch.run_batch(batch.expand(grid, 2, 3, 6), out, processes=1)
+    assert first.ran == 2
+
+    # dropping rounds=1 must not pass the old rows off as rounds at its default
+    dropped = batch.validate_grid(batch.parse_param_options(["n_buyers=6"]))
+    again = batch.run_batch(batch.expand(dropped, 2, 3, 6), out, processes=1)
+    assert (again.reused, again.ran) == (0, 2)
+
+    # the same grid with another --fill is another batch
+    mix = batch.validate_grid(batch.parse_param_options(["n_buyers=6"]), fill="hardliner")
+    other = batch.run_batch(batch.expand(mix, 2, 3, 6, fill="hardliner"), out, processes=1)
+    assert (other.reused, other.ran) == (0, 2)
+
+
+def test_a_server_that_is_not_a_dask_scheduler_fails_in_bounded_time(tmp_path):
+    """A loopback listener that accepts and never answers: one line, exit 2, no hang."""
+    import contextlib
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(server.accept()[0])  # accept and stay silent
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        p = subprocess.run(
+            [sys.executable, str(ROOT / "run.py"), "batch", "--param", "n_buyers=4",
+             "--steps", "2", "--out", str(tmp_path / "x.parquet"),
+             "--scheduler", f"127.0.0.1:{port}", "--connect-timeout", "1"],
+            capture_output=True, text=True, cwd=ROOT, timeout=60,
+        )
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+    assert p.returncode == 2
+    assert len(p.stderr.strip().splitlines()) == 1 and "--scheduler" in p.stderr
+    assert not (tmp_path / "x.parquet").exists()
