@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any
 
-from market.cli.common import UsageError, emit_json, int_in
+from market.cli.common import UsageError, check_output_path, emit_json, int_in
 
 HELP = "many market runs over a parameter grid (process pool or Dask), results to Parquet"
 
@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         grid[key] = values
     if not args.out.endswith(".parquet"):
         raise UsageError(f"--out must be a .parquet file (got {args.out!r})")
+    check_output_path(args.out, "--out")
     if not args.connect_timeout > 0:
         raise UsageError(f"--connect-timeout must be > 0 seconds (got {args.connect_timeout})")
     grid = batch.validate_grid(grid, fill=args.fill)

@@ -91,6 +91,20 @@ def check_output_path(path: str | os.PathLike[str] | None, option: str) -> None:
         raise UsageError(f"{option}: cannot write {path} ({parent} is not a writable folder)")
 
 
+def check_output_dir(path: str | os.PathLike[str] | None, option: str) -> None:
+    """Fail before any long work if the folder ``path`` cannot be created or written."""
+    if path is None:
+        return
+    p = os.path.abspath(os.fspath(path))
+    if os.path.exists(p) and not os.path.isdir(p):
+        raise UsageError(f"{option} must be a folder (got the file {os.fspath(path)!r})")
+    probe = p
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: cannot write in {os.fspath(path)} ({probe} is not writable)")
+
+
 def resolve_strategy(
     spec: str, side: str, protocol: Protocol, n_members: int = 1, **params: Any
 ) -> Any:

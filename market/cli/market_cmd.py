@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from market.cli.common import UsageError, emit_json, int_in
+from market.cli.common import UsageError, check_output_dir, emit_json, int_in
 
 HELP = "run a market of many Buyers and Sellers with mixed strategies"
 
@@ -138,8 +138,7 @@ def run(args: argparse.Namespace) -> int:
     if args.common_wallet and args.teams is None:
         raise UsageError("--common-wallet needs --teams K (the number of teams per side)")
     _check_tables(args, mixes)
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out must be a directory (got the file {str(args.out)!r})")
+    check_output_dir(args.out, "--out")
 
     from market.model import MarketModel
 

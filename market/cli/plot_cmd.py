@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from market.cli.common import emit_json
+from market.cli.common import check_output_dir, emit_json
 
 HELP = "plot a batch results table: earnings vs mix, efficiency and price vs each parameter"
 
@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     src = Path(args.results)
     out = Path(args.out) if args.out else src.with_name(src.stem + "_plots")
+    check_output_dir(out, "--out")
     files = plot_results(src, out)
     if args.json:
         emit_json({"results": str(src), "files": [str(f) for f in files]})

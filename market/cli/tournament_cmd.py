@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from market.cli.common import UsageError, emit_json, int_in
+from market.cli.common import UsageError, check_output_dir, emit_json, int_in
 
 HELP = "every strategy against every other on both sides: payoff matrix (CSV) and heatmap (PNG)"
 
@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         if rng is not None and not 1 <= rng[0] <= rng[1] <= protocol.prices:
             raise UsageError(f"{opt} must satisfy 1 <= LO <= HI <= P={protocol.prices} "
                              f"(got {rng[0]}-{rng[1]})")
+    check_output_dir(args.out, "--out")
     tables = load_tables(args.qtable, protocol) if args.qtable else None
     cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
     entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
