@@ -40,12 +40,25 @@ class PriceGrid:
         out = self.lo + (lvl - 1.0) * self.step
         return np.where(lvl > 0, out, np.nan) if out.ndim else (float(out) if lvl > 0 else np.nan)
 
+    def _level_price(self, k: np.ndarray) -> np.ndarray:
+        """Price of level ``k``, the same float :meth:`price` gives (any integer ``k``)."""
+        return self.lo + (k - 1.0) * self.step
+
     def level_at_least(self, price: np.ndarray | float) -> np.ndarray:
-        """Lowest level whose price is >= ``price`` (P + 1 if none): a Seller's floor."""
-        k = np.ceil((np.asarray(price, dtype=float) - self.lo) / self.step - 1e-9) + 1
+        """Lowest level whose price is >= ``price`` (P + 1 if none): a Seller's floor.
+
+        The division may land a hair off an exact grid price, so the guess is
+        checked against the very prices :meth:`price` returns and moved up
+        one level if it falls short: a Seller never sells below its cost.
+        """
+        p = np.asarray(price, dtype=float)
+        k = np.ceil((p - self.lo) / self.step - 1e-9) + 1
+        k = np.where(self._level_price(k) < p, k + 1, k)
         return np.clip(k, 1, self.prices + 1).astype(np.int64)
 
     def level_at_most(self, price: np.ndarray | float) -> np.ndarray:
         """Highest level whose price is <= ``price`` (0 if none): a Buyer's ceiling."""
-        k = np.floor((np.asarray(price, dtype=float) - self.lo) / self.step + 1e-9) + 1
+        p = np.asarray(price, dtype=float)
+        k = np.floor((p - self.lo) / self.step + 1e-9) + 1
+        k = np.where(self._level_price(k) > p, k - 1, k)
         return np.clip(k, 0, self.prices).astype(np.int64)

@@ -653,7 +653,7 @@ class MarketModel(mesa.Model):
         }
         stats.update(self._period_so_far())
         stats["ce_quantity"] = float(stats["ce_quantity"])
-        stats.update(self._earnings_by_strategy())
+        stats.update(self._earnings())
         return stats
 
     def _period_so_far(self) -> dict[str, float]:
@@ -673,8 +673,8 @@ class MarketModel(mesa.Model):
             "seller_share": seller_share,
         }
 
-    def _earnings_by_strategy(self) -> dict[str, float]:
-        """Mean earnings per trader of each strategy on each side (run so far)."""
+    def _earnings(self) -> dict[str, float]:
+        """Mean earnings per trader of each strategy and side; each team's total (run so far)."""
         out = {}
         for side in (SELLER, BUYER):
             book = self._books[side]
@@ -685,6 +685,11 @@ class MarketModel(mesa.Model):
                 if counts[g]:
                     out[f"earnings.{SIDE_NAMES[side]}.{name}"] = float(sums[g] / counts[g])
             out[f"earnings.{SIDE_NAMES[side]}"] = float(book.earnings.mean())
+        if self.teams is not None:
+            wallets = self.team_wallets()
+            for t in range(self.n_teams):
+                side_name = "seller" if t < self.teams else "buyer"
+                out[f"earnings.team.{side_name}.{t % self.teams}"] = float(wallets[t])
         return out
 
     def _close_period(self) -> None:
@@ -747,12 +752,7 @@ class MarketModel(mesa.Model):
             "buyer_share": buyer_share,
             "seller_share": seller_share,
         }
-        out.update(self._earnings_by_strategy())
-        if self.teams is not None:
-            wallets = self.team_wallets()
-            for t in range(self.n_teams):
-                side = "seller" if t < self.teams else "buyer"
-                out[f"earnings.team.{side}.{t % self.teams}"] = float(wallets[t])
+        out.update(self._earnings())
         return out
 
 
@@ -815,4 +815,5 @@ def check_mix(name: str, mix: dict[str, float]) -> dict[str, float]:
     total = sum(out.values())
     if not math.isclose(total, 1.0, abs_tol=1e-6):
         raise ValueError(f"{name}: shares must sum to 1 (got {total:g})")
-    return out
+    # within the tolerance, normalise: counts by largest remainder then add up to n exactly
+    return {k: v / total for k, v in out.items()}

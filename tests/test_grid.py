@@ -42,3 +42,21 @@ class TestPriceGrid:
         if 1 <= down <= prices:
             assert g.price(down) <= price + 1e-6
             assert down == prices or g.price(down + 1) > price
+
+
+def test_a_cost_a_hair_above_a_level_is_not_rounded_down_to_it():
+    g = PriceGrid(0.0, 100.0, 5)
+    assert g.level_at_least(50.0 + 1e-8) == 4  # 50 would lose the Seller 1e-8
+    assert g.level_at_most(50.0 - 1e-8) == 2  # 50 would cost the Buyer 1e-8 too much
+    for k in range(1, 6):  # exact grid prices still map to their own level
+        assert g.level_at_least(g.price(k)) == k and g.level_at_most(g.price(k)) == k
+
+
+@given(st.floats(0, 100), st.integers(2, 200))
+def test_reservation_levels_never_cross_the_reservation_price(price, prices):
+    g = PriceGrid(0.0, 100.0, prices)
+    up, down = int(g.level_at_least(price)), int(g.level_at_most(price))
+    if up <= prices:
+        assert g.price(up) >= price
+    if down >= 1:
+        assert g.price(down) <= price

@@ -379,3 +379,28 @@ def test_learners_can_start_from_a_saved_table(tmp_path):
     assert model.agents_frame()["strategy"].str.startswith("qlearning:").sum() == 8
     with pytest.raises(ValueError, match="only qlearning"):
         MarketModel(buyer_mix={f"averaging:{path}": 1.0})
+
+
+def test_team_earnings_are_collected_every_step_and_add_up():
+    model = MarketModel(n_buyers=6, n_sellers=6, teams=3, common_wallet=True, seed=1)
+    for _ in range(25):
+        model.step()
+    frame = model.model_frame()
+    cols = [c for c in frame.columns if c.startswith("earnings.team.")]
+    assert len(cols) == 6
+    last = frame.iloc[-1]
+    summary = model.summary()
+    for c in cols:
+        assert last[c] == summary[c]
+    sellers = sum(last[f"earnings.team.seller.{k}"] for k in range(3))
+    assert sellers == pytest.approx(model.sellers.earnings.sum())
+
+
+def test_shares_a_hair_over_one_never_make_more_traders_than_asked():
+    from market.model import check_mix
+
+    # 1.0000009 passes the sum-to-1 check; unnormalised it made 2,000,001 labels
+    mix = check_mix("buyer_mix", {"averaging": 1.0000009})
+    model = MarketModel(n_buyers=2, n_sellers=2, seed=0)
+    labels, counts = model._assign(mix, 2_000_000)
+    assert labels.size == 2_000_000 and counts.tolist() == [2_000_000]
