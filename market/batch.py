@@ -208,8 +208,16 @@ def validate_grid(
             raise UsageError(f"parameter {key} is not a single number, flag or name and "
                              "cannot be swept by the batch")
         out[key] = [_coerce(key, v, allowed) for v in values]
+    from market.model import check_parameters
+
     for point in _points(out):
-        model_kwargs(point, fill)  # every combination's mixes must add up
+        kwargs = model_kwargs(point, fill)  # every combination's mixes must add up
+        if cls is None:  # and every value must be in range, before any run starts
+            try:
+                check_parameters(**kwargs)
+            except ValueError as exc:
+                where = ", ".join(f"{k}={v}" for k, v in point.items())
+                raise UsageError(f"parameter {exc} (at {where})") from None
     return out
 
 

@@ -214,21 +214,8 @@ class MarketModel(mesa.Model):
         super().__init__(seed=seed, rng=rng)
         buyer_mix = dict(buyer_mix or {"averaging": 1.0})
         seller_mix = dict(seller_mix or {"averaging": 1.0})
-        _check_count("n_buyers", n_buyers)
-        _check_count("n_sellers", n_sellers)
-        _check_int("period", period, 1)
-        _check_choice("first", first, FIRST_MOVERS)
-        _check_choice("agent_data", agent_data, AGENT_DATA)
-        _check_choice("learner_params", learner_params, ("fixed", "drawn"))
-        for name, rng_ in (("value_range", value_range), ("cost_range", cost_range)):
-            lo, hi = (float(x) for x in rng_)
-            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-                raise ValueError(f"{name} must be two finite numbers lo < hi (got {rng_!r})")
-        for name, dist in (("value_dist", value_dist), ("cost_dist", cost_dist)):
-            if not callable(dist):
-                _check_choice(name, dist, DISTRIBUTIONS)
-        if teams is not None:
-            _check_int("teams", teams, 1)
+        _check(n_buyers, n_sellers, prices, rounds, period, value_range, cost_range,
+               value_dist, cost_dist, first, teams, learner_params, agent_data)
         self.protocol = Protocol(int(prices), int(rounds))
         self.period_length = int(period)
         self.redraw = bool(redraw)
@@ -774,6 +761,49 @@ def _stat(model: MarketModel, key: str) -> float:
 
 
 # --- validation (messages name the parameter and the allowed range) ------------------
+
+def _check(
+    n_buyers: Any, n_sellers: Any, prices: Any, rounds: Any, period: Any, value_range: Any,
+    cost_range: Any, value_dist: Any, cost_dist: Any, first: Any, teams: Any,
+    learner_params: Any, agent_data: Any,
+) -> None:
+    """The scalar checks of :class:`MarketModel`, usable without building one."""
+    _check_count("n_buyers", n_buyers)
+    _check_count("n_sellers", n_sellers)
+    _check_int("period", period, 1)
+    _check_choice("first", first, FIRST_MOVERS)
+    _check_choice("agent_data", agent_data, AGENT_DATA)
+    _check_choice("learner_params", learner_params, ("fixed", "drawn"))
+    for name, rng_ in (("value_range", value_range), ("cost_range", cost_range)):
+        lo, hi = (float(x) for x in rng_)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"{name} must be two finite numbers lo < hi (got {rng_!r})")
+    for name, dist in (("value_dist", value_dist), ("cost_dist", cost_dist)):
+        if not callable(dist):
+            _check_choice(name, dist, DISTRIBUTIONS)
+    if teams is not None:
+        _check_int("teams", teams, 1)
+    Protocol(int(prices), int(rounds))
+
+
+def check_parameters(**params: Any) -> None:
+    """Validate :class:`MarketModel` keyword arguments without building a model.
+
+    ``ValueError`` (naming the parameter and its range) for the first bad
+    one. Batch runs call it for every grid point before starting any run.
+    """
+    import inspect
+
+    bound = inspect.signature(MarketModel.__init__).bind(None, **params)
+    bound.apply_defaults()
+    a = bound.arguments
+    _check(a["n_buyers"], a["n_sellers"], a["prices"], a["rounds"], a["period"],
+           a["value_range"], a["cost_range"], a["value_dist"], a["cost_dist"], a["first"],
+           a["teams"], a["learner_params"], a["agent_data"])
+    check_mix("buyer_mix", dict(a["buyer_mix"] or {"averaging": 1.0}))
+    check_mix("seller_mix", dict(a["seller_mix"] or {"averaging": 1.0}))
+
+
 def _check_count(name: str, n: Any) -> None:
     if not isinstance(n, int | np.integer) or isinstance(n, bool) or n < 1:
         raise ValueError(f"{name} must be an integer >= 1 (got {n!r}); a side cannot be empty")

@@ -159,14 +159,22 @@ def test_resume_skips_finished_runs_and_gives_the_same_table(tmp_path, monkeypat
     assert batch.run_batch(changed, out, processes=1).ran == 8 and len(built) == 8
 
 
+def corrupt_table(tmp_path: Path) -> str:
+    """A Q-table file that exists (so the grid validates) but cannot be read by a run."""
+    bad = tmp_path / "corrupt.npz"
+    bad.write_bytes(b"not a zip archive")
+    return str(bad)
+
+
 def test_a_failing_run_is_recorded_and_the_others_go_on(tmp_path):
-    grid = batch.validate_grid({"n_buyers": [0, 5], "n_sellers": [5]})
+    key = f"buyer_mix.qlearning:{corrupt_table(tmp_path)}"
+    grid = batch.validate_grid({"n_buyers": [5], "n_sellers": [5], key: [0, 0.5]})
     res = batch.run_batch(batch.expand(grid, 2, 1, 5), tmp_path / "r.parquet", processes=2)
     table = pd.read_parquet(tmp_path / "r.parquet")
     assert res.failed == 2
-    bad = table[table["n_buyers"] == 0]
-    assert bad["error"].str.contains("n_buyers").all() and bad["efficiency"].isna().all()
-    good = table[table["n_buyers"] == 5]
+    bad = table[table[key] == 0.5]
+    assert bad["error"].str.contains("corrupt.npz").all() and bad["efficiency"].isna().all()
+    good = table[table[key] == 0]
     assert good["error"].isna().all() and good["efficiency"].between(0, 1).all()
 
 
@@ -212,6 +220,8 @@ def cli_in_process(capsys, *args: str) -> tuple[int, str, str]:
     (["--param", "nope=1"], "nope"),
     (["--param", "rounds=x"], "rounds"),
     (["--param", "buyer_mix.qlearning=2"], "buyer_mix.qlearning"),
+    (["--param", "n_buyers=5,-3"], "n_buyers"),  # right type, out of range: caught up front
+    (["--param", "first=bogus"], "first"),
     (["--processes", "0"], "--processes"),
     (["--grid", "missing.toml"], "--grid"),
     (["--param", "n_buyers=4", "--scheduler", "127.0.0.1:9", "--connect-timeout", "0.5"],
@@ -233,10 +243,11 @@ def test_cli_bad_toml_is_exit_2(tmp_path, capsys):
 
 
 def test_cli_exits_1_when_runs_failed(tmp_path, capsys):
-    code, out, _ = cli_in_process(capsys, "--param", "n_buyers=0", "--iterations", "1",
+    key = f"buyer_mix.qlearning:{corrupt_table(tmp_path)}"
+    code, out, _ = cli_in_process(capsys, "--param", f"{key}=0.5", "--iterations", "1",
                                   "--steps", "2", "--processes", "1",
                                   "--out", str(tmp_path / "f.parquet"))
-    assert code == 1 and "n_buyers" in out
+    assert code == 1 and "run 0 failed: ValueError" in out
 
 
 def test_a_finished_table_is_not_reused_for_another_fill_or_a_dropped_parameter(tmp_path):
