@@ -9,6 +9,7 @@ P, T, first movers, populations and reservation ranges, empty ones included.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -176,3 +177,21 @@ def test_observation_matches_the_history(P, T, first, seed):
         assert bool(obs.first[0]) == (side == first)
         if acts[m] < P:
             offers[side].append(int(acts[m]) + 1)
+
+
+@pytest.mark.parametrize("bad", [-1, -3, 7])
+def test_out_of_range_action_indices_are_refused(bad):
+    """-1 would otherwise read as "reject" through numpy's negative indexing."""
+    from market.protocol import IllegalAction
+
+    class Broken:
+        name = "broken"
+
+        def act(self, obs, rng):
+            return np.full(len(obs), 0 if obs.move == 0 else bad)
+
+    protocol = Protocol(5, 3)
+    seller = Side.single(Broken(), 2, 1, 5)
+    buyer = Side.single(strategies.make("averaging", "buyer"), 2, 1, 5)
+    with pytest.raises(IllegalAction):
+        negotiate(protocol, seller, buyer, SELLER, np.random.default_rng(0))
