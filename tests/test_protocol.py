@@ -188,7 +188,7 @@ def test_out_of_range_action_indices_are_refused(bad):
         name = "broken"
 
         def act(self, obs, rng):
-            return np.full(len(obs), 0 if obs.move == 0 else bad)
+            return np.full(len(obs), 4 if obs.move == 0 else bad)  # open at 5: no quick deal
 
     protocol = Protocol(5, 3)
     seller = Side.single(Broken(), 2, 1, 5)
