@@ -334,10 +334,16 @@ def negotiate(
     return BatchRecord(protocol, actions, first_arr, level, n_moves)
 
 
+def level_rewards(level: np.ndarray, prices: int) -> np.ndarray:
+    """(2, n) document rewards from deal levels (0: no deal).
+
+    Seller ``p / P``, Buyer ``1 - p / P`` at a deal; both 0 without one.
+    """
+    frac = np.asarray(level) / prices
+    return np.stack([frac, np.where(np.asarray(level) > 0, 1.0 - frac, 0.0)])
+
+
 def two_agent_rewards(record: BatchRecord) -> tuple[np.ndarray, np.ndarray]:
-    """Document rewards: Seller ``p / P``, Buyer ``1 - p / P`` at a deal, else 0."""
-    P = record.protocol.prices
-    deal = record.deal
-    seller = np.where(deal, record.level / P, 0.0)
-    buyer = np.where(deal, 1.0 - record.level / P, 0.0)
+    """Document rewards of a batch: Seller ``p / P``, Buyer ``1 - p / P`` at a deal, else 0."""
+    seller, buyer = level_rewards(record.level, record.protocol.prices)
     return seller, buyer

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.protocol import BUYER, SELLER, SIDE_NAMES, Protocol
+from market.protocol import BUYER, SELLER, SIDE_NAMES, Protocol, level_rewards
 from strategies.qlearning import bellman_update, legal_rows
 
 TRAIN_CHOICES = ("both", "seller", "buyer")
@@ -562,12 +562,6 @@ def learn_stacked(
     stack[...] = store.stack()
 
 
-def episode_rewards(level: np.ndarray, prices: int) -> np.ndarray:
-    """(2, n) document rewards of both sides (Seller ``p / P``, Buyer ``1 - p / P``)."""
-    frac = level / prices
-    return np.stack([frac, np.where(level > 0, 1.0 - frac, 0.0)])
-
-
 def learn(
     table: np.ndarray,
     side: int,
@@ -764,13 +758,13 @@ def train(
             eps_side = np.array([eps if s_ in sides else 0.0 * eps for s_ in (SELLER, BUYER)])
             if k == 1:
                 ep = play_store(store, first, tuple(eps_side[:, 0]), protocol, rng, greedy)
-                learn_store(store, sides, ep, episode_rewards(ep.level, P), float(lr[0]),
+                learn_store(store, sides, ep, level_rewards(ep.level, P), float(lr[0]),
                               config.gamma, legal)
                 firsts[e], n_moves[e], level[e] = first, ep.n_moves, ep.level
             else:
                 batch = Batch(np.tile(np.arange(n), 2), np.repeat([first, 1 - first], n))
                 ep = play_store(store, batch, np.repeat(eps_side, n, axis=1), protocol, rng)
-                learn_store(store, sides, ep, episode_rewards(ep.level, P),
+                learn_store(store, sides, ep, level_rewards(ep.level, P),
                               np.repeat(lr, n), config.gamma, legal)
                 firsts[e:e + 2] = (first, 1 - first)
                 n_moves[e:e + 2] = ep.n_moves.reshape(2, n)

@@ -81,10 +81,6 @@ class Strategy:
             return (obs.offer >= obs.lo) & (obs.offer > 0)
         return (obs.offer <= obs.hi) & (obs.offer > 0)
 
-    def extreme(self, obs: Observation) -> np.ndarray:
-        """The mover's most favourable acceptable level (Seller: its top, Buyer: its bottom)."""
-        return obs.hi if self.side == SELLER else obs.lo
-
     def reservation(self, obs: Observation) -> np.ndarray:
         """The mover's least favourable acceptable level (Seller: cost, Buyer: value)."""
         return obs.lo if self.side == SELLER else obs.hi

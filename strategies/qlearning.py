@@ -62,13 +62,6 @@ def legal_rows(protocol: Protocol) -> np.ndarray:
     return mask
 
 
-def state_values(table: np.ndarray, protocol: Protocol) -> np.ndarray:
-    """``max`` over legal actions of each row (0 for the terminal row)."""
-    mask = legal_rows(protocol)
-    v = np.where(mask, table, -np.inf).max(axis=-1)
-    return np.where(np.isfinite(v), v, 0.0)
-
-
 def bellman_update(
     q_sa: np.ndarray, reward: np.ndarray, next_value: np.ndarray, lr: np.ndarray | float,
     gamma: np.ndarray | float,

@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from market.protocol import SELLER, BatchRecord, Protocol
+from market.protocol import SELLER, BatchRecord, Protocol, level_rewards
 from market.training import (
     Batch,
     Episodes,
     choose,
-    episode_rewards,
     exploration,
     learn,
     learn_stacked,
@@ -132,7 +131,7 @@ def test_paired_episodes_equal_two_episodes_one_after_the_other():
     stack = np.stack([np.where(legal, rng.random((n, 2, 27, 7)), 0.0) for _ in range(2)])
     batch = Batch(np.tile(np.arange(n), 2), np.repeat([SELLER, 1 - SELLER], n))
     ep = play_stacked(stack, batch, (1.0, 1.0), P5T5, rng)
-    rewards = episode_rewards(ep.level, 5)
+    rewards = level_rewards(ep.level, 5)
     paired = stack.copy()
     learn_stacked(paired, (0, 1), ep, rewards, 0.2, 0.95, legal)
     in_turn = stack.copy()
