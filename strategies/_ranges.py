@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.protocol import SELLER, Observation
+from market.game.rules import SELLER, Observation
 
 
 def offer_bounds(side: int, obs: Observation) -> tuple[np.ndarray, np.ndarray]:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.protocol import SELLER, Observation
+from market.game.rules import SELLER, Observation
 from strategies._ranges import offer_bounds
-from strategies.base import Strategy
+from strategies.rule_based import RuleBased
 
 
-class Averaging(Strategy):
+class Averaging(RuleBased):
     """Splits the difference with the opponent (the document's static method)."""
 
     name = "averaging"
@@ -30,8 +30,8 @@ class Averaging(Strategy):
         "memory": "own last offer",
     }
 
-    def next_offer(self, obs: Observation) -> np.ndarray:
-        """The level this mover would offer now, were it to offer.
+    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        """The midpoint of its own last offer (or extreme) and the opponent's offer.
 
         Offers stay within :func:`~strategies._ranges.offer_bounds`: the
         acceptable range on the grid, or, when no grid level lies inside it,
@@ -42,11 +42,3 @@ class Averaging(Strategy):
         base = np.where(obs.own > 0, obs.own, extreme)
         mid = np.where(obs.offer > 0, (base + obs.offer) // 2, extreme)
         return np.clip(mid, lo, hi)
-
-    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        target = self.next_offer(obs)
-        if not obs.legal[0]:  # final decision: inside the range or walk away
-            accept = self.acceptable(obs)
-        else:
-            accept = self.better_or_equal(obs.offer, target) & self.acceptable(obs)
-        return self.decide(obs, target, accept)

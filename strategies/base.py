@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from market.protocol import BUYER, SELLER, SIDE_NAMES, BatchRecord, Observation, side_index
+from market.game.record import BatchRecord
+from market.game.rules import BUYER, SELLER, SIDE_NAMES, Observation, Protocol, side_index
 
 
 class Strategy:
@@ -39,6 +40,8 @@ class Strategy:
     }
     #: whether the constructor takes ``protocol=`` (table sizes, schedules)
     needs_protocol: ClassVar[bool] = False
+    #: what a spec may give after ``NAME:`` (e.g. ``"FILE.npz"``); empty: nothing
+    argument: ClassVar[str] = ""
 
     def __init__(self, side: int | str = SELLER, n_members: int = 1, **params: Any) -> None:
         self.side = side_index(side) if isinstance(side, str) else int(side)
@@ -50,6 +53,17 @@ class Strategy:
             raise ValueError(f"n_members must be >= 1 (got {n_members})")
         self.n_members = int(n_members)
         self.params: dict[str, Any] = dict(params)
+
+    # --- what a spec's argument means (see :mod:`strategies.specs`) -----------------
+    @classmethod
+    def spec_params(cls, arg: str, side: int | str, protocol: Protocol) -> dict[str, Any]:
+        """Constructor parameters for ``NAME:arg``; ``ValueError`` if ``arg`` is unusable."""
+        raise ValueError(f"strategy {cls.name!r} takes no argument (got {arg!r})")
+
+    @classmethod
+    def spec_game(cls, arg: str) -> Protocol | None:
+        """The game ``arg`` fixes (a saved table's P and T), None if it fixes none."""
+        return None
 
     # --- decisions ---------------------------------------------------------------
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
@@ -70,7 +84,7 @@ class Strategy:
         No-op for strategies that do not learn.
         """
 
-    # --- helpers shared by rule-based strategies ----------------------------------
+    # --- helpers for deciding ---------------------------------------------------------
     def better_or_equal(self, offer: np.ndarray, target: np.ndarray) -> np.ndarray:
         """Is the opponent's ``offer`` at least as good for this side as ``target``?"""
         return offer >= target if self.side == SELLER else offer <= target
@@ -80,10 +94,6 @@ class Strategy:
         if self.side == SELLER:
             return (obs.offer >= obs.lo) & (obs.offer > 0)
         return (obs.offer <= obs.hi) & (obs.offer > 0)
-
-    def reservation(self, obs: Observation) -> np.ndarray:
-        """The mover's least favourable acceptable level (Seller: cost, Buyer: value)."""
-        return obs.lo if self.side == SELLER else obs.hi
 
     @staticmethod
     def decide(obs: Observation, offer: np.ndarray, accept: np.ndarray) -> np.ndarray:

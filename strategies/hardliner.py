@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.protocol import Observation
+from market.game.rules import Observation
 from strategies._ranges import extreme_and_reservation
-from strategies.base import Strategy
+from strategies.rule_based import RuleBased
 
 
-class Hardliner(Strategy):
+class Hardliner(RuleBased):
     """Always asks for its extreme; accepts only at the final decision."""
 
     name = "hardliner"
@@ -28,9 +28,7 @@ class Hardliner(Strategy):
         "memory": "none",
     }
 
-    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        """Its own extreme, always."""
         extreme, _ = extreme_and_reservation(self.side, obs)
-        inside = self.acceptable(obs)
-        final = not obs.legal[0]  # the last decision: inside the range or walk away
-        accept = inside & (final | self.better_or_equal(obs.offer, extreme))
-        return self.decide(obs, extreme, accept)
+        return extreme

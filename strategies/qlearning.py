@@ -1,16 +1,11 @@
 """Tabular Q-learning with the document's states, actions and Bellman update.
 
-Layout (DESIGN.md): rows ``s``, then ``p.t`` for ``t`` in ``0..T-1`` and
-``p`` in ``1..P`` (row ``1 + t*P + (p-1)``), then the terminal ``d``; columns
-offers ``1..P``, then accept, then reject. A population of learners keeps its
-tables stacked as ``(n_members, R, S, A)``: ``R = 1`` is the document's
-layout (one table whatever the role), ``R = 2`` the role-aware layout (index
-0: rows used when the agent moved first, 1: when it moved second), which is
-what lets a learner tell the two subgames that share an observation apart.
-
-The array functions (:func:`greedy`, :func:`epsilon_greedy`,
-:func:`bellman_update`) are shared with the trainer, which runs many seeds
-at once on the same code.
+The table layout and the choice and update rules live in
+:mod:`market.game.qtable`. A population of learners keeps its tables
+stacked as ``(n_members, R, S, A)``: ``R = 1`` is the document's layout (one
+table whatever the role), ``R = 2`` the role-aware layout (index 0: rows
+used when the agent moved first, 1: when it moved second), which is what
+lets a learner tell the two subgames that share an observation apart.
 """
 
 from __future__ import annotations
@@ -19,62 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from market.protocol import BatchRecord, Observation, Protocol
+from market.game import qtable
+from market.game.qtable import bellman_update, epsilon_greedy, epsilon_schedule, legal_rows
+from market.game.record import BatchRecord
+from market.game.rules import SIDE_NAMES, Observation, Protocol
+from market.game.tables import load_tables
 from strategies.base import Strategy
-
-
-def greedy(q: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Greedy action per row of ``q`` (n, A) among ``legal`` (A,) or (n, A), ties uniform."""
-    qm = np.where(legal, q, -np.inf)
-    best = qm >= qm.max(axis=-1, keepdims=True)
-    keys = np.where(best, rng.random(q.shape), -1.0)
-    return keys.argmax(axis=-1)
-
-
-def random_legal(n: int, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Uniform random legal action, ``n`` times; ``legal`` is one (A,) mask or (n, A) masks."""
-    if legal.ndim == 2:
-        return np.where(legal, rng.random(legal.shape), -1.0).argmax(axis=1)
-    idx = np.flatnonzero(legal)
-    return idx[rng.integers(0, idx.size, size=n)]
-
-
-def epsilon_greedy(
-    q: np.ndarray, legal: np.ndarray, epsilon: np.ndarray | float, rng: np.random.Generator
-) -> np.ndarray:
-    """With probability ``epsilon`` a uniform legal action, else :func:`greedy`."""
-    n = q.shape[0]
-    a = greedy(q, legal, rng)
-    explore = rng.random(n) < epsilon
-    if explore.any():
-        mask = legal[explore] if legal.ndim == 2 else legal
-        a[explore] = random_legal(int(explore.sum()), mask, rng)
-    return a
-
-
-def legal_rows(protocol: Protocol) -> np.ndarray:
-    """(S, A) mask of the actions legal in each document-layout row (``d``: none)."""
-    S, A, P, T = protocol.n_states, protocol.n_actions, protocol.prices, protocol.rounds
-    mask = np.ones((S, A), dtype=bool)
-    mask[0, P:] = False  # start: offers only
-    mask[1 + (T - 1) * P : 1 + T * P, :P] = False  # last round: accept/reject only
-    mask[S - 1] = False  # terminal
-    return mask
-
-
-def bellman_update(
-    q_sa: np.ndarray, reward: np.ndarray, next_value: np.ndarray, lr: np.ndarray | float,
-    gamma: np.ndarray | float,
-) -> np.ndarray:
-    """``Q(s,a) <- (1 - lr) Q(s,a) + lr (r + gamma max_a' Q(s',a'))``, the document's update."""
-    return (1.0 - lr) * q_sa + lr * (reward + gamma * next_value)
-
-
-def epsilon_schedule(
-    episode: np.ndarray | int, start: float, end: float, decay: float
-) -> np.ndarray | float:
-    """Exploration ``end + (start - end) * exp(-decay * episode)`` (document: 1.0, 0.1, 0.001)."""
-    return end + (start - end) * np.exp(-decay * np.asarray(episode, dtype=float))
 
 
 class QLearning(Strategy):
@@ -97,6 +42,7 @@ class QLearning(Strategy):
         "memory": "Q-table",
     }
     needs_protocol = True
+    argument = "FILE.npz"
 
     def __init__(
         self,
@@ -115,7 +61,7 @@ class QLearning(Strategy):
     ) -> None:
         super().__init__(side, n_members)
         self.protocol = protocol or Protocol()
-        S, A = self.protocol.n_states, self.protocol.n_actions
+        S, A = qtable.n_rows(self.protocol), self.protocol.n_actions
         if tables is None:
             R = 2 if role_aware else 1
             tables = np.zeros((self.n_members, R, S, A))
@@ -141,6 +87,19 @@ class QLearning(Strategy):
         self.played = np.zeros(self.n_members, dtype=np.int64)
         self._legal_rows = legal_rows(self.protocol)
         self.params = {"role_aware": self.tables.shape[1] == 2, "learning": self.learning}
+
+    @classmethod
+    def spec_params(cls, arg: str, side: int | str, protocol: Protocol) -> dict[str, Any]:
+        """``qlearning:FILE.npz``: the side's saved table, checked against the game, played
+        greedily (learning off)."""
+        pair = load_tables(arg, protocol)
+        name = side if isinstance(side, str) else SIDE_NAMES[side]
+        return {"tables": getattr(pair, name), "learning": False}
+
+    @classmethod
+    def spec_game(cls, arg: str) -> Protocol:
+        """A saved table fixes P and T."""
+        return load_tables(arg).protocol
 
     @property
     def role_aware(self) -> bool:
@@ -169,7 +128,7 @@ class QLearning(Strategy):
 
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         t = max(obs.t, 0)
-        state = self.protocol.state_index(obs.offer, t)
+        state = qtable.row(self.protocol, obs.offer, t)
         q = self.tables[obs.member, self.slots(obs.first, obs.time_left), state]
         return epsilon_greedy(q, self.candidates(obs), self.epsilon(obs.member), rng)
 
@@ -194,7 +153,7 @@ class QLearning(Strategy):
         first = record.first[rows] == self.side
         role = self.slots(first, time_left)
         start = np.where(first, 0, 1)
-        d = self.protocol.terminal_state
+        d = qtable.terminal_row(self.protocol)
         for k in range(T):
             m = start + 2 * k
             live = m < n_moves
@@ -203,13 +162,12 @@ class QLearning(Strategy):
             i = np.flatnonzero(live)
             mi = m[i]
             prev = acts[i, np.maximum(mi - 1, 0)]
-            s = np.where(mi == 0, 0, 1 + ((mi - 1) // 2) * P + prev)
+            s = qtable.move_row(P, mi, prev)
             a = acts[i, mi]
             nxt = mi + 2
             cont = nxt < n_moves[i]
-            s_next = np.where(
-                cont, 1 + ((nxt - 1) // 2) * P + acts[i, np.minimum(nxt - 1, 2 * T - 1)], d
-            )
+            seen = acts[i, np.minimum(nxt - 1, 2 * T - 1)]  # the reply, if the game went on
+            s_next = np.where(cont, qtable.move_row(P, nxt, seen), d)
             mem, rl = member[i], role[i]
             next_q = np.where(self._legal_rows[s_next], self.tables[mem, rl, s_next], -np.inf)
             next_v = np.where(cont, next_q.max(axis=-1), 0.0)

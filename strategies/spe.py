@@ -1,7 +1,7 @@
 """The subgame-perfect equilibrium of the two-agent game, as a strategy.
 
 A yardstick rather than a trader: it plays the pure equilibrium that
-:func:`market.evaluation.spe` finds by backward induction, so a learner can be
+:func:`market.game.evaluation.spe` finds by backward induction, so a learner can be
 measured against it and ``spe`` against ``spe`` has NashConv 0. Its objective
 is the document's two-agent reward only (Seller ``p / P``, Buyer
 ``1 - p / P``); it ignores the reservation range ``lo``/``hi`` it is given. It
@@ -16,8 +16,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from market.evaluation import spe
-from market.protocol import Observation, Protocol
+from market.game import qtable
+from market.game.evaluation import spe
+from market.game.rules import Observation, Protocol
 from strategies.base import Strategy
 
 
@@ -59,6 +60,6 @@ class SubgamePerfect(Strategy):
         """One table look-up per row: role from ``obs.first``, row from ``(offer, t)``."""
         protocol = obs.protocol
         table = self.table if protocol == self.protocol else action_table(protocol, self.side)
-        state = protocol.state_index(obs.offer, max(obs.t, 0))
+        state = qtable.row(protocol, obs.offer, max(obs.t, 0))
         role = np.where(obs.first, 0, 1)
         return table[role, state]

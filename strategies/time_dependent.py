@@ -23,12 +23,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from market.protocol import SELLER, Observation
+from market.game.rules import SELLER, Observation
 from strategies._ranges import extreme_and_reservation, per_member
-from strategies.base import Strategy
+from strategies.rule_based import RuleBased
 
 
-class TimeDependent(Strategy):
+class TimeDependent(RuleBased):
     """Shared rule; the named subclasses differ only in the default ``beta``."""
 
     default_beta: ClassVar[float] = 1.0
@@ -49,7 +49,7 @@ class TimeDependent(Strategy):
         self.beta = per_member(value, self.n_members, "beta")
         self.params = {"beta": value}
 
-    def target(self, obs: Observation) -> np.ndarray:
+    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         """The level this mover would offer at ``obs.move``."""
         extreme, reserve = extreme_and_reservation(self.side, obs)
         horizon = max(2 * obs.protocol.rounds - 2, 1)
@@ -59,13 +59,6 @@ class TimeDependent(Strategy):
         if self.side == SELLER:
             return np.ceil(x - 1e-9).astype(np.int64)
         return np.floor(x + 1e-9).astype(np.int64)
-
-    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        target = self.target(obs)
-        inside = self.acceptable(obs)
-        final = not obs.legal[0]  # the last decision: inside the range or walk away
-        accept = inside & (final | self.better_or_equal(obs.offer, target))
-        return self.decide(obs, target, accept)
 
 
 class Boulware(TimeDependent):

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.protocol import SELLER, Observation
+from market.game.rules import SELLER, Observation
 from strategies._ranges import offer_bounds
-from strategies.base import Strategy
+from strategies.rule_based import RuleBased
 
 
-class TitForTat(Strategy):
+class TitForTat(RuleBased):
     """Concedes as many levels as the opponent just conceded."""
 
     name = "tit-for-tat"
@@ -42,7 +42,7 @@ class TitForTat(Strategy):
         "memory": "the opponent's last two offers and its own last offer",
     }
 
-    def target(self, obs: Observation) -> np.ndarray:
+    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         """The level this mover would offer now."""
         lo, hi = offer_bounds(self.side, obs)
         extreme = hi if self.side == SELLER else lo
@@ -55,10 +55,3 @@ class TitForTat(Strategy):
         step = -moved if self.side == SELLER else moved
         x = np.where(obs.own > 0, obs.own + step, extreme)
         return np.clip(x, lo, hi)
-
-    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        target = self.target(obs)
-        inside = self.acceptable(obs)
-        final = not obs.legal[0]  # the last decision: inside the range or walk away
-        accept = inside & (final | self.better_or_equal(obs.offer, target))
-        return self.decide(obs, target, accept)

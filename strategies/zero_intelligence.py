@@ -28,17 +28,17 @@ from typing import ClassVar
 
 import numpy as np
 
-from market.protocol import Observation
+from market.game.rules import Observation
 from strategies._ranges import offer_bounds
-from strategies.base import Strategy
+from strategies.rule_based import RuleBased
 
 
-class ZeroIntelligence(Strategy):
+class ZeroIntelligence(RuleBased):
     """Shared rule; ``constrained`` decides where quotes are drawn."""
 
     constrained: ClassVar[bool] = True
 
-    def quote(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         """One uniform random level per row: inside the range (ZI-C) or anywhere (ZI-U)."""
         if self.constrained:
             lo, hi = offer_bounds(self.side, obs)
@@ -47,14 +47,13 @@ class ZeroIntelligence(Strategy):
             hi = np.full(len(obs), obs.protocol.prices, dtype=np.int64)
         return rng.integers(lo, hi + 1)
 
-    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        q = self.quote(obs, rng)
-        crosses = (obs.offer > 0) & self.better_or_equal(obs.offer, q)
-        final = not obs.legal[0]
-        # ZI-C decides the final move by its range (no quote can be made there);
-        # ZI-U by the same random crossing test as every other move
-        accept = self.acceptable(obs) & (crosses | final) if self.constrained else crosses
-        return self.decide(obs, q, accept)
+    def accepts(self, obs: Observation, target: np.ndarray) -> np.ndarray:
+        """The quote crosses the standing offer. ZI-C also needs the offer inside its range
+        and decides the final move by its range alone (no quote can be made there); ZI-U
+        decides every move, the final one too, by the crossing test."""
+        if self.constrained:
+            return super().accepts(obs, target)
+        return (obs.offer > 0) & self.better_or_equal(obs.offer, target)
 
 
 class ZeroIntelligenceConstrained(ZeroIntelligence):

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import strategies
-from market.protocol import BatchRecord, Protocol, Side, negotiate
+from market.game.protocol import Side, negotiate
+from market.game.record import BatchRecord
+from market.game.rules import Protocol
 
 
 def _duel(

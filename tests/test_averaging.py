@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import strategies
-from market.grid import PriceGrid
-from market.legacy_view import Ranges, play
-from market.protocol import BUYER, SELLER, Protocol
+from market.game.grid import PriceGrid
+from market.game.play import Ranges, play
+from market.game.rules import BUYER, SELLER, Protocol
 
 LEGACY = Ranges(buyer=(0.0, 80.0), seller=(20.0, 100.0))
 

@@ -11,10 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from market.grid import PriceGrid
-from market.legacy_view import Ranges, Scale, frames, play, record_dict, render, scale_for
-from market.protocol import BUYER, Protocol
-from market.tables import TablePair, save_tables
+from market.game import qtable
+from market.game.grid import PriceGrid
+from market.game.play import Ranges, play, record_dict
+from market.game.rules import BUYER, Protocol
+from market.game.tables import TablePair, save_tables
+from market.view.terminal import Scale, frames, render, scale_for
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
@@ -32,7 +34,7 @@ def baseline(*args: str, stdin: str | None = None) -> subprocess.CompletedProces
 def table_file(path: Path, P: int = 5, T: int = 5, seed: int = 0) -> Path:
     protocol = Protocol(P, T)
     r = np.random.default_rng(seed)
-    shape = (2, protocol.n_states, protocol.n_actions)
+    shape = (2, qtable.n_rows(protocol), protocol.n_actions)
     save_tables(path, TablePair(protocol, r.random(shape), r.random(shape)))
     return path
 
@@ -100,7 +102,7 @@ class TestCommand:
         (["--buyer-min", "90"], "--buyer-min"),
         (["--seller-min", "50", "--seller-max", "40"], "--seller-min"),
         (["--buyer", "nonsense"], "unknown strategy"),
-        (["--seller", "averaging:x.npz"], "takes no file"),
+        (["--seller", "averaging:x.npz"], "takes nothing after ':'"),
         (["--rounds", "0"], "--rounds"),
         (["--buyer-max", "8.5"], "--buyer-max"),
         (["--first", "both"], "--first"),

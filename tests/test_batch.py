@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import market.model
-from market import batch
-from market.cli.common import UsageError
+import market.sim.model
+from market.errors import UsageError
+from market.runs import batch
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["n_sellers=6", "n_buyers=6,8", "buyer_mix.zi-c=0,0.5"]
@@ -137,12 +137,12 @@ def test_resume_skips_finished_runs_and_gives_the_same_table(tmp_path, monkeypat
     changed = batch.expand(grid, 2, 11, 8)
     built = []
 
-    class Counting(market.model.MarketModel):
+    class Counting(market.sim.model.MarketModel):
         def __init__(self, *args, **kwargs):
             built.append(kwargs["seed"])
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(market.model, "MarketModel", Counting)
+    monkeypatch.setattr(market.sim.model, "MarketModel", Counting)
     res = batch.run_batch(specs, out, processes=1)
     assert (res.reused, res.ran) == (3, 5)
     assert sorted(built) == sorted(s.seed for s in specs[3:])

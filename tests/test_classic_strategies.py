@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import strategies
-from market.protocol import BUYER, SELLER, Observation, Protocol
+from market.game.rules import BUYER, SELLER, Observation, Protocol
 
 CLASSIC = ["boulware", "linear", "conceder", "zi-c", "zi-u", "hardliner", "tit-for-tat"]
 
@@ -21,7 +21,7 @@ def observe(protocol: Protocol, side: int, move: int, offer, lo, hi, own=None, p
     n = len(offer)
     full = lambda v, d: np.broadcast_to(np.asarray(d if v is None else v), (n,)).copy()  # noqa: E731
     return Observation(
-        protocol=protocol, side=side, move=move, offer=offer, own=full(own, 0),
+        protocol=protocol, move=move, offer=offer, own=full(own, 0),
         first=full(first, move % 2 == 0), lo=full(lo, 1), hi=full(hi, protocol.prices),
         member=np.zeros(n, dtype=np.intp), prev_offer=full(prev, 0),
     )

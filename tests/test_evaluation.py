@@ -15,12 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from market import evaluation as ev
 from market.cli import main
-from market.protocol import BUYER, SELLER, Protocol, Side, negotiate, two_agent_rewards
-from market.tables import TablePair, save_tables
+from market.game import evaluation as ev
+from market.game import qtable
+from market.game.protocol import Side, negotiate
+from market.game.qtable import legal_rows as q_legal_rows
+from market.game.record import two_agent_rewards
+from market.game.rules import BUYER, SELLER, Protocol
+from market.game.tables import TablePair, save_tables
 from strategies.qlearning import QLearning
-from strategies.qlearning import legal_rows as q_legal_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,7 +74,7 @@ def test_values_p2_t1_by_hand():
     # P=2, T=1: the first mover offers once, the second accepts or rejects.
     # Rows: s=0, "1.0"=1, "2.0"=2, d=3; actions: offer1=0, offer2=1, accept=2, reject=3.
     pr = Protocol(2, 1)
-    seller = np.zeros((2, pr.n_states, pr.n_actions))
+    seller = np.zeros((2, qtable.n_rows(pr), pr.n_actions))
     seller[0, 0, [0, 1]] = 0.5  # first: offer 1 or 2, half each
     seller[1, 1, 2] = 1.0  # second, facing 1: accept
     seller[1, 2, 2] = 1.0  # second, facing 2: accept
@@ -180,7 +183,7 @@ def test_spe_is_cached_but_returns_copies():
 
 def random_policy(rng, pr, power=3.0):
     legal = ev.legal_rows(pr)
-    x = rng.random((2, pr.n_states, pr.n_actions)) ** power * legal
+    x = rng.random((2, qtable.n_rows(pr), pr.n_actions)) ** power * legal
     x[:, :-1] /= x[:, :-1].sum(-1, keepdims=True)
     return x
 
@@ -222,8 +225,8 @@ def test_nash_conv_is_between_0_and_2_for_any_tables(P, T, seed, levels, role_aw
     rng = np.random.default_rng(seed)
     pr = Protocol(P, T)
     R = 2 if role_aware else 1
-    qs = rng.integers(0, levels, (R, pr.n_states, pr.n_actions)).astype(float)
-    qb = rng.integers(0, levels, (R, pr.n_states, pr.n_actions)).astype(float)
+    qs = rng.integers(0, levels, (R, qtable.n_rows(pr), pr.n_actions)).astype(float)
+    qb = rng.integers(0, levels, (R, qtable.n_rows(pr), pr.n_actions)).astype(float)
     nc = ev.nash_conv(qs, qb, pr)
     assert 0.0 <= nc <= 2.0
     # Batched evaluation gives the same figure.
@@ -244,7 +247,7 @@ def test_nash_conv_is_zero_only_for_equilibria():
 # --- greedy policies ---------------------------------------------------------------------------
 def test_greedy_policy_splits_ties_among_legal_maxima():
     pr = Protocol(3, 2)
-    S, A = pr.n_states, pr.n_actions
+    S, A = qtable.n_rows(pr), pr.n_actions
     q = np.zeros((S, A))
     q[0] = [1, 3, 3, 9, 9]  # start row: accept/reject illegal however high
     q[row(pr, 2, 0)] = [2, 2, 2, 2, 1]  # four-way tie among offers and accept
@@ -288,8 +291,8 @@ def test_values_agree_with_monte_carlo_play(P, T, role_aware, seed):
     pr = Protocol(P, T)
     R = 2 if role_aware else 1
     # Small integers: plenty of ties, so the tie-splitting is what is being checked.
-    qs = rng.integers(0, 3, (R, pr.n_states, pr.n_actions)).astype(float)
-    qb = rng.integers(0, 3, (R, pr.n_states, pr.n_actions)).astype(float)
+    qs = rng.integers(0, 3, (R, qtable.n_rows(pr), pr.n_actions)).astype(float)
+    qb = rng.integers(0, 3, (R, qtable.n_rows(pr), pr.n_actions)).astype(float)
     seller = QLearning("seller", protocol=pr, tables=qs, learning=False)
     buyer = QLearning("buyer", protocol=pr, tables=qb, learning=False)
     exact = ev.outcomes(qs, qb, pr)

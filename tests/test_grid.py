@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from market.grid import PriceGrid
+from market.game.grid import PriceGrid
 
 
 class TestPriceGrid:

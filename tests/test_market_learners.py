@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 import strategies
-from market.learners import MarketQLearning
-from market.protocol import BUYER, SELLER, BatchRecord, Protocol, Side, negotiate
+from market.game import qtable
+from market.game.protocol import Side, negotiate
+from market.game.record import BatchRecord
+from market.game.rules import BUYER, SELLER, Protocol
+from market.sim.learners import MarketQLearning
 
 
 def test_exploring_rational_learner_never_offers_or_accepts_outside_its_range():
@@ -79,4 +82,4 @@ def test_without_the_clock_a_failed_negotiation_is_worth_nothing():
     learner.tables[:] = 3.0
     learner.learn(_one_offer_then_rejected(proto), np.array([0]), np.array([0]), np.array([0.0]))
     assert learner.tables[0, 0, 0, 1] == 0.0
-    assert learner.tables.shape == (1, 2, proto.n_states, proto.n_actions)
+    assert learner.tables.shape == (1, 2, qtable.n_rows(proto), proto.n_actions)

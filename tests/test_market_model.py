@@ -14,22 +14,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import strategies
-from market.agents import Buyer, Seller
-from market.learners import MarketQLearning
-from market.model import MarketModel
-from market.protocol import Observation
-from strategies.base import Strategy
+from market.game import qtable
+from market.game.rules import SELLER, Observation
+from market.sim.agents import Buyer, Seller
+from market.sim.learners import MarketQLearning
+from market.sim.model import MarketModel
+from strategies.rule_based import RuleBased
 
 MIXED = {"averaging": 0.5, "qlearning": 0.5}
 
 
-class _AcceptAny(Strategy):
+class _AcceptAny(RuleBased):
     """Offers its own reservation level; accepts any offer that does not lose money."""
 
     name = "test-accept-any"
 
-    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        return self.decide(obs, self.reservation(obs), self.acceptable(obs))
+    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        return obs.lo if self.side == SELLER else obs.hi
+
+    def accepts(self, obs: Observation, target: np.ndarray) -> np.ndarray:
+        return self.acceptable(obs)
 
 
 @contextlib.contextmanager
@@ -360,13 +364,13 @@ def test_a_pickled_model_continues_exactly_like_the_original():
 
 def test_learners_can_start_from_a_saved_table(tmp_path):
     """``qlearning:FILE.npz`` in a mix: every member starts from the file's table for its side."""
-    from market.protocol import Protocol
-    from market.tables import TablePair, save_tables
+    from market.game.rules import Protocol
+    from market.game.tables import TablePair, save_tables
 
     proto = Protocol(5, 5)
     rng = np.random.default_rng(0)
-    pair = TablePair(proto, rng.random((2, proto.n_states, proto.n_actions)),
-                     rng.random((2, proto.n_states, proto.n_actions)))
+    pair = TablePair(proto, rng.random((2, qtable.n_rows(proto), proto.n_actions)),
+                     rng.random((2, qtable.n_rows(proto), proto.n_actions)))
     path = tmp_path / "q.npz"
     save_tables(path, pair)
     spec = f"qlearning:{path}"
@@ -397,7 +401,7 @@ def test_team_earnings_are_collected_every_step_and_add_up():
 
 
 def test_shares_a_hair_over_one_never_make_more_traders_than_asked():
-    from market.model import check_mix
+    from market.sim.model import check_mix
 
     # 1.0000009 passes the sum-to-1 check; unnormalised it made 2,000,001 labels
     mix = check_mix("buyer_mix", {"averaging": 1.0000009})

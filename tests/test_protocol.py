@@ -14,7 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import strategies
-from market.protocol import BUYER, SELLER, Observation, Protocol, Side, negotiate
+from market.game import qtable
+from market.game.protocol import Side, negotiate
+from market.game.rules import BUYER, SELLER, Observation, Protocol
 
 
 def playable_names() -> list[str]:
@@ -33,7 +35,7 @@ NAMES = playable_names()
 
 def build(name: str, side: int, n_members: int, protocol: Protocol, rng: np.random.Generator):
     if name == "qlearning":
-        shape = (n_members, 2, protocol.n_states, protocol.n_actions)
+        shape = (n_members, 2, qtable.n_rows(protocol), protocol.n_actions)
         return strategies.make(name, side, n_members, protocol, tables=rng.random(shape),
                                learning=False)
     return strategies.make(name, side, n_members, protocol)
@@ -182,7 +184,7 @@ def test_observation_matches_the_history(P, T, first, seed):
 @pytest.mark.parametrize("bad", [-1, -3, 7])
 def test_out_of_range_action_indices_are_refused(bad):
     """-1 would otherwise read as "reject" through numpy's negative indexing."""
-    from market.protocol import IllegalAction
+    from market.game.protocol import IllegalAction
 
     class Broken:
         name = "broken"

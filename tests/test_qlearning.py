@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from market.protocol import SELLER, BatchRecord, Protocol, level_rewards
-from market.training import (
+from market.game.qtable import legal_rows
+from market.game.record import BatchRecord
+from market.game.rules import SELLER, Protocol, level_rewards
+from market.game.training import (
     Batch,
     Episodes,
     choose,
@@ -18,7 +20,7 @@ from market.training import (
     play_stacked,
     preset,
 )
-from strategies.qlearning import QLearning, legal_rows
+from strategies.qlearning import QLearning
 
 P5T5 = Protocol(5, 5)
 
@@ -145,7 +147,7 @@ def test_paired_episodes_equal_two_episodes_one_after_the_other():
 
 
 def test_frozen_greedy_lookup_picks_uniformly_among_legal_maxima():
-    from market.training import GreedyIndex, Store
+    from market.game.training import GreedyIndex, Store
 
     stack = np.zeros((2, 1, 1, 27, 7))
     stack[0, 0, 0, 0] = [0.3, 0.5, 0.5, 0.1, 0.0, 0.9, 0.9]  # start row: accept/reject illegal
@@ -162,7 +164,7 @@ def test_frozen_greedy_lookup_picks_uniformly_among_legal_maxima():
 
 
 def test_exploration_draw_keeps_the_epsilon_greedy_distribution():
-    from market.training import Store, _explore_or_choose
+    from market.game.training import Store, _explore_or_choose
 
     stack = np.zeros((2, 1, 1, 27, 7))
     stack[0, 0, 0, 6] = [0.1, 0.2, 0.9, 0.3, 0.0, 0.4, 0.2]  # row "1.1": offer 3 is best

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from market import batch
-from market.cli.common import UsageError
-from market.results_plot import load_results, plot_results, summarize, t_interval
+from market.errors import UsageError
+from market.plots.results import load_results, plot_results, summarize, t_interval
+from market.runs import batch
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -4,8 +4,11 @@ import numpy as np
 import pytest
 
 import strategies
-from market import evaluation as ev
-from market.protocol import BUYER, SELLER, Observation, Protocol, Side, negotiate, two_agent_rewards
+from market.game import evaluation as ev
+from market.game import qtable
+from market.game.protocol import Side, negotiate
+from market.game.record import two_agent_rewards
+from market.game.rules import BUYER, SELLER, Observation, Protocol
 
 
 def play(pr: Protocol, seller, buyer, first, n=8, seed=0):
@@ -50,12 +53,12 @@ def test_act_is_a_batch_lookup_matching_the_policy():
     # Move 3: the Buyer moved second when first is False (m = 2t+1, t = 1), a state it
     # can reach; when first is True the same observation belongs to the first mover at m = 4.
     obs = Observation(
-        protocol=pr, side=BUYER, move=3, offer=offer, own=np.zeros(n, np.int64), first=first,
+        protocol=pr, move=3, offer=offer, own=np.zeros(n, np.int64), first=first,
         lo=np.ones(n, np.int64), hi=np.full(n, pr.prices), member=np.zeros(n, np.intp),
     )
     a = b.act(obs, rng)
     assert a.shape == (n,)
-    rows = pr.state_index(offer, 1)
+    rows = qtable.row(pr, offer, 1)
     want = bp[np.where(first, 0, 1), rows].argmax(axis=-1)
     assert (a == want).all()
 
@@ -65,7 +68,7 @@ def test_best_response_bounds_what_an_opponent_of_spe_earns():
     can never do better than its own best response: check both against a greedy learner."""
     pr = Protocol(5, 5)
     rng = np.random.default_rng(3)
-    qb = rng.random((2, pr.n_states, pr.n_actions))
+    qb = rng.random((2, qtable.n_rows(pr), pr.n_actions))
     sp, _ = ev.spe(pr)
     buyer_pol = ev.greedy_policy(qb, pr)
     v_br_sf, v_br_bf, _ = ev.best_response(sp, BUYER, pr)

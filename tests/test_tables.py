@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from market.protocol import Protocol
-from market.tables import TablePair, load_tables, save_tables
+from market.game import qtable
+from market.game.rules import Protocol
+from market.game.tables import TablePair, load_tables, save_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,8 +27,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 def test_round_trip_document_and_role_aware_layouts(tmp_path, roles):
     proto = Protocol(4, 3)
     rng = np.random.default_rng(0)
-    shape = (proto.n_states, proto.n_actions) if roles is None else (
-        roles, proto.n_states, proto.n_actions)
+    shape = (qtable.n_rows(proto), proto.n_actions) if roles is None else (
+        roles, qtable.n_rows(proto), proto.n_actions)
     pair = TablePair(proto, rng.random(shape), rng.random(shape), {"lr": 0.1, "note": "x"})
     path = tmp_path / "t.npz"
     save_tables(path, pair)

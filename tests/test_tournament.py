@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 
 import strategies
-from market.protocol import Protocol
-from market.tables import TablePair, save_tables
-from market.tournament import (
+from market.game import qtable
+from market.game.rules import Protocol
+from market.game.tables import TablePair, save_tables
+from market.runs.tournament import (
     Entrant,
     registry_entrants,
     run_tournament,
@@ -83,7 +84,7 @@ def test_same_seed_same_matrix_and_pairings_independent_of_the_field():
 
 
 def test_one_negotiate_call_per_pairing(monkeypatch):
-    import market.tournament as tournament
+    import market.runs.tournament as tournament
 
     calls = []
     real = tournament.negotiate
@@ -100,7 +101,7 @@ def test_one_negotiate_call_per_pairing(monkeypatch):
 def test_qlearning_plays_given_tables_frozen():
     # A table that makes the Seller open at 5 and accept anything, the Buyer open at 1
     # and accept anything: whoever opens gets its extreme accepted.
-    S, A = P5T5.n_states, P5T5.n_actions
+    S, A = qtable.n_rows(P5T5), P5T5.n_actions
     seller = np.zeros((S, A))
     buyer = np.zeros((S, A))
     seller[0, 4] = seller[1:, 5] = 1.0
@@ -114,10 +115,10 @@ def test_qlearning_plays_given_tables_frozen():
 
 def test_selfplay_tables_are_reused_from_the_cache(tmp_path, monkeypatch):
     cache = tmp_path / "q.npz"
-    S, A = P5T5.n_states, P5T5.n_actions
+    S, A = qtable.n_rows(P5T5), P5T5.n_actions
     save_tables(cache, TablePair(P5T5, np.ones((2, S, A)), np.ones((2, S, A)),
                                  {"tournament_seed": 3, "nash_conv": 0.0}))
-    import market.training as training
+    import market.game.training as training
 
     monkeypatch.setattr(training, "train", lambda *a, **k: pytest.fail("trained again"))
     pair, note = selfplay_tables(P5T5, seed=3, cache=cache)
@@ -127,7 +128,7 @@ def test_selfplay_tables_are_reused_from_the_cache(tmp_path, monkeypatch):
 def test_selfplay_training_feeds_the_qlearning_entrant(tmp_path):
     cache = tmp_path / "q.npz"
     pair, note = selfplay_tables(P5T5, seed=1, cache=cache, seeds=2, cycles=2, episodes=50)
-    assert pair.role_aware and pair.seller.shape == (2, P5T5.n_states, P5T5.n_actions)
+    assert pair.role_aware and pair.seller.shape == (2, qtable.n_rows(P5T5), P5T5.n_actions)
     assert "100 episodes" in note and "best of 2 seeds" in note and cache.exists()
     again, note2 = selfplay_tables(P5T5, seed=1, cache=cache)
     np.testing.assert_array_equal(again.seller, pair.seller)

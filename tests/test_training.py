@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import market.training as training
-from market.protocol import BUYER, SELLER, Protocol
-from market.training import preset, train
-from strategies.qlearning import legal_rows
+import market.game.training as training
+from market.game import qtable
+from market.game.qtable import legal_rows
+from market.game.rules import BUYER, SELLER, Protocol
+from market.game.training import preset, train
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -95,7 +96,7 @@ def test_blank_cells_in_printed_tables():
     res = train(preset("seed", train="seller", cycles=2), nash_conv=False, exact=False)
     seller_raw, buyer_raw = q_tables(res.seller[0], res.buyer[0], res.protocol, 0.0, False)
     cells = [list(col._cells) for col in seller_raw.columns[1:]]  # offers, accept, reject
-    labels = res.protocol.state_labels()
+    labels = qtable.row_labels(res.protocol)
     last_round = [labels.index(f"{p}.4") for p in range(1, 6)]
     assert all(cells[a][i] == "" for a in range(5) for i in last_round)  # no offers there
     assert any(cells[5][i] != "" for i in last_round)  # but accepting was tried
@@ -190,7 +191,7 @@ def test_cli_bad_values_exit_2_with_one_line(args, name):
 def test_bench_reference_trainer_agrees_with_the_array_trainer():
     """The pure-Python reference in the bench is the same algorithm: same figures."""
     from market.bench.training import reference_train
-    from market.evaluation import exact_test
+    from market.game.evaluation import exact_test
 
     proto = Protocol(5, 5)
     ref = [exact_test(np.array(s), np.array(b), proto)["seller_wallet"]

@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 
 import strategies
-from market import viz_figures as vf
 from market.cli import main
-from market.protocol import BUYER, SELLER, Protocol
-from market.tables import TablePair, save_tables
-from market.viz_components import (
+from market.game import qtable
+from market.game.qtable import legal_rows
+from market.game.rules import BUYER, SELLER, Protocol
+from market.game.tables import TablePair, save_tables
+from market.view import figures as vf
+from market.view.components import (
     ViewMarket,
     learner_tables,
     mix_of,
@@ -21,8 +23,7 @@ from market.viz_components import (
     pair_ranges,
     qtable_panels,
 )
-from market.viz_two_agent import moves_html, setup_game, strategy_spec
-from strategies.qlearning import legal_rows
+from market.view.two_agent import moves_html, setup_game, strategy_spec
 
 
 def _gid(ax, gid):
@@ -44,7 +45,7 @@ def test_legacy_numbers_end_in_a_deal_at_32():
 
 def _accepting_seller_tables(path, protocol: Protocol) -> None:
     """A Seller table that accepts whatever is offered and opens at the top level."""
-    S, A, P = protocol.n_states, protocol.n_actions, protocol.prices
+    S, A, P = qtable.n_rows(protocol), protocol.n_actions, protocol.prices
     seller = np.zeros((S, A))
     seller[0, P - 1] = 1.0  # start: offer the top level
     seller[1:, P] = 1.0  # every offer: accept
@@ -242,7 +243,7 @@ def _images(rc):
 def test_market_page_steps_and_redraws():
     import ipyvuetify as v
 
-    from market.viz_components import MarketPage
+    from market.view.components import MarketPage
 
     rc = _render(MarketPage)
     rc.find(v.Html, children=["Step: 0"]).assert_single()
@@ -260,7 +261,7 @@ def test_market_page_steps_and_redraws():
 def test_two_agent_page_plays_move_by_move():
     import ipyvuetify as v
 
-    from market.viz_two_agent import TwoAgentPage
+    from market.view.two_agent import TwoAgentPage
 
     rc = _render(TwoAgentPage)
     rc.find(v.Html, children=["Move 0 of 10"]).assert_single()
@@ -277,7 +278,7 @@ def test_two_agent_page_plays_move_by_move():
 def test_two_agent_page_plays_a_saved_table(tmp_path):
     import ipyvuetify as v
 
-    from market.viz_two_agent import TwoAgentPage
+    from market.view.two_agent import TwoAgentPage
 
     path = tmp_path / "seller.npz"
     _accepting_seller_tables(path, Protocol(5, 5))

@@ -2,7 +2,7 @@
 
 Each run is a 100-trader market (50 a side, half averaging and half
 Q-learning on each side) stepped 100 times, built and summarised exactly as
-``run.py batch`` does (:func:`market.batch.run_batch`, no output file). The
+``run.py batch`` does (:func:`market.runs.batch.run_batch`, no output file). The
 pools are started and warmed before the clock starts, so the figures are
 the steady state of a long batch, not process start-up; one worker runs
 through the same pool machinery as two, so the speed-up compares like with
@@ -29,14 +29,14 @@ GRID = {
 
 
 def _specs(runs: int, steps: int, seed: int) -> list:
-    from market import batch
+    from market.runs import batch
 
     grid = batch.validate_grid(dict(GRID))
     return batch.expand(grid, runs, seed, steps)
 
 
 def _timed(pool, processes: int, runs: int, steps: int, seed: int) -> float:
-    from market import batch
+    from market.runs import batch
 
     specs = _specs(runs, steps, seed)
     t0 = time.perf_counter()
@@ -48,7 +48,7 @@ def _timed(pool, processes: int, runs: int, steps: int, seed: int) -> float:
 
 
 def run(repeats: int = 5, quick: bool = False) -> list[BenchRow]:
-    from market import batch
+    from market.runs import batch
 
     steps = 20 if quick else 100
     runs = 4 if quick else 8

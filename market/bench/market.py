@@ -35,7 +35,7 @@ PERIOD = 10
 
 
 def _model(traders: int, period: int = PERIOD, seed: int = 0):
-    from market.model import MarketModel
+    from market.sim.model import MarketModel
 
     half = traders // 2
     return MarketModel(n_buyers=half, n_sellers=half, buyer_mix=MIX, seller_mix=MIX,
@@ -68,7 +68,8 @@ def _periods(traders: int, repeats: int) -> tuple[list[float], list[int]]:
 def _reference_rate(pairs: int, seed: int = 0) -> float:
     """Negotiations per second when each pair is its own ``negotiate`` call (same strategies)."""
     import strategies
-    from market.protocol import Protocol, Side, negotiate
+    from market.game.protocol import Side, negotiate
+    from market.game.rules import Protocol
 
     proto = Protocol(5, 5)
     rng = np.random.default_rng(seed)
@@ -92,9 +93,9 @@ def hwm_kib():  # peak resident set of this process image (reset at exec, unlike
         return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
 
 
-import market.model, pandas, pyarrow  # noqa: E401,F401
+import market.sim.model, pandas, pyarrow  # noqa: E401,F401
 base = hwm_kib()
-from market.model import MarketModel
+from market.sim.model import MarketModel
 half = {traders} // 2
 mix = {{"averaging": 0.5, "qlearning": 0.5}}
 m = MarketModel(n_buyers=half, n_sellers=half, buyer_mix=mix, seller_mix=mix, period=10, seed=0)

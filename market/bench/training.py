@@ -8,7 +8,7 @@ document's snapshot rule and the first mover alternating every episode. It
 plays under the protocol as specified (legal actions only), like the array
 trainer, so both do the same work per episode.
 
-The array trainer (:mod:`market.training`) advances many independent seeds
+The array trainer (:mod:`market.game.training`) advances many independent seeds
 in lockstep; its throughput counts episodes summed over seeds.
 """
 
@@ -98,7 +98,7 @@ def reference_train(
 
 
 def run(repeats: int, quick: bool) -> list[BenchRow]:
-    from market.training import preset, train
+    from market.game.training import preset, train
 
     ref_cycles = 10 if quick else 50  # the document's 50 x 100 episodes
     cycles = 2 if quick else 10  # each cycle is 100 episodes for every seed

@@ -18,7 +18,7 @@ import os
 import sys
 from typing import NoReturn
 
-from market.cli.common import UsageError
+from market.errors import UsageError
 
 #: command name -> module, in the order ``--help`` lists them
 COMMANDS = [

@@ -11,14 +11,16 @@ import argparse
 import sys
 from typing import Any
 
-from market.cli.common import UsageError, int_in
+from market.cli.common import int_in
+from market.errors import UsageError
+from market.game import qtable
+from market.limits import check_table_cells
 
 HELP = "two-agent baseline in the legacy terminal view (DEAL at 32 by default)"
 
 PRICE_MAX = 100_000
 ROUNDS_MAX = 1_000
-#: refuse to build an untrained table strategy larger than this many cells
-TABLE_CELLS_MAX = 20_000_000
+
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -60,80 +62,47 @@ def _check_ranges(args: argparse.Namespace) -> None:
         )
 
 
-def _table_game(specs: dict[str, str]) -> tuple[int, int, list[str]] | None:
-    """P and T fixed by Q-table files among the strategy specs, if any (and check they agree)."""
-    from market.tables import load_tables
-
-    found: dict[str, tuple[int, int]] = {}
-    for side, spec in specs.items():
-        name, _, path = spec.partition(":")
-        if name == "qlearning" and path:
-            pair = load_tables(path)
-            found[side] = (pair.protocol.prices, pair.protocol.rounds)
-    if not found:
-        return None
-    games = set(found.values())
-    if len(games) > 1:
-        raise UsageError(
-            "the two Q-table files are for different games ("
-            + ", ".join(f"{s}: P={p}, T={t}" for s, (p, t) in found.items())
-            + ")"
-        )
-    P, T = games.pop()
-    return P, T, sorted(found)
-
-
 def run(args: argparse.Namespace) -> int:
     import numpy as np
     from rich.console import Console
 
-    from market import legacy_view as lv
-    from market.cli.common import emit_json, resolve_strategy
-    from market.grid import PriceGrid
-    from market.protocol import BUYER, SELLER, Protocol
+    from market.cli.common import emit_json
+    from market.game import play as game
+    from market.game.rules import BUYER, SELLER
+    from market.view import terminal as lv
+    from strategies import specs as strategy_specs
 
     _check_ranges(args)
     lo = min(args.buyer_min, args.seller_min)
     hi = max(args.buyer_max, args.seller_max)
-    specs = {"seller": args.seller, "buyer": args.buyer}
-    fixed = _table_game(specs)
-    note = None
+    specs = {"--seller": args.seller, "--buyer": args.buyer}
+    fixed = strategy_specs.fixed_game(specs)
     if fixed is None:
-        grid = PriceGrid.whole_units(lo, hi)
         rounds = 10 if args.rounds is None else args.rounds
+        protocol, grid, note = game.game_for(lo, hi, rounds)
     else:
-        P, T, sides = fixed
-        if args.rounds is not None and args.rounds != T:
-            raise UsageError(f"--rounds {args.rounds} does not match the Q-table file's T={T}")
-        grid = PriceGrid(float(lo), float(hi), P)
-        rounds = T
-        levels = ", ".join(lv.fmt(float(grid.price(k))) for k in range(1, P + 1))
-        note = (
-            f"note: the {' and '.join(sides)} Q-table{'s fix' if len(sides) > 1 else ' fixes'} "
-            f"P={P}, T={T}: price range "
-            f"{lo}-{hi} mapped onto {P} levels ({levels})"
-        )
-    protocol = Protocol(grid.prices, rounds)
+        if args.rounds is not None and args.rounds != fixed[0].rounds:
+            raise UsageError(f"--rounds {args.rounds} does not match the Q-table file's "
+                             f"T={fixed[0].rounds}")
+        sides = [opt.removeprefix("--") for opt in fixed[1]]
+        protocol, grid, note = game.game_for(lo, hi, fixed[0].rounds, fixed[0], sides)
+        note = f"note: {note}"
+    rounds = protocol.rounds
     players = {}
-    for side, spec in specs.items():
-        import strategies
-
-        name = spec.partition(":")[0]
-        cls = strategies.STRATEGIES.get(name)
-        cells = protocol.n_states * protocol.n_actions
-        if cls is not None and cls.needs_protocol and ":" not in spec and cells > TABLE_CELLS_MAX:
-            raise UsageError(
-                f"--{side} {name} on {grid.prices} price levels and {rounds} rounds needs "
-                f"{cells} table cells (at most {TABLE_CELLS_MAX}); narrow the price ranges "
-                f"or lower --rounds"
-            )
-        players[side] = resolve_strategy(spec, side, protocol)
-    ranges = lv.Ranges(
+    for opt, text in specs.items():
+        side = opt.removeprefix("--")
+        spec = strategy_specs.parse(text, opt)
+        cells = qtable.n_rows(protocol) * protocol.n_actions
+        if spec.cls.needs_protocol and spec.arg is None:
+            check_table_cells(16 * cells, f"{opt} {spec.name} on {grid.prices} price levels and "
+                              f"{rounds} rounds", "narrow the price ranges or lower --rounds")
+        players[side] = strategy_specs.build(spec, side, protocol, option=opt)
+    ranges = game.Ranges(
         buyer=(float(args.buyer_min), float(args.buyer_max)),
         seller=(float(args.seller_min), float(args.seller_max)),
     )
     first = BUYER if args.first == "buyer" else SELLER
-    record = lv.play(
+    record = game.play(
         protocol, grid, players["seller"], players["buyer"], ranges, first,
         np.random.default_rng(args.seed),
     )
@@ -141,13 +110,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data: dict[str, Any] = {
             "buyer": {"strategy": args.buyer, "range": [args.buyer_min, args.buyer_max],
-                      "levels": list(lv.acceptable_levels(grid, *ranges.buyer))},
+                      "levels": list(game.acceptable_levels(grid, *ranges.buyer))},
             "seller": {"strategy": args.seller, "range": [args.seller_min, args.seller_max],
-                       "levels": list(lv.acceptable_levels(grid, *ranges.seller))},
+                       "levels": list(game.acceptable_levels(grid, *ranges.seller))},
             "grid": {"lo": lo, "hi": hi, "prices": grid.prices},
             "rounds": rounds,
             "seed": args.seed,
-            **lv.record_dict(record, grid),
+            **game.record_dict(record, grid),
         }
         if note:
             data["note"] = note

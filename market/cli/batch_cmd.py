@@ -19,7 +19,8 @@ import os
 import time
 from typing import Any
 
-from market.cli.common import UsageError, check_output_path, emit_json, int_in
+from market.cli.common import check_output_path, emit_json, int_in
+from market.errors import UsageError
 
 HELP = "many market runs over a parameter grid (process pool or Dask), results to Parquet"
 
@@ -54,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from market import batch
+    from market.runs import batch
 
     grid: dict[str, list[Any]] = {}
     if args.grid:

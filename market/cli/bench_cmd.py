@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from market.cli.common import UsageError, emit_json, int_in
+from market.cli.common import emit_json, int_in
+from market.errors import UsageError
 
 HELP = "benchmarks: training, market and batch throughput against in-run references"
 

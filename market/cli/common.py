@@ -1,4 +1,4 @@
-"""Shared pieces of the command line: validation at the edge, strategy specs, output."""
+"""Shared pieces of the command line: argument types, output checks, JSON output."""
 
 from __future__ import annotations
 
@@ -9,11 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from market.protocol import Protocol
-
-
-class UsageError(ValueError):
-    """Bad user input. The message names the parameter and the allowed range."""
+from market.errors import UsageError
 
 
 def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
@@ -34,26 +30,6 @@ def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[
     return parse
 
 
-def float_in(name: str, lo: float | None = None, hi: float | None = None) -> Callable[[str], float]:
-    """argparse ``type=`` for a finite float in ``[lo, hi]``."""
-
-    def parse(text: str) -> float:
-        rng = _range_text(lo, hi)
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{name} must be a number {rng} (got {text!r})"
-            ) from None
-        if value != value or value in (float("inf"), float("-inf")):
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number {rng}")
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise argparse.ArgumentTypeError(f"{name} must be a number {rng} (got {value})")
-        return value
-
-    return parse
-
-
 def _range_text(lo: float | None, hi: float | None) -> str:
     if lo is not None and hi is not None:
         return f"in [{lo}, {hi}]"
@@ -62,19 +38,6 @@ def _range_text(lo: float | None, hi: float | None) -> str:
     if hi is not None:
         return f"<= {hi}"
     return ""
-
-
-#: Q-table cells one command may allocate (float64: 800 MB), well inside the machine's memory
-TABLE_CELLS_MAX = 100_000_000
-
-
-def check_table_cells(cells: float, what: str, advice: str) -> None:
-    """Refuse a game or population whose Q-tables would not fit, before allocating them."""
-    if cells > TABLE_CELLS_MAX:
-        raise UsageError(
-            f"{what} would need {cells:,.0f} Q-table cells ({cells * 8 / 2**30:.1f} GiB; "
-            f"at most {TABLE_CELLS_MAX:,}): {advice}"
-        )
 
 
 def check_output_path(path: str | os.PathLike[str] | None, option: str) -> None:
@@ -103,31 +66,6 @@ def check_output_dir(path: str | os.PathLike[str] | None, option: str) -> None:
         probe = os.path.dirname(probe)
     if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
         raise UsageError(f"{option}: cannot write in {os.fspath(path)} ({probe} is not writable)")
-
-
-def resolve_strategy(
-    spec: str, side: str, protocol: Protocol, n_members: int = 1, **params: Any
-) -> Any:
-    """Build a strategy from a CLI spec: ``NAME`` or ``qlearning:FILE.npz``.
-
-    A saved table is loaded without pickle, checked against ``protocol`` and
-    played greedily (learning off).
-    """
-    import strategies
-    from market.tables import load_tables
-
-    name, _, arg = spec.partition(":")
-    if name not in strategies.STRATEGIES:
-        raise UsageError(
-            f"unknown strategy {name!r} for the {side} (choose from: "
-            f"{', '.join(strategies.names())}, or qlearning:FILE.npz)"
-        )
-    if arg:
-        if name != "qlearning":
-            raise UsageError(f"strategy {name!r} takes no file (only qlearning:FILE.npz does)")
-        pair = load_tables(arg, protocol)
-        params.update(tables=getattr(pair, side), learning=False)
-    return strategies.make(name, side, n_members, protocol, **params)
 
 
 def emit_json(data: Any) -> None:

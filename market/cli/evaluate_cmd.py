@@ -15,12 +15,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from market.cli.common import (
-    UsageError,
-    check_table_cells,
-    emit_json,
-    int_in,
-)
+from market.cli.common import emit_json, int_in
+from market.errors import UsageError
+from market.game import qtable
+from market.limits import check_table_cells
 
 HELP = "exact evaluation: values, best responses and NashConv of saved Q-tables or of the SPE"
 
@@ -40,9 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     """The figures the command prints, as a JSON-ready dict."""
-    from market import evaluation
-    from market.protocol import Protocol
-    from market.tables import load_tables
+    from market.game import evaluation
+    from market.game.rules import Protocol
+    from market.game.tables import load_tables
 
     if args.spe == bool(args.file):
         got = "both" if args.spe else "neither"
@@ -50,7 +48,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if args.spe:
         protocol = Protocol(args.prices or 5, args.rounds or 5)
         # backward induction keeps a handful of (2, S, A) arrays per side
-        check_table_cells(16 * protocol.n_states * protocol.n_actions,
+        check_table_cells(16 * qtable.n_rows(protocol) * protocol.n_actions,
                           f"the equilibrium at P={protocol.prices}, T={protocol.rounds}",
                           "lower --prices or --rounds")
         seller, buyer = evaluation.spe(protocol)

@@ -18,14 +18,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from market.cli.common import UsageError, check_output_dir, emit_json, int_in
+from market.cli.common import check_output_dir, emit_json, int_in
+from market.errors import UsageError
+from market.limits import check_table_cells
 
 HELP = "run a market of many Buyers and Sellers with mixed strategies"
 
 TRADERS_MAX = 2_000_000
 STEPS_MAX = 1_000_000
-#: refuse Q-learner populations whose tables would exceed this many cells (8 bytes each)
-TABLE_CELLS_MAX = 100_000_000
+
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,7 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def parse_mix(text: str, flag: str) -> dict[str, float]:
     """``"a=0.5,b=0.5"`` (a bare ``"a"`` is ``a=1``) -> shares, checked by the model's rule."""
-    from market.model import check_mix
+    from market.sim.model import check_mix
 
     mix: dict[str, float] = {}
     for part in (x.strip() for x in text.split(",")):
@@ -120,12 +121,8 @@ def _check_tables(args: argparse.Namespace, mixes: dict[str, dict[str, float]]) 
     )
     buckets = min(args.period, 4) if args.clock else 1
     cells = learners * 2 * buckets * (2 + args.prices * args.rounds) * (args.prices + 2)
-    if cells > TABLE_CELLS_MAX:
-        raise UsageError(
-            f"the Q-learners' tables would hold {cells:,.0f} cells ({cells * 8 / 2**30:.1f} GiB); "
-            f"lower --prices/--rounds or the number of qlearning traders "
-            f"(limit {TABLE_CELLS_MAX:,} cells)"
-        )
+    check_table_cells(cells, "the Q-learners' tables",
+                      "lower --prices/--rounds or the number of qlearning traders")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -140,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     _check_tables(args, mixes)
     check_output_dir(args.out, "--out")
 
-    from market.model import MarketModel
+    from market.sim.model import MarketModel
 
     t0 = time.perf_counter()
     model = MarketModel(
@@ -217,7 +214,7 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
     import json
 
     from market.files import save_figure, write_parquet, write_text
-    from market.market_plot import plot_market
+    from market.plots.market import plot_market
 
     model_df = model.model_frame()
     periods_df = model.periods_frame()

@@ -23,7 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from market.results_plot import plot_results
+    from market.plots.results import plot_results
 
     src = Path(args.results)
     out = Path(args.out) if args.out else src.with_name(src.stem + "_plots")

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from market.cli.common import UsageError, check_output_dir, emit_json, int_in
+from market.cli.common import check_output_dir, emit_json, int_in
+from market.errors import UsageError
 
 HELP = "every strategy against every other on both sides: payoff matrix (CSV) and heatmap (PNG)"
 
@@ -49,17 +50,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import strategies
-    from market.protocol import Protocol
-    from market.tables import load_tables
-    from market.tournament import registry_entrants, run_tournament, write_outputs
+    from market.game.rules import Protocol
+    from market.game.tables import load_tables
+    from market.runs.tournament import registry_entrants, run_tournament, write_outputs
+    from strategies import specs
 
     protocol = Protocol(args.prices, args.rounds)
     names = [s.strip() for s in args.strategies.split(",") if s.strip()] or None
     for n in names or []:
-        if n not in strategies.STRATEGIES:
-            raise UsageError(f"--strategies: unknown strategy {n!r} "
-                             f"(choose from: {', '.join(strategies.names())})")
+        if specs.parse(n, "--strategies").arg is not None:
+            raise UsageError(f"--strategies takes names (got {n!r}); give a saved table "
+                             "with --qtable")
     for opt, rng in (("--seller-range", args.seller_range), ("--buyer-range", args.buyer_range)):
         if rng is not None and not 1 <= rng[0] <= rng[1] <= protocol.prices:
             raise UsageError(f"{opt} must satisfy 1 <= LO <= HI <= P={protocol.prices} "

@@ -16,13 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from market.cli.common import (
-    UsageError,
-    check_output_path,
-    check_table_cells,
-    emit_json,
-    int_in,
-)
+from market.cli.common import check_output_path, emit_json, int_in
+from market.errors import UsageError
+from market.game import qtable
+from market.limits import check_table_cells
 
 #: episodes x seeds whose outcomes one cycle (or the test) keeps in memory at once
 EPISODE_CELLS_MAX = 200_000_000
@@ -60,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
-    from market.training import preset
+    from market.game.training import preset
 
     over = {
         "cycles": args.cycles, "episodes": args.episodes, "test_episodes": args.test_episodes,
@@ -89,7 +86,7 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
     pr = cfg.protocol
     roles = 2 if cfg.role_aware else 1
     # live tables and the frozen scheme's snapshots, both sides, every seed
-    check_table_cells(3 * 2 * roles * pr.n_states * pr.n_actions * cfg.seeds,
+    check_table_cells(3 * 2 * roles * qtable.n_rows(pr) * pr.n_actions * cfg.seeds,
                       f"training {cfg.seeds} seed(s) at P={pr.prices}, T={pr.rounds}",
                       "lower --prices, --rounds or --seeds")
     for opt, count in (("--episodes", cfg.episodes), ("--test-episodes", cfg.test_episodes)):
@@ -106,7 +103,7 @@ def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from market.training import train
+    from market.game.training import train
 
     console = Console(stderr=True)
     if quiet or not console.is_terminal:
@@ -120,8 +117,8 @@ def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from market.tables import TablePair, load_tables, save_tables
-    from market.training import summarize
+    from market.game.tables import TablePair, load_tables, save_tables
+    from market.game.training import summarize
 
     loaded = load_tables(args.load) if args.load else None
     cfg = _config(args, loaded)
@@ -130,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - t0
     summary = _summary(res, wall, summarize)
     if args.plot:
-        from market.training_plot import plot_history
+        from market.plots.training import plot_history
 
         if len(res.history):
             plot_history(res.history, args.plot, title=_title(cfg))
@@ -251,10 +248,10 @@ def q_tables(seller: np.ndarray, buyer: np.ndarray, protocol: Any, init: float,
     """
     from rich.table import Table
 
-    from strategies.qlearning import legal_rows
+    from market.game.qtable import legal_rows
 
     legal = legal_rows(protocol)
-    states = protocol.state_labels()
+    states = qtable.row_labels(protocol)
     acts = [a if a not in ("accept", "reject") else a[:3] for a in protocol.action_labels()]
     roles = seller.shape[0]
     kind = "normalised" if normalised else "raw"

@@ -1,6 +1,6 @@
 """Serve the browser view: the market (Mesa's SolaraViz) and the two-agent game.
 
-Runs ``solara run market.app`` on the given address and prints where to
+Runs ``solara run market.view.app`` on the given address and prints where to
 point the browser once the server answers. Works with no internet: the
 page's JavaScript comes from the installed ``solara-assets`` package (served
 by this server, never from a CDN), and Solara's version check and usage
@@ -20,7 +20,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from market.cli.common import UsageError, int_in
+from market.cli.common import int_in
+from market.errors import UsageError
 
 HELP = "serve the market and the two-agent game in the browser (Solara, offline)"
 
@@ -42,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def server_command(host: str, port: int) -> list[str]:
     """The ``solara run`` command line: production mode, no browser, no network calls."""
     return [
-        sys.executable, "-m", "solara", "run", "market.app",
+        sys.executable, "-m", "solara", "run", "market.view.app",
         "--host", host, "--port", str(port),
         "--production", "--no-open", "--no-check-version",
         "--log-level", "warning",

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.cli.common import UsageError
+from market.errors import UsageError
 
 MAX_LINES = 6
 ID_COLUMNS = ("run", "point", "iteration", "seed", "steps", "error")
@@ -35,7 +35,7 @@ def load_results(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str],
     """The table, its parameter columns and its metric columns.
 
     Both lists come from the table's own metadata (written by
-    :mod:`market.batch`); a table without it is read by column names.
+    :mod:`market.runs.batch`); a table without it is read by column names.
     """
     p = Path(path)
     if not p.exists():
@@ -60,7 +60,7 @@ def load_results(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str],
 
 
 def _known_parameters() -> set[str]:
-    from market.batch import model_parameters
+    from market.runs.batch import model_parameters
 
     return set(model_parameters())
 

@@ -26,7 +26,7 @@ def _band(ax, history: pd.DataFrame, column: str, label: str, color: str) -> Non
 
 
 def plot_history(history: pd.DataFrame, path: str | os.PathLike[str], title: str = "") -> Path:
-    """Save the training figure for ``history`` (see :class:`market.training.TrainResult`)."""
+    """Save the training figure for ``history`` (see :class:`market.game.training.TrainResult`)."""
     import matplotlib
 
     matplotlib.use("Agg")

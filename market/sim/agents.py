@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 import mesa
 import numpy as np
 
-from market.protocol import BUYER, SELLER, SIDE_NAMES
+from market.game.rules import BUYER, SELLER, SIDE_NAMES
 
 if TYPE_CHECKING:
-    from market.model import MarketModel
+    from market.sim.model import MarketModel
 
 
 @dataclass

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.grid import PriceGrid
-from market.metrics import competitive_equilibrium, supply_demand
+from market.game.grid import PriceGrid
+from market.sim.metrics import competitive_equilibrium, supply_demand
 
 
 def plot_market(

@@ -2,11 +2,11 @@
 
 Mesa's controls set one scalar per model keyword and rebuild the model on
 *Reset* with ``type(model)(**params)``. :class:`ViewMarket` is therefore the
-:class:`~market.model.MarketModel` with flat keywords (two strategies and a
+:class:`~market.sim.model.MarketModel` with flat keywords (two strategies and a
 share per side instead of a mix dictionary) and one addition the view needs:
 the prices of this period's trades, for the supply-and-demand panel. Every
 panel is a Solara component reading the live model and drawing with
-:mod:`market.viz_figures`; Mesa's ``update_counter`` makes them redraw after
+:mod:`market.view.figures`; Mesa's ``update_counter`` makes them redraw after
 each step.
 """
 
@@ -22,11 +22,12 @@ from mesa.visualization.user_param import Slider
 from mesa.visualization.utils import update_counter
 
 import strategies
-from market import viz_figures as vf
-from market.legacy_view import Ranges, fmt
-from market.model import MarketModel
-from market.protocol import SIDE_NAMES
-from strategies.qlearning import QLearning, legal_rows
+from market.game.play import Ranges, fmt
+from market.game.qtable import legal_rows
+from market.game.rules import SIDE_NAMES
+from market.sim.model import MarketModel
+from market.view import figures as vf
+from strategies.qlearning import QLearning
 
 #: defaults of the page: sellers half averaging, half learning; buyers averaging
 DEFAULTS: dict[str, Any] = dict(

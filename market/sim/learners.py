@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from market.protocol import BatchRecord, Observation, Protocol
+from market.game.record import BatchRecord
+from market.game.rules import Observation, Protocol
 from strategies.qlearning import QLearning
 
 

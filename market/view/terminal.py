@@ -1,16 +1,16 @@
-"""The two-agent baseline and the document's legacy terminal view of it.
+"""The document's legacy terminal view of a two-agent negotiation, drawn with rich.
 
 The document's static method showed one Buyer and one Seller haggling on a
 curses screen: a price scale, each side's acceptable range as a coloured
 bar (light green for the Buyer, light red for the Seller), each side's
 current offer as a darker cell on its bar, redrawn every round, and
 ``DEAL at <price>`` once they agree. This module rebuilds that view from a
-:class:`~market.protocol.NegotiationRecord`, so it can replay any
+:class:`~market.game.record.NegotiationRecord`, so it can replay any
 negotiation (averaging, classic strategies, Q-tables) rather than only the
 two hand-coded agents, and can be tested as plain text.
 
-Data flow: :func:`play` runs one negotiation with the protocol; :func:`frames`
-cuts its record into rounds; :func:`render_frame` and :func:`outcome_text`
+Data flow: :func:`market.game.play.play` runs one negotiation with the
+protocol; :func:`frames` cuts its record into rounds; :func:`render_frame` and :func:`outcome_text`
 turn those into ``rich`` renderables. Each bar also carries characters
 (``=`` for the range, ``B``/``S`` for the offers), so the view still reads
 when the output is not a terminal and rich drops the colours.
@@ -19,21 +19,13 @@ when the output is not a terminal and rich drops the colours.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from rich.text import Text
 
-from market.grid import PriceGrid
-from market.protocol import (
-    BUYER,
-    SELLER,
-    NegotiationRecord,
-    Negotiator,
-    Protocol,
-    Side,
-    negotiate,
-)
+from market.game.grid import PriceGrid
+from market.game.play import Ranges, fmt, money
+from market.game.record import NegotiationRecord
 
 #: the document's curses colours (RGB 0-255), kept for the look
 LIGHT_GREEN, GREEN = "rgb(191,255,234)", "rgb(0,179,120)"
@@ -48,44 +40,6 @@ MARKS = {"buyer": "B", "seller": "S"}
 LABEL_WIDTH = 8  # "SELLER" plus a gap, as the legacy screen's left margin
 
 
-@dataclass(frozen=True)
-class Ranges:
-    """Each side's acceptable prices in money, ``(min, max)``."""
-
-    buyer: tuple[float, float]
-    seller: tuple[float, float]
-
-    def of(self, side: str) -> tuple[float, float]:
-        return self.buyer if side == "buyer" else self.seller
-
-
-def acceptable_levels(grid: PriceGrid, lo: float, hi: float) -> tuple[int, int]:
-    """The grid levels whose prices lie in ``[lo, hi]`` (``lo > hi`` if none)."""
-    return int(grid.level_at_least(lo)), int(grid.level_at_most(hi))
-
-
-def play(
-    protocol: Protocol,
-    grid: PriceGrid,
-    seller: Negotiator,
-    buyer: Negotiator,
-    ranges: Ranges,
-    first: int,
-    rng: np.random.Generator,
-) -> NegotiationRecord:
-    """Run one negotiation between ``seller`` and ``buyer`` on ``grid``."""
-    s_lo, s_hi = acceptable_levels(grid, *ranges.seller)
-    b_lo, b_hi = acceptable_levels(grid, *ranges.buyer)
-    record = negotiate(
-        protocol,
-        Side.single(seller, 1, s_lo, s_hi),
-        Side.single(buyer, 1, b_lo, b_hi),
-        first,
-        rng,
-    )
-    return record.negotiation(0)
-
-
 @dataclass
 class Frame:
     """The screen after one round: who did what, and each side's standing offer (money)."""
@@ -94,15 +48,6 @@ class Frame:
     events: list[str] = field(default_factory=list)
     offers: dict[str, float | None] = field(default_factory=dict)
     last: bool = False
-
-
-def money(grid: PriceGrid, level: int) -> float:
-    return float(grid.price(level))
-
-
-def fmt(price: float) -> str:
-    """A price as the user typed it: whole numbers without decimals."""
-    return str(int(round(price))) if abs(price - round(price)) < 1e-9 else f"{price:.4g}"
 
 
 def frames(record: NegotiationRecord, grid: PriceGrid) -> list[Frame]:
@@ -232,42 +177,11 @@ def render(record: NegotiationRecord, grid: PriceGrid, ranges: Ranges, rounds: i
     return out
 
 
-def record_dict(record: NegotiationRecord, grid: PriceGrid) -> dict[str, Any]:
-    """The record for ``--json``: moves (side, action, level, price), outcome, rounds used."""
-
-    def price(level: int) -> float | int | None:
-        if level <= 0:
-            return None
-        p = money(grid, level)
-        return int(round(p)) if abs(p - round(p)) < 1e-9 else p
-
-    return {
-        "moves": [
-            {"move": m.move, "side": m.side, "action": m.action,
-             "level": m.level if m.level > 0 else None, "price": price(m.level)}
-            for m in record.moves
-        ],
-        "first": record.first,
-        "outcome": {
-            "deal": record.deal,
-            "level": record.deal_level,
-            "price": price(record.deal_level) if record.deal_level else None,
-        },
-        "rounds_used": record.rounds_used,
-    }
-
-
 __all__ = [
-    "BUYER",
-    "SELLER",
     "Frame",
-    "Ranges",
     "Scale",
-    "acceptable_levels",
     "frames",
     "outcome_text",
-    "play",
-    "record_dict",
     "render",
     "render_frame",
     "scale_for",

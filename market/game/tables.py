@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from market.files import atomic_path
-from market.protocol import Protocol
+from market.game import qtable
+from market.game.rules import Protocol
 
 
 @dataclass
@@ -30,7 +31,7 @@ class TablePair:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        S, A = self.protocol.n_states, self.protocol.n_actions
+        S, A = qtable.n_rows(self.protocol), self.protocol.n_actions
         for name in ("seller", "buyer"):
             arr = np.asarray(getattr(self, name), dtype=float)
             if arr.ndim == 2:

@@ -1,8 +1,8 @@
 """The browser view's pictures, as plain matplotlib figures (no Solara in here).
 
-Every panel of the Solara app (:mod:`market.app`) is drawn by one function of
+Every panel of the Solara app (:mod:`market.view.app`) is drawn by one function of
 this module from data the model already exposes (its DataCollector frame,
-values and costs, a :class:`~market.protocol.NegotiationRecord`, a Q-table),
+values and costs, a :class:`~market.game.protocol.NegotiationRecord`, a Q-table),
 so the pictures can be tested and saved without a browser. Figures are built
 with :class:`matplotlib.figure.Figure`, never ``pyplot``: the Solara server
 renders sessions on several threads and pyplot's global state is not
@@ -24,10 +24,13 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from market.grid import PriceGrid
-from market.legacy_view import Ranges, fmt, nice_step
-from market.metrics import competitive_equilibrium, supply_demand
-from market.protocol import NegotiationRecord, Protocol
+from market.game import qtable
+from market.game.grid import PriceGrid
+from market.game.play import Ranges, fmt
+from market.game.record import NegotiationRecord
+from market.game.rules import Protocol
+from market.sim.metrics import competitive_equilibrium, supply_demand
+from market.view.terminal import nice_step
 
 #: the document's curses colours, as matplotlib colours
 LIGHT = {"buyer": "#bfffea", "seller": "#ffc0b1"}
@@ -280,7 +283,7 @@ def qtable_figure(
     False) are left blank so the colour scale shows only what can be played.
     """
     n = max(len(panels), 1)
-    S = protocol.n_states
+    S = qtable.n_rows(protocol)
     fig = _figure(2.6 * n + 1.2, min(2.0 + 0.13 * S, 6.0))
     axes = np.atleast_1d(fig.subplots(1, n, sharey=True))
     if not panels:
@@ -303,7 +306,7 @@ def qtable_figure(
                        protocol.action_labels()], fontsize=8)
         ax.set_title(label, fontsize=9)
         ax.set_xlabel("action")
-    axes[0].set_yticks(range(S), protocol.state_labels(), fontsize=6 if S > 30 else 7)
+    axes[0].set_yticks(range(S), qtable.row_labels(protocol), fontsize=6 if S > 30 else 7)
     axes[0].set_ylabel("state (offer.round)")
     if image is not None:
         fig.colorbar(image, ax=list(axes), shrink=0.8, label="Q")

@@ -1,7 +1,7 @@
 """Round-robin tournament: every strategy against every other, on both sides.
 
 Each pairing (a Seller strategy against a Buyer strategy) is one batch of
-negotiations on arrays, one :func:`~market.protocol.negotiate` call with all
+negotiations on arrays, one :func:`~market.game.protocol.negotiate` call with all
 repetitions as rows: half of the rows with the Seller moving first, half with
 the Buyer first. Rewards are the document's two-agent rewards (Seller
 ``p / P``, Buyer ``1 - p / P`` at a deal on level ``p``, 0 without a deal), so
@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.protocol import BUYER, SELLER, Negotiator, Protocol, Side, negotiate, two_agent_rewards
+from market.game.protocol import Side, negotiate
+from market.game.record import two_agent_rewards
+from market.game.rules import BUYER, SELLER, Negotiator, Protocol
 
 #: builds a fresh negotiator for a side ("seller" or "buyer")
 Factory = Callable[[str], Negotiator]
@@ -208,7 +210,7 @@ def registry_entrants(
     """Entrants for registered strategies (all by default), each built fresh per pairing.
 
     Strategies that learn are frozen (``learning=False``). A Q-learner plays
-    ``tables`` (a :class:`~market.tables.TablePair`) when given, otherwise a
+    ``tables`` (a :class:`~market.game.tables.TablePair`) when given, otherwise a
     pair of tables trained by self-play (:func:`selfplay_tables`, kept in ``cache``).
     """
     import strategies
@@ -248,7 +250,7 @@ def selfplay_tables(
 ) -> tuple[Any, str]:
     """Q-tables for the tournament's ``qlearning`` entrant, and a note saying what they are.
 
-    The project's trainer (:mod:`market.training`, ``default`` preset:
+    The project's trainer (:mod:`market.game.training`, ``default`` preset:
     role-aware tables, both sides learning at once, exploration decaying to
     0) trains ``seeds`` seeds in lockstep; the pair with the lowest NashConv
     plays. Training takes tens of seconds, so the tables are kept in
@@ -257,8 +259,8 @@ def selfplay_tables(
     """
     from pathlib import Path
 
-    from market import evaluation, training
-    from market.tables import TablePair, load_tables, save_tables
+    from market.game import evaluation, training
+    from market.game.tables import TablePair, load_tables, save_tables
 
     if cache is not None and Path(cache).exists():
         try:
@@ -278,7 +280,7 @@ def selfplay_tables(
     pair = TablePair(protocol, result.seller[best], result.buyer[best], meta)
     if cache is not None:
         save_tables(cache, pair)
-    note = (f"self-play tables (market.training default preset, {config.total_episodes} "
+    note = (f"self-play tables (market.game.training default preset, {config.total_episodes} "
             f"episodes, best of {seeds} seeds by NashConv = {nc[best]:.3f})")
     return pair, note
 

@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.protocol import BUYER, SELLER, SIDE_NAMES, Protocol, level_rewards
-from strategies.qlearning import bellman_update, legal_rows
+from market.game.qtable import bellman_update, legal_rows
+from market.game.rules import BUYER, SELLER, SIDE_NAMES, Protocol, level_rewards
 
 TRAIN_CHOICES = ("both", "seller", "buyer")
 SCHEMES = ("frozen", "simultaneous")
@@ -680,7 +680,7 @@ def test_tables(
 
 
 def _nash_conv_all(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol) -> np.ndarray:
-    from market import evaluation
+    from market.game import evaluation
 
     return np.asarray(evaluation.nash_conv(seller, buyer, protocol), dtype=float)
 
@@ -696,9 +696,9 @@ def train(
 ) -> TrainResult:
     """Train ``config.seeds`` independent seeds together, then test them.
 
-    ``start``: a :class:`~market.tables.TablePair` to start from (copied to
+    ``start``: a :class:`~market.game.tables.TablePair` to start from (copied to
     every seed). ``nash_conv``: compute NashConv per cycle and at the end
-    (exact, by :mod:`market.evaluation`). ``exact``: also the exact expected
+    (exact, by :mod:`market.game.evaluation`). ``exact``: also the exact expected
     test figures. ``progress(done, total)`` is called after every episode
     batch; ``on_cycle(cycle, trainee, trainer_table, live)`` at the start of
     each cycle with the table the trainer will play (frozen scheme; the
@@ -799,7 +799,7 @@ def train(
     test = pd.DataFrame(tot)
     test.insert(0, "seed", np.arange(n))
     if exact and config.test_episodes > 0:
-        from market import evaluation
+        from market.game import evaluation
 
         rows = [
             evaluation.exact_test(live[0][i], live[1][i], protocol, episodes=config.test_episodes)

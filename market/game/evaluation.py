@@ -12,7 +12,7 @@ well under a millisecond for the document's P = 5, T = 5 game.
 
 Policies are probabilities of shape ``(2, S, A)`` in the document's table
 layout (index 0: rows used when the agent moved first, 1: when it moved
-second; ``S = protocol.n_states``, ``A = protocol.n_actions``), with mass on
+second; ``S = qtable.n_rows(protocol)``, ``A = protocol.n_actions``), with mass on
 legal actions only (the terminal row ``d`` is all zeros). A leading batch
 axis ``(n, 2, S, A)`` evaluates ``n`` policy pairs in one sweep (a trainer
 running many seeds at once).
@@ -30,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from market.protocol import BUYER, SELLER, Protocol, side_index
+from market.game import qtable
+from market.game.qtable import legal_rows
+from market.game.rules import BUYER, SELLER, Protocol, side_index
 
 #: two values closer than this count as a tie (values live in [0, 1])
 TIE_TOL = 1e-12
@@ -41,22 +43,6 @@ _K = 3
 
 
 # --- policies ---------------------------------------------------------------------------------
-def legal_rows(protocol: Protocol) -> np.ndarray:
-    """(S, A) mask of legal actions per document-layout row, from the protocol's own rule.
-
-    Row ``s`` is move 0; the rows of round ``t`` share the legality of move
-    ``2t + 1``; the terminal ``d`` has none. (Built here rather than imported
-    from :mod:`strategies.qlearning` so the market layer does not import the
-    strategies package, whose ``spe`` strategy imports this module.)
-    """
-    P, T = protocol.prices, protocol.rounds
-    mask = np.zeros((protocol.n_states, protocol.n_actions), dtype=bool)
-    mask[0] = protocol.legal(0)
-    for t in range(T):
-        mask[1 + t * P : 1 + (t + 1) * P] = protocol.legal(2 * t + 1)
-    return mask
-
-
 def greedy_policy(tables: np.ndarray, protocol: Protocol) -> np.ndarray:
     """The greedy policy of Q-tables, ties split uniformly among the legal maxima.
 
@@ -66,10 +52,10 @@ def greedy_policy(tables: np.ndarray, protocol: Protocol) -> np.ndarray:
     ties uniformly is what the Q-learner's uniform random tie-breaking does
     in expectation, and each state is visited at most once per negotiation,
     so the split policy has exactly the learner's expected rewards.
-    Ties are exact equality, as in :func:`strategies.qlearning.greedy`.
+    Ties are exact equality, as in :func:`market.game.qtable.greedy`.
     """
     q = np.asarray(tables, dtype=float)
-    S, A = protocol.n_states, protocol.n_actions
+    S, A = qtable.n_rows(protocol), protocol.n_actions
     if q.ndim == 2:
         q = q[None]
     if q.ndim not in (3, 4) or q.shape[-2:] != (S, A) or q.shape[-3] not in (1, 2):
@@ -90,7 +76,7 @@ def greedy_policy(tables: np.ndarray, protocol: Protocol) -> np.ndarray:
 def _check_policy(policy: np.ndarray, protocol: Protocol, what: str) -> np.ndarray:
     """A ``(2, S, A)`` or ``(n, 2, S, A)`` policy array, checked to be usable."""
     pol = np.asarray(policy, dtype=float)
-    S, A = protocol.n_states, protocol.n_actions
+    S, A = qtable.n_rows(protocol), protocol.n_actions
     if pol.ndim not in (3, 4) or pol.shape[-3:] != (2, S, A):
         raise ValueError(
             f"{what} must have shape (2, {S}, {A}) or (n, 2, {S}, {A}) for "
@@ -192,7 +178,7 @@ def _sweep(
             rows = slice(0, 1)
         else:
             t = (m - 1) // 2
-            rows = slice(1 + t * P, 1 + (t + 1) * P)
+            rows = qtable.round_rows(protocol, t)
         pi = (stacked_odd if role else stacked_even)[:, role, rows, :]  # (2n, r, A)
         r = pi.shape[1]
         if any_max:
@@ -343,8 +329,8 @@ def _default_policy(protocol: Protocol, side: int) -> np.ndarray:
     """Deterministic filler for rows a sweep never reaches: first legal action by rank."""
     legal = legal_rows(protocol)
     key = np.where(legal, _rank(protocol)[side], np.inf)
-    pol = np.zeros((protocol.n_states, protocol.n_actions))
-    pol[np.arange(protocol.n_states), key.argmin(axis=-1)] = 1.0
+    pol = np.zeros((qtable.n_rows(protocol), protocol.n_actions))
+    pol[np.arange(qtable.n_rows(protocol)), key.argmin(axis=-1)] = 1.0
     pol[~legal] = 0.0
     return np.stack([pol, pol])
 

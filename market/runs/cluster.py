@@ -1,9 +1,9 @@
 """Dask distributed: connect to a scheduler, or start a local cluster on loopback.
 
-Kept apart from :mod:`market.batch` so that Dask stays an optional extra: it
+Kept apart from :mod:`market.runs.batch` so that Dask stays an optional extra: it
 is imported only when ``--scheduler`` is given. Workers of a remote cluster
 need this project installed (``pip install -e .``) to import
-:func:`market.batch.run_one`.
+:func:`market.runs.batch.run_one`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from market.cli.common import UsageError
+from market.errors import UsageError
 
 
 @contextlib.contextmanager

@@ -2,15 +2,15 @@
 
 Each step, the traders who have not yet traded their unit this period are
 paired at random (the longer side's extra traders wait), every pair runs the
-alternating-offers protocol (:func:`market.protocol.negotiate`) with the two
+alternating-offers protocol (:func:`market.game.protocol.negotiate`) with the two
 traders' strategies, and deals settle wallets. A trading period lasts
 ``period`` steps (Gode and Sunder's markets: one unit per trader per
 period); then everybody is back, with values and costs kept or redrawn.
 
-Speed: the state of each side lives in arrays (:class:`~market.agents.TraderArrays`)
+Speed: the state of each side lives in arrays (:class:`~market.sim.agents.TraderArrays`)
 and a step is a handful of numpy operations plus one protocol run grouped by
 strategy pair, so 100,000 traders step in well under a second. The Mesa
-agents (:class:`~market.agents.Seller`, :class:`~market.agents.Buyer`) are
+agents (:class:`~market.sim.agents.Seller`, :class:`~market.sim.agents.Buyer`) are
 views of those arrays, so ``model.agents`` always shows the live state.
 
 Every random draw uses ``model.rng`` (Mesa's numpy Generator), so the same
@@ -32,21 +32,16 @@ import pandas as pd
 from mesa.datacollection import DataCollector
 
 import strategies
-from market.agents import Buyer, Seller, Trader, TraderArrays
-from market.grid import PriceGrid
-from market.learners import MarketQLearning, default_learner_params, drawn_learner_params
-from market.metrics import Equilibrium, competitive_equilibrium, efficiency, surplus_split
-from market.protocol import (
-    BUYER,
-    SELLER,
-    SIDE_NAMES,
-    BatchRecord,
-    NegotiationRecord,
-    Protocol,
-    Side,
-    negotiate,
-)
+from market.game.grid import PriceGrid
+from market.game.protocol import Side, negotiate
+from market.game.record import BatchRecord, NegotiationRecord
+from market.game.rules import BUYER, SELLER, SIDE_NAMES, Protocol
+from market.sim.agents import Buyer, Seller, Trader, TraderArrays
+from market.sim.learners import MarketQLearning, default_learner_params, drawn_learner_params
+from market.sim.metrics import Equilibrium, competitive_equilibrium, efficiency, surplus_split
+from strategies import specs
 from strategies.base import Strategy
+from strategies.qlearning import QLearning
 
 Distribution = str | Callable[[np.random.Generator, int, float, float], np.ndarray]
 DISTRIBUTIONS = ("uniform", "normal", "triangular")
@@ -169,12 +164,12 @@ class MarketModel(mesa.Model):
     clock:
         the market clock: learners observe the steps left in the period and
         value a failed negotiation at what waiting is worth (nothing at the
-        last step); see :mod:`market.learners`.
+        last step); see :mod:`market.sim.learners`.
     clock_buckets:
         time-left slots of a clocked learner's table (default ``min(period, 4)``).
     learner_params:
-        ``"fixed"`` (the defaults of :func:`~market.learners.default_learner_params`)
-        or ``"drawn"`` (per agent, :func:`~market.learners.drawn_learner_params`).
+        ``"fixed"`` (the defaults of :func:`~market.sim.learners.default_learner_params`)
+        or ``"drawn"`` (per agent, :func:`~market.sim.learners.drawn_learner_params`).
     rational_learners:
         learners only consider individually rational actions (default True).
     strategy_params:
@@ -321,8 +316,9 @@ class MarketModel(mesa.Model):
         labels = self.rng.permutation(np.repeat(np.arange(len(counts)), counts))
         return labels.astype(np.int64), counts
 
-    def _make(self, spec: str, side: int, count: int, params: dict[str, dict]) -> Strategy:
-        name, _, path = spec.partition(":")
+    def _make(self, text: str, side: int, count: int, params: dict[str, dict]) -> Strategy:
+        spec = specs.parse(text)
+        name, path = spec.name, spec.arg
         extra = dict(params.get(name, {}))
         if name != "qlearning":
             if count == 0:
@@ -336,9 +332,7 @@ class MarketModel(mesa.Model):
         )
         base.update(extra)
         if path:
-            from market.tables import load_tables
-
-            base.setdefault("tables", getattr(load_tables(path, self.protocol), SIDE_NAMES[side]))
+            base.setdefault("tables", QLearning.spec_params(path, side, self.protocol)["tables"])
         if not self.rational_learners and not self.clock:
             return strategies.make("qlearning", side, n, self.protocol, **base)
         return MarketQLearning(
@@ -825,13 +819,7 @@ def check_mix(name: str, mix: dict[str, float]) -> dict[str, float]:
         raise ValueError(f"{name} must name at least one strategy")
     out = {}
     for spec, share in mix.items():
-        base = str(spec).partition(":")[0]
-        if base not in strategies.STRATEGIES:
-            raise ValueError(
-                f"{name}: unknown strategy {base!r} (choose from: {', '.join(strategies.names())})"
-            )
-        if ":" in str(spec) and base != "qlearning":
-            raise ValueError(f"{name}: only qlearning takes a table file (got {spec!r})")
+        specs.parse(spec, name)
         try:
             share = float(share)
         except (TypeError, ValueError):

@@ -1,7 +1,7 @@
 """Batch runs of the market: a parameter grid, many seeds, one Parquet table.
 
 The flow: a **grid** (parameter name -> list of values, from ``--param`` or
-a TOML file) is validated against :class:`~market.model.MarketModel`'s own
+a TOML file) is validated against :class:`~market.sim.model.MarketModel`'s own
 signature, then **expanded** into :class:`RunSpec` s (every combination,
 ``iterations`` times each). Each run's seed comes from the batch seed and
 the run's index only (``SeedSequence(seed, spawn_key=(run,))``), and results
@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.cli.common import UsageError
+from market.errors import UsageError
 
 #: fills each side's share left by the named strategies
 DEFAULT_FILL = "averaging"
@@ -64,7 +64,7 @@ ID_COLUMNS = ("run", "point", "iteration", "seed", "steps")
 # --- the model's parameters ------------------------------------------------------------------
 def model_class() -> type:
     """The market model class (imported late: Mesa is heavy and the model may be swapped)."""
-    from market.model import MarketModel
+    from market.sim.model import MarketModel
 
     return MarketModel
 
@@ -170,15 +170,13 @@ def validate_grid(
 
     Raises :class:`UsageError` naming the parameter and what it accepts.
     """
-    import strategies
+    from strategies import specs
 
     params = model_parameters(cls)
     known = sorted(k for k, (allowed, _) in params.items()
                    if k not in RESERVED and k not in MIX_KEYS and allowed is not None)
     mixes = [k for k in MIX_KEYS if k in params]
-    if fill not in strategies.STRATEGIES:
-        raise UsageError(f"--fill: unknown strategy {fill!r} "
-                         f"(choose from: {', '.join(strategies.names())})")
+    specs.parse(fill, "--fill")
     out: dict[str, list[Any]] = {}
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
@@ -190,12 +188,9 @@ def validate_grid(
             if head not in mixes:
                 raise UsageError(f"unknown parameter {key!r} (mix shares are "
                                  f"{'|'.join(mixes) or 'unsupported'}.<strategy>)")
-            base, colon, table = strat.partition(":")
-            if base not in strategies.STRATEGIES:
-                raise UsageError(f"parameter {key}: unknown strategy {base!r} "
-                                 f"(choose from: {', '.join(strategies.names())})")
-            if colon and not Path(table).is_file():
-                raise UsageError(f"parameter {key}: no such table file {table!r}")
+            spec = specs.parse(strat, f"parameter {key}")
+            if spec.arg is not None and not Path(spec.arg).is_file():
+                raise UsageError(f"parameter {key}: no such table file {spec.arg!r}")
             out[key] = [_share(key, v) for v in values]
             continue
         if key in mixes:
@@ -208,7 +203,7 @@ def validate_grid(
             raise UsageError(f"parameter {key} is not a single number, flag or name and "
                              "cannot be swept by the batch")
         out[key] = [_coerce(key, v, allowed) for v in values]
-    from market.model import check_parameters
+    from market.sim.model import check_parameters
 
     for point in _points(out):
         kwargs = model_kwargs(point, fill)  # every combination's mixes must add up
@@ -654,7 +649,7 @@ def process_pool(processes: int) -> Any:
     from concurrent.futures import ProcessPoolExecutor
 
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["market.batch", "market.model"])
+    ctx.set_forkserver_preload(["market.runs.batch", "market.sim.model"])
     return ProcessPoolExecutor(max_workers=processes, mp_context=ctx)
 
 
@@ -699,7 +694,7 @@ def _run_dask(
     finished: Callable[[RunOutcome], None],
     connect_timeout: float,
 ) -> None:
-    from market.cluster import connect
+    from market.runs.cluster import connect
 
     with connect(scheduler, processes, connect_timeout) as client:
         from distributed import as_completed

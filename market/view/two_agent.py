@@ -19,12 +19,12 @@ import numpy as np
 import solara
 
 import strategies
-from market import viz_figures as vf
-from market.cli.common import resolve_strategy
-from market.grid import PriceGrid
-from market.legacy_view import Ranges, fmt, play
-from market.protocol import BUYER, SELLER, NegotiationRecord, Protocol
-from market.tables import load_tables
+from market.game.grid import PriceGrid
+from market.game.play import Ranges, fmt, game_for, play
+from market.game.record import NegotiationRecord
+from market.game.rules import BUYER, SELLER, Protocol
+from market.view import figures as vf
+from strategies import specs
 
 PRICE_MIN, PRICE_MAX = 0, 100
 ROUNDS_MAX = 20
@@ -73,29 +73,14 @@ def setup_game(
         raise ValueError(f"rounds must be in [1, {ROUNDS_MAX}] (got {rounds})")
     if first not in ("buyer", "seller"):
         raise ValueError(f"first must be buyer or seller (got {first!r})")
-    games = {}
-    for side, spec in (("seller", seller), ("buyer", buyer)):
-        name, _, path = spec.partition(":")
-        if name == "qlearning" and path:
-            pair = load_tables(path)
-            games[side] = (pair.protocol.prices, pair.protocol.rounds)
-    note = ""
-    if games:
-        if len(set(games.values())) > 1:
-            raise ValueError(
-                "the two Q-table files are for different games ("
-                + ", ".join(f"{s}: P={p}, T={t}" for s, (p, t) in games.items()) + ")"
-            )
-        P, T = next(iter(games.values()))
-        grid = PriceGrid(float(lo), float(hi), P)
-        rounds = T
-        levels = ", ".join(fmt(float(grid.price(k))) for k in range(1, P + 1))
-        note = f"The Q-table fixes P={P}, T={T}: prices {lo}-{hi} on {P} levels ({levels})."
+    fixed = specs.fixed_game({"seller": seller, "buyer": buyer})
+    if fixed is None:
+        protocol, grid, note = game_for(lo, hi, int(rounds))
     else:
-        grid = PriceGrid.whole_units(lo, hi)
-    protocol = Protocol(grid.prices, int(rounds))
-    s = resolve_strategy(seller, "seller", protocol)
-    b = resolve_strategy(buyer, "buyer", protocol)
+        protocol, grid, note = game_for(lo, hi, fixed[0].rounds, *fixed)
+        note = note[0].upper() + note[1:] + "."
+    s = specs.build(seller, "seller", protocol, option="seller")
+    b = specs.build(buyer, "buyer", protocol, option="buyer")
     ranges = Ranges(buyer=tuple(map(float, buyer_range)), seller=tuple(map(float, seller_range)))
     record = play(protocol, grid, s, b, ranges, BUYER if first == "buyer" else SELLER,
                   np.random.default_rng(int(seed)))

@@ -1,0 +1,141 @@
+"""The rules of the two-agent game: its vocabulary, shared by the mechanism and every strategy.
+
+What a negotiator may know and no more (as NegMAS keeps its negotiators to a
+small vocabulary apart from the mechanism): the two sides, the sizes of the
+game (:class:`Protocol`: ``P`` price levels, ``T`` rounds), which actions are
+legal at which move, the action encoding, what a mover observes
+(:class:`Observation`), what the mechanism asks of a negotiator
+(:class:`Negotiator`) and the two-agent rewards.
+
+Rules: moves alternate, the first mover at even moves; at move 0 it must
+offer. A mover at move ``m >= 1`` observes the opponent's last offer ``p`` and
+the round ``t = (m - 1) // 2`` in which it was made; it may offer a level,
+accept ``p`` or reject. When ``t == T - 1`` it may only accept or reject.
+Accept ends with a deal at ``p``, reject with none; no negotiation exceeds
+``2T`` moves.
+
+Action indices: ``0 .. P-1`` offer level ``a + 1``; ``P`` accept; ``P + 1``
+reject. Levels are ``1 .. P``; level 0 means "no offer yet".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol as TypingProtocol
+
+import numpy as np
+
+SELLER = 0
+BUYER = 1
+SIDE_NAMES = ("seller", "buyer")
+
+
+def side_index(name: str) -> int:
+    """Map ``"seller"``/``"buyer"`` to :data:`SELLER`/:data:`BUYER`."""
+    try:
+        return SIDE_NAMES.index(name)
+    except ValueError:
+        raise ValueError(f"side must be 'seller' or 'buyer' (got {name!r})") from None
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Sizes of the game: ``prices`` levels (P) and ``rounds`` (T)."""
+
+    prices: int = 5
+    rounds: int = 5
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prices, int | np.integer) or self.prices < 2:
+            raise ValueError(f"prices must be an integer >= 2 (got {self.prices!r})")
+        if not isinstance(self.rounds, int | np.integer) or self.rounds < 1:
+            raise ValueError(f"rounds must be an integer >= 1 (got {self.rounds!r})")
+
+    # --- sizes -----------------------------------------------------------------
+    @property
+    def n_actions(self) -> int:
+        """Offers ``1..P``, then accept, then reject."""
+        return self.prices + 2
+
+    @property
+    def accept(self) -> int:
+        return self.prices
+
+    @property
+    def reject(self) -> int:
+        return self.prices + 1
+
+    @property
+    def max_moves(self) -> int:
+        return 2 * self.rounds
+
+    # --- rules -----------------------------------------------------------------
+    def round_of(self, move: int) -> int:
+        """Round in which the offer observed at ``move`` was made (``-1`` at move 0)."""
+        return (move - 1) // 2 if move > 0 else -1
+
+    def legal(self, move: int) -> np.ndarray:
+        """Boolean mask over actions legal at ``move`` (identical for every negotiation)."""
+        mask = np.ones(self.n_actions, dtype=bool)
+        if move == 0:
+            mask[self.accept :] = False
+        elif self.round_of(move) == self.rounds - 1:
+            mask[: self.prices] = False
+        return mask
+
+    def action_labels(self) -> list[str]:
+        return [str(p) for p in range(1, self.prices + 1)] + ["accept", "reject"]
+
+
+@dataclass
+class Observation:
+    """What the movers of one strategy see at one move, one row per negotiation.
+
+    ``offer``: the opponent's last offer level (0 at move 0); ``t``: the round
+    of that offer; ``own``: the mover's own last offer (0 if none yet);
+    ``first``: whether the mover moved first; ``lo``/``hi``: the mover's
+    acceptable levels (Seller: at least its cost, Buyer: at most its value);
+    ``member``: which member of the strategy's population is moving;
+    ``time_left``: steps left in the trading period (market clock), if any;
+    ``prev_offer``: the opponent's offer before ``offer`` (0 if none), which
+    strategies that answer the opponent's last concession need.
+    """
+
+    protocol: Protocol
+    move: int
+    offer: np.ndarray
+    own: np.ndarray
+    first: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    member: np.ndarray
+    time_left: np.ndarray | None = None
+    prev_offer: np.ndarray | None = None
+
+    @property
+    def t(self) -> int:
+        return self.protocol.round_of(self.move)
+
+    @property
+    def legal(self) -> np.ndarray:
+        return self.protocol.legal(self.move)
+
+    def __len__(self) -> int:
+        return len(self.offer)
+
+
+class Negotiator(TypingProtocol):
+    """What the protocol needs of a strategy: a batch decision."""
+
+    side: int
+
+    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray: ...
+
+
+def level_rewards(level: np.ndarray, prices: int) -> np.ndarray:
+    """(2, n) document rewards from deal levels (0: no deal).
+
+    Seller ``p / P``, Buyer ``1 - p / P`` at a deal; both 0 without one.
+    """
+    frac = np.asarray(level) / prices
+    return np.stack([frac, np.where(np.asarray(level) > 0, 1.0 - frac, 0.0)])

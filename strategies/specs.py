@@ -1,0 +1,105 @@
+"""Strategy specs: the one parser of what a user types to name a strategy.
+
+A spec is ``NAME`` or ``NAME:ARG``: a registered name, optionally with an
+argument that the strategy class says it takes (``qlearning:tables.npz``
+plays a saved Q-table). Every command, the market's mixes, the batch grid,
+the tournament and the view parse specs here, so a spec means the same
+everywhere and a bad one is refused with the same words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from market.errors import UsageError
+from market.game.rules import Protocol
+from strategies import registry
+from strategies.base import Strategy
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed spec: the registered ``name`` and the text after ``:`` (None without one)."""
+
+    name: str
+    arg: str | None = None
+
+    @property
+    def cls(self) -> type[Strategy]:
+        return registry.get(self.name)
+
+    def __str__(self) -> str:
+        return self.name if self.arg is None else f"{self.name}:{self.arg}"
+
+
+def _where(option: str | None) -> str:
+    return f"{option}: " if option else ""
+
+
+def parse(text: str | Spec, option: str | None = None) -> Spec:
+    """Check ``text`` and split it; :class:`UsageError` (prefixed by ``option``) if it is bad."""
+    if isinstance(text, Spec):
+        return text
+    name, colon, arg = str(text).strip().partition(":")
+    try:
+        cls = registry.get(name)
+    except UsageError as exc:
+        raise UsageError(f"{_where(option)}{exc}") from None
+    if not colon:
+        return Spec(name)
+    if not cls.argument:
+        takers = [n for n in registry.names() if registry.get(n).argument]
+        hint = ", ".join(f"{n}:{registry.get(n).argument}" for n in takers)
+        raise UsageError(f"{_where(option)}strategy {name!r} takes nothing after ':' "
+                         f"(only {hint or 'none'})")
+    if not arg.strip():
+        raise UsageError(f"{_where(option)}{name}: give {cls.argument} after ':' (got {text!r})")
+    return Spec(name, arg.strip())
+
+
+def build(
+    spec: str | Spec,
+    side: int | str,
+    protocol: Protocol,
+    n_members: int = 1,
+    *,
+    option: str | None = None,
+    **params: Any,
+) -> Strategy:
+    """The strategy a spec names, for ``side`` of ``protocol``, ready to play.
+
+    With an argument, the class turns it into parameters (a saved Q-table is
+    loaded without pickle, checked against ``protocol`` and played as saved).
+    """
+    spec = parse(spec, option)
+    if spec.arg is not None:
+        try:
+            params.update(spec.cls.spec_params(spec.arg, side, protocol))
+        except ValueError as exc:
+            raise UsageError(f"{_where(option)}{exc}") from None
+    return registry.make(spec.name, side, n_members, protocol, **params)
+
+
+def fixed_game(specs: Mapping[str, str | Spec]) -> tuple[Protocol, list[str]] | None:
+    """The game (P and T) that the specs' arguments fix, and which sides fix it.
+
+    ``specs`` maps a side (or option) to its spec. None when no argument
+    fixes the game; :class:`UsageError` when two disagree.
+    """
+    found: dict[str, Protocol] = {}
+    for key, text in specs.items():
+        spec = parse(text, key)
+        if spec.arg is not None:
+            game = spec.cls.spec_game(spec.arg)
+            if game is not None:
+                found[key] = game
+    if not found:
+        return None
+    if len(set(found.values())) > 1:
+        raise UsageError(
+            "the two Q-table files are for different games ("
+            + ", ".join(f"{k}: P={g.prices}, T={g.rounds}" for k, g in found.items()) + ")"
+        )
+    return next(iter(found.values())), sorted(found)
