@@ -25,7 +25,7 @@ from market.game.rules import BUYER, SELLER, Protocol
 from market.game.tables import TablePair, save_tables
 from strategies.qlearning import QLearning
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def row(protocol: Protocol, p: int, t: int) -> int:

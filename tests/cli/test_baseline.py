@@ -18,7 +18,7 @@ from market.game.rules import BUYER, Protocol
 from market.game.tables import TablePair, save_tables
 from market.view.terminal import Scale, frames, render, scale_for
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
 

@@ -17,7 +17,7 @@ from market.game.qtable import legal_rows
 from market.game.rules import BUYER, SELLER, Protocol
 from market.game.training import preset, train
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

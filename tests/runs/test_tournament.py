@@ -23,7 +23,7 @@ from market.runs.tournament import (
     write_outputs,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 P5T5 = Protocol(5, 5)
 
 

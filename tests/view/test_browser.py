@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 ERROR_TEXT = re.compile(r"Traceback|Error|error in step|Exception", re.IGNORECASE)

@@ -14,7 +14,7 @@ import market.sim.model
 from market.errors import UsageError
 from market.runs import batch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["n_sellers=6", "n_buyers=6,8", "buyer_mix.zi-c=0,0.5"]
 
 

@@ -14,7 +14,7 @@ from market.errors import UsageError
 from market.plots.results import load_results, plot_results, summarize, t_interval
 from market.runs import batch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

@@ -15,7 +15,7 @@ from market.game import qtable
 from market.game.rules import Protocol
 from market.game.tables import TablePair, load_tables, save_tables
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
