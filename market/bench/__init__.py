@@ -2,33 +2,83 @@
 
 Each section is a module of this package with ``TITLE`` and
 ``run(repeats: int, quick: bool) -> list[BenchRow]``. Figures are medians of
-``repeats`` runs; ratios compare with a reference measured in the same run,
-because the machines are shared and noisy.
+``repeats`` runs, with the spread (lowest to highest run) beside them;
+ratios compare with a reference measured in the same run, because the
+machines are shared and noisy. A row with a :class:`Target` is marked met
+or missed, and ``bench --check`` fails when any target is missed.
 """
 
 from __future__ import annotations
 
 import importlib
+import operator
 import statistics
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+#: the sections, in the order they run
 SECTIONS = ["training", "market", "batch"]
+
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt,
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a figure must reach: ``value op bound`` (e.g. ``>= 5,000,000``)."""
+
+    op: str
+    bound: float
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        if self.op not in _OPS:
+            raise ValueError(f"target operator must be one of {', '.join(_OPS)} (got {self.op!r})")
+
+    def met(self, value: float) -> bool:
+        return bool(_OPS[self.op](value, self.bound))
+
+    def __str__(self) -> str:
+        return self.text or f"{self.op} {self.bound:,g}"
+
+
+def at_least(bound: float, text: str = "") -> Target:
+    return Target(">=", bound, text)
+
+
+def at_most(bound: float, text: str = "") -> Target:
+    return Target("<=", bound, text)
 
 
 @dataclass
 class BenchRow:
+    """One figure: its value, unit, spread over repeats, and the target it must meet (if any)."""
+
     section: str
     metric: str
     value: float
     unit: str
     note: str = ""
-    target: str = ""
+    target: Target | None = None
+    spread: tuple[float, float] | None = None
+
+    @property
+    def status(self) -> str:
+        """``met``, ``missed``, or empty for a figure without a target."""
+        if self.target is None:
+            return ""
+        return "met" if self.target.met(self.value) else "missed"
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "section": self.section, "metric": self.metric, "value": self.value,
+            "unit": self.unit, "note": self.note,
+            "target": str(self.target) if self.target else "", "status": self.status,
+            "spread": list(self.spread) if self.spread else None,
+        }
 
 
 def median_time(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float]]:
@@ -41,17 +91,9 @@ def median_time(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float]
     return statistics.median(times), times
 
 
-def available_sections() -> list[str]:
-    out = []
-    for name in SECTIONS:
-        try:
-            importlib.import_module(f"market.bench.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"market.bench.{name}":
-                raise
-            continue
-        out.append(name)
-    return out
+def spread(values: Sequence[float]) -> tuple[float, float]:
+    """Lowest and highest of the repeats."""
+    return (float(min(values)), float(max(values)))
 
 
 def run_sections(names: list[str], repeats: int, quick: bool) -> list[BenchRow]:
@@ -60,3 +102,7 @@ def run_sections(names: list[str], repeats: int, quick: bool) -> list[BenchRow]:
         mod = importlib.import_module(f"market.bench.{name}")
         rows.extend(mod.run(repeats=repeats, quick=quick))
     return rows
+
+
+def missed(rows: Sequence[BenchRow]) -> list[BenchRow]:
+    return [r for r in rows if r.status == "missed"]

@@ -16,7 +16,7 @@ import os
 import statistics
 import time
 
-from market.bench import BenchRow
+from market.bench import BenchRow, at_least
 
 TITLE = "batch throughput (100-trader, 100-step markets)"
 
@@ -74,7 +74,7 @@ def run(repeats: int = 5, quick: bool = False) -> list[BenchRow]:
         BenchRow("batch", f"runs/s per process, 2 processes ({label})", med[2], "runs/s",
                  note=f"{min(rate[2]):.2f}-{max(rate[2]):.2f}"),
         BenchRow("batch", "speed-up 1 -> 2 processes", statistics.median(speedups), "x",
-                 target="close to 2 on 2 idle cores",
+                 target=at_least(1.5, ">= 1.5x (2 idle cores)"),
                  note=f"{min(speedups):.2f}-{max(speedups):.2f}; {os.cpu_count()} cores, "
                       "shared with other work"),
     ]

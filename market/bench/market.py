@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from market.bench import BenchRow
+from market.bench import BenchRow, at_least, at_most
 
 TITLE = "market throughput (averaging + Q-learning, P=5 T=5)"
 MIX = {"averaging": 0.5, "qlearning": 0.5}
@@ -124,7 +124,7 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
     ref = statistics.median(_reference_rate(ref_pairs, seed=i) for i in range(repeats))
     rows = [
         BenchRow("market", f"negotiations/s, {rate_traders:,} traders", rate, "negotiations/s",
-                 target=">= 100,000",
+                 target=at_least(100_000, ">= 100,000"),
                  note=f"{statistics.median(negs) / PERIOD:,.0f} pairs a step on average over a "
                       f"{PERIOD}-step period, all included; {min(rates):,.0f}-{max(rates):,.0f}"),
         BenchRow("market", "reference: one negotiate() call per pair", ref, "negotiations/s",
@@ -141,13 +141,13 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
     lo, hi = sizes[0], sizes[-1]
     ratio = step_t[hi] / step_t[lo]
     rows.append(BenchRow("market", f"step time ratio {hi:,} / {lo:,} traders", ratio, "x",
-                         target=f"<= {hi // lo} (linear)",
+                         target=at_most(hi // lo, f"<= {hi // lo} (linear)"),
                          note=f"per-trader cost ratio {ratio * lo / hi:.2f}"))
     mems = [_memory(mem_traders) for _ in range(min(repeats, 3))]
     peak = statistics.median(m["peak_kib"] for m in mems) / 1024
     base = statistics.median(m["base_kib"] for m in mems) / 1024
     rows.append(BenchRow("market", f"peak memory, {mem_traders:,} traders", peak, "MiB",
-                         target="< 1024 MiB",
+                         target=at_most(1024, "< 1024 MiB"),
                          note=f"peak RSS (VmHWM) of a fresh process; {base:.0f} MiB after "
                               f"imports alone; 20 steps, agent table "
                               f"{mems[0]['agent_rows']:,} rows"))

@@ -1,4 +1,9 @@
-"""Measure throughput: training, market steps, batch runs (medians of several runs)."""
+"""Measure throughput: training, market steps, batch runs (medians of several runs).
+
+Every figure with a target is marked met or missed, and a summary line
+counts them; ``--check`` exits with status 1 when a target is missed, so a
+script can tell.
+"""
 
 from __future__ import annotations
 
@@ -12,33 +17,64 @@ HELP = "benchmarks: training, market and batch throughput against in-run referen
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--only", default="", help="comma-separated sections (training,market,batch)")
+    from market.bench import SECTIONS
+
+    p.add_argument("--only", default=None,
+                   help=f"comma-separated sections ({','.join(SECTIONS)}); default all")
     p.add_argument("--repeats", type=int_in("--repeats", 1, 50), default=5,
                    help="runs per figure; the median is reported (default 5)")
     p.add_argument("--quick", action="store_true", help="smaller workloads (a smoke test)")
+    p.add_argument("--check", action="store_true",
+                   help="exit with status 1 if any target is missed")
+
+
+def sections(only: str | None) -> list[str]:
+    """The sections ``--only`` names (all by default); one line naming the choices if bad."""
+    from market.bench import SECTIONS
+
+    if only is None:
+        return list(SECTIONS)
+    names = [s.strip() for s in only.split(",") if s.strip()]
+    if not names:
+        raise UsageError(f"--only names no section (choose from: {', '.join(SECTIONS)})")
+    for s in names:
+        if s not in SECTIONS:
+            raise UsageError(f"--only: unknown section {s!r} (choose from: {', '.join(SECTIONS)})")
+    return names
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from market.bench import available_sections, run_sections
+    from market.bench import missed, run_sections
 
-    have = available_sections()
-    names = [s.strip() for s in args.only.split(",") if s.strip()] or have
-    unknown = [s for s in names if s not in have]
-    if unknown:
-        raise UsageError(f"--only: unknown section {unknown[0]!r} (choose from: {', '.join(have)})")
-    rows = run_sections(names, args.repeats, args.quick)
+    rows = run_sections(sections(args.only), args.repeats, args.quick)
+    failed = missed(rows)
+    with_target = [r for r in rows if r.target is not None]
     if args.json:
-        emit_json([r.as_dict() for r in rows])
-        return 0
+        emit_json({"rows": [r.as_dict() for r in rows], "targets": len(with_target),
+                   "missed": len(failed)})
+        return 1 if args.check and failed else 0
     table = Table(title=f"Benchmarks (median of {args.repeats} runs)")
-    for col in ("section", "metric", "value", "unit", "target", "note"):
-        table.add_column(col, justify="right" if col == "value" else "left")
+    for col in ("section", "metric", "value", "unit", "spread", "target", "status", "note"):
+        table.add_column(col, justify="right" if col in ("value", "spread") else "left")
     for r in rows:
-        value = f"{r.value:,.3g}" if abs(r.value) < 100 else f"{r.value:,.0f}"
-        table.add_row(r.section, r.metric, value, r.unit, r.target, r.note)
+        status = {"met": "[green]met[/green]", "missed": "[bold red]MISSED[/bold red]"}.get(
+            r.status, "")
+        spread = f"{_num(r.spread[0])}-{_num(r.spread[1])}" if r.spread else ""
+        table.add_row(r.section, r.metric, _num(r.value), r.unit, spread,
+                      str(r.target or ""), status, r.note)
     # piped output would wrap at rich's default 80 columns; a bench table reads better wide
-    Console(width=None if sys.stdout.isatty() else 140).print(table)
-    return 0
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    console.print(table)
+    met = len(with_target) - len(failed)
+    line = f"targets: {met} of {len(with_target)} met"
+    if failed:
+        line += "; missed: " + "; ".join(f"{r.section}: {r.metric}" for r in failed)
+    console.print(line, style="bold red" if failed else "bold green", highlight=False)
+    return 1 if args.check and failed else 0
+
+
+def _num(x: float) -> str:
+    return f"{x:,.3g}" if abs(x) < 100 else f"{x:,.0f}"
