@@ -12,8 +12,8 @@ range; it is printed as one line on stderr with exit code 2, no traceback
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
-import importlib.util
 import os
 import sys
 from typing import NoReturn
@@ -47,12 +47,8 @@ def build_parser() -> Parser:
         description="Bargaining between software agents: two-agent game, training, market.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    sub.required = True
     for name in COMMANDS:
-        modname = f"market.cli.{name}_cmd"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        mod = importlib.import_module(modname)
+        mod = importlib.import_module(f"market.cli.{name}_cmd")
         p = sub.add_parser(name, help=mod.HELP, description=mod.__doc__)
         mod.add_arguments(p)
         p.add_argument("--json", action="store_true", help="print a machine-readable summary")
@@ -60,9 +56,37 @@ def build_parser() -> Parser:
     return parser
 
 
+def overview(parser: Parser) -> str:
+    """The command table: what ``run.py`` alone prints."""
+    width = max(len(n) for n in COMMANDS)
+    helps = {a.dest: a.help for a in parser._subparsers._group_actions[0]._choices_actions}
+    lines = [f"usage: run.py COMMAND [options]   ({parser.description})", "", "commands:"]
+    lines += [f"  {name.ljust(width)}  {helps[name]}" for name in COMMANDS]
+    lines += ["", "Run `python run.py COMMAND --help` for a command's options, "
+                  "`python run.py --help` for this list."]
+    return "\n".join(lines)
+
+
+def unknown_command(name: str) -> str:
+    """One line for a command that does not exist, with the closest names."""
+    close = difflib.get_close_matches(name, COMMANDS, n=2, cutoff=0.5)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return f"run.py: error: unknown command {name!r}{hint}; choose from: {', '.join(COMMANDS)}"
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
+    if not argv:
+        print(overview(parser))
+        return 0
+    if not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        print(unknown_command(argv[0]), file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
+    if args.command is None:  # options only (e.g. --json)
+        print(overview(parser))
+        return 0
     try:
         return int(args._module.run(args) or 0)
     except (UsageError, ValueError) as exc:

@@ -22,11 +22,26 @@ def test_help_lists_the_commands():
         assert command in out.stdout
 
 
+def test_no_command_prints_the_command_table():
+    out = run_cli()
+    assert out.returncode == 0 and not out.stderr
+    from market.cli import COMMANDS
+
+    for command in COMMANDS:
+        assert f"  {command} " in out.stdout
+    assert "--help" in out.stdout
+
+
 def test_unknown_command_is_one_line_exit_2():
     out = run_cli("no-such-command")
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1
     assert "Traceback" not in out.stderr
+
+
+def test_a_misspelt_command_gets_the_closest_name():
+    out = run_cli("trian", "--seeds", "2")
+    assert out.returncode == 2 and "did you mean train?" in out.stderr
 
 
 @pytest.mark.parametrize("args", [["bench", "--repeats", "0"], ["bench", "--only", "nope"]])
