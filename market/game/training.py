@@ -11,7 +11,7 @@ Two schemes:
   never faces an opponent fresh from training). The trainer moves first on
   even episodes of a cycle; exploration follows the in-cycle episode index.
 - ``simultaneous``: both sides learn in every episode on their live tables
-  (what DESIGN.md measured to converge with a role-aware table and
+  (measured to converge with a role-aware table and
   exploration decaying to 0 over the whole run).
 
 Seeds run in lockstep: both sides' tables live in one ``(2, n_seeds, R, S,
@@ -120,7 +120,7 @@ class TrainConfig:
 
 
 #: ``seed``: the document's exact configuration. ``default``: tuned so that
-#: self-play converges, following DESIGN.md's measurements: role-aware tables,
+#: self-play converges (docs/reference-figures.md): role-aware tables,
 #: both sides learning at once, 150,000 episodes, exploration falling linearly
 #: from 1 to 0 over the run, learning rate from 0.2 to 0.02, no discount.
 #: Measured: NashConv 0 on 20 of 20 seeds (seed 0) and 19 of 20 (seed 1), about
@@ -816,7 +816,7 @@ def train(
 
 
 def summarize(values: np.ndarray | pd.Series) -> dict[str, float]:
-    """Median and 10th-90th percentiles (what DESIGN.md's reference table reports)."""
+    """Median and 10th-90th percentiles (as docs/reference-figures.md reports them)."""
     v = np.asarray(values, dtype=float)
     return {
         "median": float(np.median(v)),
