@@ -5,6 +5,10 @@ parameter or file and the allowed range. The command line prints it as one
 line on stderr with exit code 2. It subclasses ``ValueError`` so that code
 which checks values with plain ``ValueError`` and code that raises this one
 are caught alike.
+
+:class:`CompileError` is the other way a command ends early without a
+traceback: the machine cannot compile the training kernel (numba missing or
+failing). It is not a bad parameter, so it is kept apart from ``ValueError``.
 """
 
 from __future__ import annotations
@@ -12,3 +16,11 @@ from __future__ import annotations
 
 class UsageError(ValueError):
     """Bad user input. The message names the parameter and the allowed range."""
+
+
+class CompileError(RuntimeError):
+    """This machine cannot compile (or load) a compiled kernel: numba missing or failing.
+
+    Not the user's input, but as final: the command line prints it as one
+    line on stderr with exit code 2.
+    """

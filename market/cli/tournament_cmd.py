@@ -10,6 +10,8 @@ a heatmap PNG to ``--out``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from market.cli.common import check_output_dir, emit_json, int_in
@@ -43,7 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Buyer's acceptable levels (default: 1-P, the whole range)")
     p.add_argument("--qtable", default=None, metavar="FILE.npz",
                    help="Q-tables for the qlearning entrant (default: trained by self-play "
-                   "once, about half a minute, and kept in DIR for later runs)")
+                   "once, under a second once the training kernel is compiled, and kept in "
+                   "DIR for later runs)")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0, help="seed (default 0)")
     p.add_argument("--out", default="tournament", metavar="DIR",
                    help="directory for the CSV files and the heatmap (default ./tournament)")
@@ -68,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     tables = load_tables(args.qtable, protocol) if args.qtable else None
     cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
-    entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
-                                 cache=cache)
+    with _training_bar(args.json) as progress:
+        entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
+                                     cache=cache, progress=progress)
     result = run_tournament(entrants, protocol, args.repetitions, args.seed,
                             args.seller_range, args.buyer_range)
     files = write_outputs(result, Path(args.out))
@@ -80,6 +84,38 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print_result(result, files)
     return 0
+
+
+@contextlib.contextmanager
+def _training_bar(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar for the ``qlearning`` entrant's self-play training, on a terminal.
+
+    Drawn only when training actually happens (the first call of the
+    callback); reused tables and ``--json`` show nothing.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    if quiet or not console.is_terminal:
+        yield None
+        return
+    bar = Progress(TextColumn("[bold]training the qlearning entrant (self-play)"), BarColumn(),
+                   MofNCompleteColumn(), TextColumn("episodes per seed"), console=console,
+                   transient=True)
+    task = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal task
+        if task is None:
+            bar.start()
+            task = bar.add_task("train", total=total)
+        bar.update(task, completed=done)
+
+    try:
+        yield progress
+    finally:
+        bar.stop()
 
 
 def print_result(result, files) -> None:  # noqa: ANN001 - rich types imported lazily
