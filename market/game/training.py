@@ -406,7 +406,8 @@ def train(
     if nash_conv:
         test["nash_conv"] = _nash_conv_all(seller, buyer, protocol)
 
-    hist = pd.DataFrame(counts.transpose(1, 0, 2).reshape(C * n, -1), columns=list(COUNT_COLUMNS))
+    hist = pd.DataFrame(counts.transpose(1, 0, 2).reshape(C * n, len(COUNT_COLUMNS)),
+                        columns=list(COUNT_COLUMNS))
     hist.insert(0, "seed", np.tile(np.arange(n), C))
     hist.insert(1, "cycle", np.repeat(np.arange(C), n))
     hist.insert(2, "trainee", np.repeat(np.asarray(trainees, dtype=object), n))
