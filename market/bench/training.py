@@ -207,10 +207,10 @@ def _compile_rows(cold_repeats: int, warm_repeats: int) -> list[BenchRow]:
                 warm.append(again["ready"])
                 announced.append(not again["compiled"])
                 imports.append(again["import"])
-    said = "announced" if all(announced) else "NOT announced as expected"
+    said = "fired" if all(announced) else "did NOT fire as expected"
     return [
         BenchRow("training", "kernel compile, cold numba cache", _median(cold), "s",
-                 spread=spread(cold), note=f"once per machine; {said} on stderr by train"),
+                 spread=spread(cold), note=f"once per machine; train's compile notice {said}"),
         BenchRow("training", "kernel load, warm numba cache", _median(warm), "s",
                  target=at_most(2.0, "<= 2 s"), spread=spread(warm),
                  note=f"every later run; plus {_median(imports):.2f} s importing numba"),
