@@ -123,11 +123,17 @@ print(json.dumps({"import": t1 - t0, "ready": t2 - t1, "compiled": bool(heard)})
 """
 
 
-def compile_probe(cache_dir: str) -> dict[str, float]:
-    """Time :func:`market.game.kernel.ensure_compiled` in a fresh interpreter on ``cache_dir``."""
+def compile_probe(cache_dir: str | None) -> dict[str, float]:
+    """Time :func:`market.game.kernel.ensure_compiled` in a fresh interpreter.
+
+    ``cache_dir``: numba's cache folder for that interpreter (``NUMBA_CACHE_DIR``);
+    ``None``: numba's default, beside the source.
+    """
     root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir,
-           "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
     out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE], capture_output=True, text=True,
                          env=env, cwd=root, check=True, timeout=600)
     return json.loads(out.stdout.strip().splitlines()[-1])
