@@ -273,25 +273,36 @@ def test_cli_prints_statistics_tables_and_nash_conv():
         assert text in out.stdout
 
 
-def test_cli_one_side_trained_prints_only_its_tables():
-    out = run_cli("--preset", "seed", "--train", "seller", "--cycles", "2",
-                  "--test-episodes", "10")
-    assert out.returncode == 0, out.stderr
-    assert "Seller Q-table, raw" in out.stdout and "Buyer Q-table, raw" not in out.stdout
-    assert out.stdout.count("Buyer Q-table: untrained") == 1
+def _main(capsys, *args: str) -> tuple[int, str, str]:
+    """``run.py train ARGS`` in this process (no interpreter start-up): code, stdout, stderr."""
+    from market.cli import main
+
+    code = main(["train", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
-def test_cli_trained_first_names_what_it_means_and_the_old_option_still_works():
-    new = run_cli("--preset", "seed", "--cycles", "3", "--trained-first", "buyer", "--json")
-    old = run_cli("--preset", "seed", "--cycles", "3", "--first", "buyer", "--json")
-    assert new.returncode == old.returncode == 0, old.stderr
-    assert json.loads(new.stdout)["per_seed"] == json.loads(old.stdout)["per_seed"]
-    assert "--first is now --trained-first" in old.stderr
-    assert "--first" not in new.stderr
-    text = run_cli("--preset", "seed", "--cycles", "2", "--trained-first", "buyer",
-                   "--no-tables", "--test-loop", "original")
-    assert "both trained in turn, Buyer trained first" in text.stdout
-    assert "(the original test loop)" in text.stdout
+def test_cli_one_side_trained_prints_only_its_tables(capsys):
+    code, out, err = _main(capsys, "--preset", "seed", "--train", "seller", "--cycles", "2",
+                           "--test-episodes", "10")
+    assert code == 0, err
+    assert "Seller Q-table, raw" in out and "Buyer Q-table, raw" not in out
+    assert out.count("Buyer Q-table: untrained") == 1
+
+
+def test_cli_trained_first_names_what_it_means_and_the_old_option_still_works(capsys):
+    code_new, new, err_new = _main(capsys, "--preset", "seed", "--cycles", "3",
+                                   "--trained-first", "buyer", "--json")
+    code_old, old, err_old = _main(capsys, "--preset", "seed", "--cycles", "3", "--first",
+                                   "buyer", "--json")
+    assert code_new == code_old == 0, err_old
+    assert json.loads(new)["per_seed"] == json.loads(old)["per_seed"]
+    assert json.loads(new)["config"]["first"] == "buyer"
+    assert "--first is now --trained-first" in err_old and "--first" not in err_new
+    code, text, _ = _main(capsys, "--preset", "seed", "--cycles", "2", "--trained-first",
+                          "buyer", "--no-tables", "--test-loop", "original")
+    assert "both trained in turn, Buyer trained first" in text
+    assert "(the original test loop)" in text
 
 
 @pytest.mark.parametrize(
