@@ -18,7 +18,8 @@ import os
 import sys
 from typing import NoReturn
 
-from market.errors import UsageError
+from market.errors import RunFailed, UsageError
+from market.processes import Terminated, sigterm_exits
 
 #: command name -> module, in the order ``--help`` lists them
 COMMANDS = [
@@ -88,7 +89,14 @@ def main(argv: list[str] | None = None) -> int:
         print(overview(parser))
         return 0
     try:
-        return int(args._module.run(args) or 0)
+        with sigterm_exits():
+            return int(args._module.run(args) or 0)
+    except Terminated:
+        print(f"run.py {args.command}: terminated", file=sys.stderr)
+        return 143
+    except RunFailed as exc:
+        print(f"run.py {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
     except (UsageError, ValueError) as exc:
         if os.environ.get("NEGOTIATION_DEBUG"):
             raise

@@ -21,6 +21,7 @@ from typing import Any
 
 from market.cli.common import check_output_path, emit_json, int_in
 from market.errors import UsageError
+from market.processes import Terminated
 
 HELP = "many market runs over a parameter grid (process pool or Dask), results to Parquet"
 
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         result = _run_with_progress(batch, specs, args, processes, meta)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):
         from rich.console import Console
 
         Console(stderr=True, soft_wrap=True).print(
@@ -101,35 +102,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_with_progress(batch: Any, specs: list, args: argparse.Namespace, processes: int,
                        meta: dict[str, Any]) -> Any:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from market.cli.progress import progress_bar
 
     where = f"Dask {args.scheduler}" if args.scheduler else f"{processes} process(es)"
     failed = 0
-    with Progress(
-        TextColumn("[bold]batch[/] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("left"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,  # a bar left behind would make an error more than one line
-    ) as progress:
-        task = progress.add_task(where, total=len(specs))
+    with progress_bar("batch", len(specs), "runs", quiet=args.json) as update:
+        update(description=where)
 
         def on_result(outcome: Any, done: int, total: int) -> None:
             nonlocal failed
             failed += outcome.failed
             desc = where + (f" [red]{failed} failed[/]" if failed else "")
-            progress.update(task, completed=done, description=desc)
+            update(completed=done, description=desc)
 
         return batch.run_batch(specs, args.out, processes=processes, scheduler=args.scheduler,
                                per_step=args.per_step, on_result=on_result, meta=meta,
