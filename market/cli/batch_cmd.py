@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any
 
-from market.cli.common import check_output_path, emit_json, int_in
+from market.cli.common import check_output_path, emit_json, int_in, number_in
 from market.errors import UsageError
 from market.processes import Terminated
 
@@ -51,8 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", default=None, metavar="ADDRESS|local",
                    help="run on a Dask distributed scheduler (host:port), or 'local' to start "
                    "a LocalCluster on this machine")
-    p.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
-                   help="how long to try reaching --scheduler (default 5)")
+    p.add_argument("--connect-timeout", type=number_in("--connect-timeout", 0.1, 3600),
+                   default=5.0, metavar="SECONDS",
+                   help="how long to try reaching --scheduler, in [0.1, 3600] (default 5)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.out.endswith(".parquet"):
         raise UsageError(f"--out must be a .parquet file (got {args.out!r})")
     check_output_path(args.out, "--out")
-    if not args.connect_timeout > 0:
-        raise UsageError(f"--connect-timeout must be > 0 seconds (got {args.connect_timeout})")
+    if args.per_step:
+        check_output_path(batch.steps_path(args.out), "--per-step")
     grid = batch.validate_grid(grid, fill=args.fill)
     specs = batch.expand(grid, args.iterations, args.seed, args.steps, args.fill)
     processes = args.processes or os.cpu_count() or 1

@@ -440,7 +440,10 @@ class PartStore:
         f = self._row_file(spec.run)
         try:
             data = json.loads(f.read_text())
-        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            return None
+        # a part of another shape (damaged, or not ours) is no finished run: run it again
+        if not (isinstance(data, dict) and isinstance(data.get("row"), dict)):
             return None
         if data.get("key") != _roundtrip(spec.key()) or data["row"].get("error") is not None:
             return None
