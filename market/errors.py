@@ -6,9 +6,11 @@ line on stderr with exit code 2. It subclasses ``ValueError`` so that code
 which checks values with plain ``ValueError`` and code that raises this one
 are caught alike.
 
-:class:`CompileError` is the other way a command ends early without a
-traceback: the machine cannot compile the training kernel (numba missing or
-failing). It is not a bad parameter, so it is kept apart from ``ValueError``.
+:class:`CompileError` and :class:`RunFailed` are the other ways a command
+ends early without a traceback: the machine cannot compile the training
+kernel (numba missing or failing; exit code 2), or work could not finish
+for a reason outside the user's input (exit code 1). Neither is a bad
+parameter, so both are kept apart from ``ValueError``.
 """
 
 from __future__ import annotations
@@ -24,3 +26,9 @@ class CompileError(RuntimeError):
     Not the user's input, but as final: the command line prints it as one
     line on stderr with exit code 2.
     """
+
+
+class RunFailed(RuntimeError):
+    """Work that could not finish for a reason outside the user's input (a worker killed,
+    a machine gone). The message says what happened and what was kept; the command line
+    prints it as one line on stderr with exit code 1."""

@@ -10,8 +10,6 @@ a heatmap PNG to ``--out``.
 from __future__ import annotations
 
 import argparse
-import contextlib
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from market.cli.common import check_output_dir, emit_json, int_in
@@ -53,6 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from market.cli.progress import progress_bar
     from market.game.rules import Protocol
     from market.game.tables import load_tables
     from market.runs.tournament import registry_entrants, run_tournament, write_outputs
@@ -71,11 +70,19 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     tables = load_tables(args.qtable, protocol) if args.qtable else None
     cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
-    with _training_bar(args.json) as progress:
+    with progress_bar("tournament", None, quiet=args.json) as update:
+        def trained(done: int, total: int) -> None:
+            update(description="training the qlearning entrant by self-play (episodes per "
+                   "seed)", completed=done, total=total)
+
         entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
-                                     cache=cache, progress=progress)
-    result = run_tournament(entrants, protocol, args.repetitions, args.seed,
-                            args.seller_range, args.buyer_range)
+                                     cache=cache, progress=trained)
+        pairings = (sum("seller" in e.sides for e in entrants)
+                    * sum("buyer" in e.sides for e in entrants))
+        update(description="pairings", completed=0, total=pairings)
+        result = run_tournament(entrants, protocol, args.repetitions, args.seed,
+                                args.seller_range, args.buyer_range,
+                                on_pairing=lambda _s, _b: update(advance=1))
     files = write_outputs(result, Path(args.out))
     if args.json:
         data = result.as_dict()
@@ -84,38 +91,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print_result(result, files)
     return 0
-
-
-@contextlib.contextmanager
-def _training_bar(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar for the ``qlearning`` entrant's self-play training, on a terminal.
-
-    Drawn only when training actually happens (the first call of the
-    callback); reused tables and ``--json`` show nothing.
-    """
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    console = Console(stderr=True)
-    if quiet or not console.is_terminal:
-        yield None
-        return
-    bar = Progress(TextColumn("[bold]training the qlearning entrant (self-play)"), BarColumn(),
-                   MofNCompleteColumn(), TextColumn("episodes per seed"), console=console,
-                   transient=True)
-    task = None
-
-    def progress(done: int, total: int) -> None:
-        nonlocal task
-        if task is None:
-            bar.start()
-            task = bar.add_task("train", total=total)
-        bar.update(task, completed=done)
-
-    try:
-        yield progress
-    finally:
-        bar.stop()
 
 
 def print_result(result, files) -> None:  # noqa: ANN001 - rich types imported lazily

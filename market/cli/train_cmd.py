@@ -113,39 +113,26 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
 
 
 def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
-    """Train with a rich progress bar on a terminal.
+    """Train with a progress bar on a terminal (the commands' one helper).
 
-    The bar counts training episodes per seed (``cycles x episodes``, what the
-    heading says); the greedy test is its own step, and a first-time compile
+    The bar counts training episodes per seed (``cycles x episodes``, what
+    the heading says); the greedy test is its own step. A first-time compile
     is announced on stderr whatever the terminal.
     """
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
+    from market.cli.progress import progress_bar
     from market.game.training import train
 
-    console = Console(stderr=True)
-    if quiet or not console.is_terminal:
-        return train(cfg, start)
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                  TextColumn("{task.fields[count]}"), TimeRemainingColumn(),
-                  console=console, transient=True) as bar:
-        total = cfg.total_episodes
-        task = bar.add_task("training", total=max(total, 1), count="")
-
-        def progress(done: int, _total: int) -> None:
-            bar.update(task, completed=done,
-                       count=f"{done:,}/{total:,} episodes x {cfg.seeds} seed(s)")
-
+    unit = f"episodes x {cfg.seeds:,} seed(s)"
+    with progress_bar("train", max(cfg.total_episodes, 1), unit, quiet=quiet) as update:
         def status(message: str) -> None:
             if message == "greedy test":
-                bar.update(task, completed=max(total, 1), description="greedy test",
-                           count=f"{cfg.test_episodes:,} episodes x {cfg.seeds} seed(s)")
+                update(description="greedy test", completed=0, total=max(cfg.test_episodes, 1))
             else:
-                bar.console.print(message)
+                print(f"run.py train: {message}", file=sys.stderr, flush=True)
 
-        progress(0, total)
-        return train(cfg, start, progress=progress, status=status)
+        update(description="training")
+        return train(cfg, start, progress=lambda done, _total: update(completed=done),
+                     status=status)
 
 
 def run(args: argparse.Namespace) -> int:
