@@ -192,7 +192,10 @@ def TwoAgentPage() -> None:
     train_preset = solara.use_reactive("default")
     trained = solara.use_reactive(None)  # a Trained, or an error line
 
-    key = (seller.value, buyer.value, seller_table.value, buyer_table.value,
+    # the game depends on the specs actually played: a table path typed while the side plays
+    # another strategy changes nothing
+    key = (strategy_spec(seller.value, seller_table.value),
+           strategy_spec(buyer.value, buyer_table.value),
            tuple(seller_range.value), tuple(buyer_range.value), rounds.value, first.value,
            seed.value)
 
@@ -209,6 +212,22 @@ def TwoAgentPage() -> None:
 
     game = solara.use_memo(make, list(key))
     solara.use_effect(lambda: shown.set(0), list(key))
+    n = 0 if isinstance(game, str) else len(game.record.moves)
+    k = min(shown.value, n)
+
+    def draw() -> object:
+        if isinstance(game, str):
+            return None
+        return vf.negotiation_figure(game.record, game.grid, game.ranges, shown=k,
+                                     rounds=game.protocol.rounds,
+                                     title=f"{game.seller} (seller) vs {game.buyer} (buyer)")
+
+    # every state change re-renders the page; the figures are drawn only when what they show
+    # changes
+    fig = solara.use_memo(draw, [game, k])
+    heat_of = trained.value if isinstance(trained.value, Trained) else None
+    heat = solara.use_memo(lambda: None if heat_of is None else trained_heatmaps(heat_of),
+                           [heat_of])
 
     def do_train() -> None:
         try:
@@ -217,10 +236,10 @@ def TwoAgentPage() -> None:
             trained.set(" ".join(str(exc).split()))
             return
         trained.set(done)
+        seller_table.set(done.path)  # tables first: the game changes only with the strategies
+        buyer_table.set(done.path)
         seller.set("qlearning")
         buyer.set("qlearning")
-        seller_table.set(done.path)
-        buyer_table.set(done.path)
 
     from market.game.training import PRESETS
 
@@ -257,8 +276,6 @@ def TwoAgentPage() -> None:
     if isinstance(game, str):
         solara.Error(game)
         return
-    n = len(game.record.moves)
-    k = min(shown.value, n)
     with solara.Row():
         solara.Button("Restart", color="primary", on_click=lambda: shown.set(0), disabled=k == 0)
         solara.Button("Next move", color="primary", on_click=lambda: shown.set(min(k + 1, n)),
@@ -268,12 +285,8 @@ def TwoAgentPage() -> None:
         solara.Text(f"Move {k} of {n}")
     if game.note:
         solara.Info(game.note)
-    title = f"{game.seller} (seller) vs {game.buyer} (buyer)"
-    fig = vf.negotiation_figure(game.record, game.grid, game.ranges, shown=k,
-                                rounds=game.protocol.rounds, title=title)
-    solara.FigureMatplotlib(fig, format="png", dpi=100)
+    solara.FigureMatplotlib(fig, dependencies=[game, k], format="png", dpi=100)
     if k:
         solara.HTML(tag="div", unsafe_innerHTML=moves_html(game, k))
-    if isinstance(trained.value, Trained) and trained.value.path in (seller_table.value,
-                                                                     buyer_table.value):
-        solara.FigureMatplotlib(trained_heatmaps(trained.value), format="png", dpi=100)
+    if heat is not None and heat_of.path in (seller_table.value, buyer_table.value):
+        solara.FigureMatplotlib(heat, dependencies=[heat_of.path], format="png", dpi=100)
