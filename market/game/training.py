@@ -51,6 +51,9 @@ TEST_LOOPS = ("protocol", "original")
 
 #: episodes (summed over seeds) per call of the kernel: progress is reported per call
 CHUNK_EPISODES = 500_000
+#: and at most this many per seed: the per-episode schedule arrays of a call then stay small
+#: enough for the processor's cache (computing 150,000 at once cost more than training one seed)
+CHUNK_PER_SEED = 32_768
 
 #: what :func:`train` says before compiling the kernel (numba's cache is cold)
 COMPILING = "compiling the training kernel (first run only, a few seconds)"
@@ -346,7 +349,7 @@ def train(
     trainees: list[str] = []
     nc_hist = np.full((C, n), np.nan)
     per_cycle = frozen or nash_conv or on_cycle is not None
-    chunk = max(1, CHUNK_EPISODES // n)  # episodes per seed per kernel call
+    chunk = max(1, min(CHUNK_EPISODES // n, CHUNK_PER_SEED))  # episodes per seed per call
     total = C * E
     trainer_live = trainer_snap
     eval_seconds = 0.0
