@@ -130,7 +130,6 @@ def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
             else:
                 print(f"run.py train: {message}", file=sys.stderr, flush=True)
 
-        update(description="training")
         return train(cfg, start, progress=lambda done, _total: update(completed=done),
                      status=status)
 
