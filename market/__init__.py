@@ -5,7 +5,8 @@ Layers, bottom to top; a layer imports only the layers below it:
 1. :mod:`market.errors`, :mod:`market.limits`, :mod:`market.files`: the error
    type for bad parameters, size caps, atomic writes.
 2. :mod:`market.game`: the two-agent game (rules, mechanism, negotiation
-   record, price grid, Q-table layout and files, exact evaluation, training).
+   record, price grid, Q-table layout and files, exact evaluation, training and
+   its compiled kernel).
 3. :mod:`strategies` (a package beside this one): every strategy, its
    registry and the parser of strategy specs.
 4. :mod:`market.sim`: the Mesa market (agents, model, parameters, ledger,

@@ -5,6 +5,12 @@ parameter or file and the allowed range. The command line prints it as one
 line on stderr with exit code 2. It subclasses ``ValueError`` so that code
 which checks values with plain ``ValueError`` and code that raises this one
 are caught alike.
+
+:class:`CompileError` and :class:`RunFailed` are the other ways a command
+ends early without a traceback: the machine cannot compile the training
+kernel (numba missing or failing; exit code 2), or work could not finish
+for a reason outside the user's input (exit code 1). Neither is a bad
+parameter, so both are kept apart from ``ValueError``.
 """
 
 from __future__ import annotations
@@ -12,6 +18,14 @@ from __future__ import annotations
 
 class UsageError(ValueError):
     """Bad user input. The message names the parameter and the allowed range."""
+
+
+class CompileError(RuntimeError):
+    """This machine cannot compile (or load) a compiled kernel: numba missing or failing.
+
+    Not the user's input, but as final: the command line prints it as one
+    line on stderr with exit code 2.
+    """
 
 
 class RunFailed(RuntimeError):

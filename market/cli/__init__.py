@@ -6,7 +6,9 @@ Solara, Dask) happen inside ``run`` so ``--help`` stays fast. Every command
 gets ``--json``. Bad input raises :class:`~market.cli.common.UsageError` or
 ``ValueError`` with a message that names the parameter and the allowed
 range; it is printed as one line on stderr with exit code 2, no traceback
-(set ``NEGOTIATION_DEBUG=1`` to see one).
+(set ``NEGOTIATION_DEBUG=1`` to see one). So is a
+:class:`~market.errors.CompileError` (the machine cannot compile the
+training kernel).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import re
 import sys
 from typing import NoReturn
 
-from market.errors import RunFailed, UsageError
+from market.errors import CompileError, RunFailed, UsageError
 from market.processes import Terminated, sigterm_exits
 
 #: command name -> module, in the order ``--help`` lists them
@@ -132,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         msg = " ".join(str(exc).split())
         print(f"run.py {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+    except CompileError as exc:  # numba missing or failing: not the user's input, as final
+        if os.environ.get("NEGOTIATION_DEBUG"):
+            raise
+        print(f"run.py {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except MemoryError:
         print(f"run.py {args.command}: error: out of memory; use smaller sizes", file=sys.stderr)

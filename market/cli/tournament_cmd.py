@@ -43,13 +43,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Buyer's acceptable levels (default: 1-P, the whole range)")
     p.add_argument("--qtable", default=None, metavar="FILE.npz",
                    help="Q-tables for the qlearning entrant (default: trained by self-play "
-                   "once, about half a minute, and kept in DIR for later runs)")
+                   "once, under a second once the training kernel is compiled, and kept in "
+                   "DIR for later runs)")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0, help="seed (default 0)")
     p.add_argument("--out", default="tournament", metavar="DIR",
                    help="directory for the CSV files and the heatmap (default ./tournament)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from market.cli.progress import progress_bar
     from market.game.rules import Protocol
     from market.game.tables import load_tables
     from market.runs.tournament import registry_entrants, run_tournament, write_outputs
@@ -68,10 +70,19 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     tables = load_tables(args.qtable, protocol) if args.qtable else None
     cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
-    entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
-                                 cache=cache)
-    result = run_tournament(entrants, protocol, args.repetitions, args.seed,
-                            args.seller_range, args.buyer_range)
+    with progress_bar("tournament", None, quiet=args.json) as update:
+        def trained(done: int, total: int) -> None:
+            update(description="training the qlearning entrant by self-play (episodes per "
+                   "seed)", completed=done, total=total)
+
+        entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
+                                     cache=cache, progress=trained)
+        pairings = (sum("seller" in e.sides for e in entrants)
+                    * sum("buyer" in e.sides for e in entrants))
+        update(description="pairings", completed=0, total=pairings)
+        result = run_tournament(entrants, protocol, args.repetitions, args.seed,
+                                args.seller_range, args.buyer_range,
+                                on_pairing=lambda _s, _b: update(advance=1))
     files = write_outputs(result, Path(args.out))
     if args.json:
         data = result.as_dict()

@@ -4,13 +4,19 @@
 alternating trainee, 50 cycles x 100 episodes, 1,000 test episodes);
 ``--preset default`` is tuned so that self-play converges (role-aware tables,
 both sides learning at once). Explicit options override the preset. With
-``--seeds N`` the N seeds train together on arrays and the figures are
-medians with 10th-90th percentiles across seeds.
+``--seeds N`` the N seeds train in parallel (each with its own random
+stream, so a seed's tables do not depend on N) and the figures are medians
+with 10th-90th percentiles across seeds. The first run on a machine compiles
+the training kernel (a few seconds, said on stderr); later runs load it.
+``--test-loop original`` plays the greedy test the way the original
+project's code did: the first mover's observation is never updated, so it
+repeats its opening offer and never accepts.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Any
 
@@ -20,9 +26,6 @@ from market.cli.common import check_output_path, emit_json, int_in
 from market.errors import UsageError
 from market.game import qtable
 from market.limits import check_table_cells
-
-#: episodes x seeds whose outcomes one cycle (or the test) keeps in memory at once
-EPISODE_CELLS_MAX = 200_000_000
 
 HELP = "train Q-learners (the document's trainer or the tuned default) and test them"
 
@@ -38,9 +41,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="greedy test negotiations, first mover alternating (>= 1)")
     p.add_argument("--train", choices=("both", "seller", "buyer"), default=None,
                    help="which side learns (default: both)")
-    p.add_argument("--first", choices=("seller", "buyer"), default=None,
+    p.add_argument("--trained-first", choices=("seller", "buyer"), default=None,
                    help="side trained in the first cycle when both train in turn "
-                   "(the seed preset's frozen scheme; default: seller)")
+                   "(the seed preset's frozen scheme; default: seller). Not the first mover: "
+                   "that alternates every episode")
+    p.add_argument("--first", choices=("seller", "buyer"), default=None, dest="first_old",
+                   help="old name of --trained-first (still accepted, with a note)")
+    p.add_argument("--test-loop", choices=("protocol", "original"), default=None,
+                   help="greedy test: 'protocol' (default) plays the rules as specified; "
+                   "'original' reproduces the original project's test loop, which never "
+                   "updates the first mover's observation (it repeats its opening offer and "
+                   "never accepts)")
     p.add_argument("--prices", "-P", type=int_in("--prices", 2, 1000), default=None,
                    help="price levels P (>= 2, default 5)")
     p.add_argument("--rounds", "-T", type=int_in("--rounds", 1, 1000), default=None,
@@ -59,10 +70,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
     from market.game.training import preset
 
+    first = args.trained_first
+    if args.first_old is not None:
+        if first is not None and first != args.first_old:
+            raise UsageError(f"--first {args.first_old} contradicts --trained-first {first} "
+                             "(--first is the old name of --trained-first)")
+        print("run.py train: note: --first is now --trained-first (the side trained in the "
+              "first cycle, not the first mover)", file=sys.stderr)
+        first = args.first_old
     over = {
         "cycles": args.cycles, "episodes": args.episodes, "test_episodes": args.test_episodes,
-        "train": args.train, "first": args.first, "prices": args.prices,
+        "train": args.train, "first": first, "prices": args.prices,
         "rounds": args.rounds, "seed": args.seed, "seeds": args.seeds,
+        "test_loop": args.test_loop,
     }
     if loaded is not None:
         over.update(prices=loaded.protocol.prices, rounds=loaded.protocol.rounds,
@@ -89,31 +109,29 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
     check_table_cells(3 * 2 * roles * qtable.n_rows(pr) * pr.n_actions * cfg.seeds,
                       f"training {cfg.seeds} seed(s) at P={pr.prices}, T={pr.rounds}",
                       "lower --prices, --rounds or --seeds")
-    for opt, count in (("--episodes", cfg.episodes), ("--test-episodes", cfg.test_episodes)):
-        if count * cfg.seeds > EPISODE_CELLS_MAX:
-            raise UsageError(
-                f"{opt} x --seeds = {count * cfg.seeds:,} episodes held at once "
-                f"(at most {EPISODE_CELLS_MAX:,}); lower {opt} or --seeds"
-            )
     return cfg
 
 
 def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
-    """Train with a rich progress bar on a terminal (episodes across all seeds)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    """Train with a progress bar on a terminal (the commands' one helper).
 
+    The bar counts training episodes per seed (``cycles x episodes``, what
+    the heading says); the greedy test is its own step. A first-time compile
+    is announced on stderr whatever the terminal.
+    """
+    from market.cli.progress import progress_bar
     from market.game.training import train
 
-    console = Console(stderr=True)
-    if quiet or not console.is_terminal:
-        return train(cfg, start)
-    total = cfg.total_episodes + cfg.test_episodes
-    with Progress(TextColumn("[bold]training"), BarColumn(), TextColumn("{task.completed:,}/"
-                  "{task.total:,} episodes x " + f"{cfg.seeds} seed(s)"), TimeRemainingColumn(),
-                  console=console, transient=True) as bar:
-        task = bar.add_task("train", total=total)
-        return train(cfg, start, progress=lambda done, _t: bar.update(task, completed=done))
+    unit = f"episodes x {cfg.seeds:,} seed(s)"
+    with progress_bar("train", max(cfg.total_episodes, 1), unit, quiet=quiet) as update:
+        def status(message: str) -> None:
+            if message == "greedy test":
+                update(description="greedy test", completed=0, total=max(cfg.test_episodes, 1))
+            else:
+                print(f"run.py train: {message}", file=sys.stderr, flush=True)
+
+        return train(cfg, start, progress=lambda done, _total: update(completed=done),
+                     status=status)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _title(cfg: Any) -> str:
     both = "both learning at once" if cfg.scheme == "simultaneous" else (
-        f"both trained, {cfg.first} first")
+        f"both trained in turn, {cfg.first.capitalize()} trained first")
     who = {"both": both, "seller": "only Seller trained", "buyer": "only Buyer trained"}[cfg.train]
     return f"{cfg.scheme} scheme, {who}, P={cfg.prices} T={cfg.rounds}"
 
@@ -207,8 +225,10 @@ def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
     console = Console()
     cfg = res.config
     many = cfg.seeds > 1
-    console.print(f"[bold]{_title(cfg)}[/bold]: {cfg.cycles} cycles x {cfg.episodes} episodes, "
-                  f"{cfg.test_episodes} test episodes, {cfg.seeds} seed(s) from seed {cfg.seed}")
+    loop = " (the original test loop)" if cfg.test_loop == "original" else ""
+    console.print(f"[bold]{_title(cfg)}[/bold]")
+    console.print(f"{cfg.cycles} cycles x {cfg.episodes:,} episodes, {cfg.test_episodes:,} "
+                  f"test episodes{loop}, {cfg.seeds} seed(s) from seed {cfg.seed}")
     spread = " (median, 10th-90th percentile across seeds)" if many else ""
     stats = Table(title=f"Global statistics{spread}")
     stats.add_column("")
@@ -224,10 +244,17 @@ def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
     console.print(stats)
     if not args.no_tables:
         which = f" (first seed, seed {cfg.seed})" if many else ""
+        pair = {"seller": res.seller[0], "buyer": res.buyer[0]}
+        shown = tuple(s for s in ("seller", "buyer") if not blank(pair[s], res.protocol, cfg.init))
         for normalised in (False, True):
-            for t in q_tables(res.seller[0], res.buyer[0], res.protocol, cfg.init, normalised):
+            for t in q_tables(res.seller[0], res.buyer[0], res.protocol, cfg.init, normalised,
+                              sides=shown):
                 t.title = (t.title or "") + which
                 console.print(t)
+        for side in ("seller", "buyer"):
+            if side not in shown:
+                console.print(f"{side.capitalize()} Q-table: untrained (every cell at its "
+                              f"initial value {cfg.init:g}), not shown")
     nc = summary["nash_conv"]
     console.print(f"NashConv of the final tables: [bold]{_fmt(nc, many, 3)}[/bold]"
                   + (f"; {summary['nash_conv_at_zero']} of {cfg.seeds} seeds at 0" if many else ""))
@@ -238,9 +265,16 @@ def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
             console.print(f"{'figure' if key == 'plot' else 'tables'} written to {summary[key]}")
 
 
+def blank(tables: np.ndarray, protocol: Any, init: float) -> bool:
+    """Whether every legal cell of ``tables`` (R, S, A) is still at its initial value."""
+    from market.game.qtable import legal_rows
+
+    return bool((tables[:, legal_rows(protocol)] == init).all())
+
+
 def q_tables(seller: np.ndarray, buyer: np.ndarray, protocol: Any, init: float,
-             normalised: bool) -> list[Any]:
-    """Rich tables of both sides' Q-tables, one per side and role.
+             normalised: bool, sides: tuple[str, ...] = ("seller", "buyer")) -> list[Any]:
+    """Rich tables of the Q-tables of ``sides``, one per side and role.
 
     Untrained cells (still at their initial value, or illegal) are blank, as
     in the document. Normalised: each row divided by its sum (rows of
@@ -259,6 +293,8 @@ def q_tables(seller: np.ndarray, buyer: np.ndarray, protocol: Any, init: float,
     for r in range(roles):
         role = "" if roles == 1 else (", moved first" if r == 0 else ", moved second")
         for name, tab, style in (("Seller", seller[r], "cyan"), ("Buyer", buyer[r], "magenta")):
+            if name.lower() not in sides:
+                continue
             t = Table(title=f"{name} Q-table, {kind}{role}", padding=(0, 1))
             t.add_column("state")
             for a in acts:

@@ -206,12 +206,14 @@ def registry_entrants(
     tables: Any = None,
     train_seed: int = 0,
     cache: Any = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Entrant]:
     """Entrants for registered strategies (all by default), each built fresh per pairing.
 
     Strategies that learn are frozen (``learning=False``). A Q-learner plays
     ``tables`` (a :class:`~market.game.tables.TablePair`) when given, otherwise a
-    pair of tables trained by self-play (:func:`selfplay_tables`, kept in ``cache``).
+    pair of tables trained by self-play (:func:`selfplay_tables`, kept in ``cache``;
+    ``progress(done, total)`` hears its training episodes).
     """
     import strategies
 
@@ -226,7 +228,8 @@ def registry_entrants(
             params["learning"] = False
         if name == "qlearning":
             if tables is None:
-                tables, note = selfplay_tables(protocol, seed=train_seed, cache=cache)
+                tables, note = selfplay_tables(protocol, seed=train_seed, cache=cache,
+                                               progress=progress)
             else:
                 note = "tables given by the user"
             pair = tables
@@ -246,16 +249,19 @@ def registry_entrants(
 
 
 def selfplay_tables(
-    protocol: Protocol, seed: int = 0, cache: Any = None, seeds: int = 4, **overrides: Any
+    protocol: Protocol, seed: int = 0, cache: Any = None, seeds: int = 4,
+    progress: Callable[[int, int], None] | None = None, **overrides: Any
 ) -> tuple[Any, str]:
     """Q-tables for the tournament's ``qlearning`` entrant, and a note saying what they are.
 
     The project's trainer (:mod:`market.game.training`, ``default`` preset:
     role-aware tables, both sides learning at once, exploration decaying to
-    0) trains ``seeds`` seeds in lockstep; the pair with the lowest NashConv
-    plays. Training takes tens of seconds, so the tables are kept in
-    ``cache`` (an ``.npz`` path) and reused when it holds tables for the same
-    game and seed. ``overrides`` replace fields of the preset (smaller runs in tests).
+    0) trains ``seeds`` seeds in parallel; the pair with the lowest NashConv
+    plays. Training takes well under a second once the kernel is compiled;
+    the tables are still kept in ``cache`` (an ``.npz`` path) and reused when
+    it holds tables for the same game and seed, so reruns play the same
+    tables. ``progress(done, total)`` hears the training episodes per seed.
+    ``overrides`` replace fields of the preset (smaller runs in tests).
     """
     from pathlib import Path
 
@@ -272,7 +278,7 @@ def selfplay_tables(
             pass  # stale or foreign file: train again
     config = training.preset("default", prices=protocol.prices, rounds=protocol.rounds,
                              seed=seed, seeds=seeds, test_episodes=0, **overrides)
-    result = training.train(config, nash_conv=False, exact=False)
+    result = training.train(config, nash_conv=False, exact=False, progress=progress)
     nc = np.asarray(evaluation.nash_conv(result.seller, result.buyer, protocol), dtype=float)
     best = int(np.argmin(nc))
     meta = {**config.as_dict(), "tournament_seed": seed, "picked_seed_index": best,

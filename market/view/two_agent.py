@@ -6,23 +6,35 @@ with any registered strategy on either side, or a saved Q-table
 (``.npz``) played greedily. A Q-table fixes the game's sizes: its P levels
 are spread over the price range and its T is the number of rounds.
 
+The page can also train a pair of learners on the spot (:func:`train_pair`:
+one seed of a training preset, a fraction of a second once the training
+kernel is compiled); the trained tables are saved to a temporary ``.npz``
+that both sides then play, and shown as heatmaps.
+
 :func:`setup_game` does the work and is what the tests call; the page only
 holds the inputs and how many moves are shown.
 """
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from dataclasses import dataclass
 from html import escape
+from pathlib import Path
 
 import numpy as np
 import solara
 
 import strategies
+from market.errors import CompileError
 from market.game.grid import PriceGrid
 from market.game.play import Ranges, fmt, game_for, play
+from market.game.qtable import legal_rows
 from market.game.record import NegotiationRecord
 from market.game.rules import BUYER, SELLER, Protocol
+from market.game.tables import TablePair, save_tables
 from market.view import figures as vf
 from strategies import specs
 
@@ -87,6 +99,66 @@ def setup_game(
     return Game(protocol, grid, ranges, record, seller, buyer, note)
 
 
+@dataclass
+class Trained:
+    """A pair of tables trained on the page: where they are saved and what they are."""
+
+    path: str
+    pair: TablePair
+    note: str
+
+
+_trained_dir: Path | None = None
+
+
+def _scratch() -> Path:
+    """A private temporary folder for tables trained in this server, removed at exit."""
+    global _trained_dir
+    if _trained_dir is None:
+        _trained_dir = Path(tempfile.mkdtemp(prefix="negotiation-view-"))
+        atexit.register(shutil.rmtree, _trained_dir, True)
+    return _trained_dir
+
+
+def train_pair(preset_name: str = "default", seed: int = 0) -> Trained:
+    """Train one seed of a preset (self-play or the document's trainer) and save the pair.
+
+    Raises ``ValueError`` (or :class:`~market.errors.CompileError`) with one
+    readable line.
+    """
+    from market.game.evaluation import nash_conv
+    from market.game.training import PRESETS, preset, train
+
+    if preset_name not in PRESETS:
+        raise ValueError(f"preset must be one of {', '.join(PRESETS)} (got {preset_name!r})")
+    if int(seed) < 0:
+        raise ValueError(f"seed must be >= 0 (got {seed})")
+    cfg = preset(preset_name, seed=int(seed), seeds=1, test_episodes=0)
+    res = train(cfg, nash_conv=False, exact=False)
+    nc = float(nash_conv(res.seller[0], res.buyer[0], cfg.protocol))
+    pair = TablePair(cfg.protocol, res.seller[0], res.buyer[0],
+                     {**cfg.as_dict(), "nash_conv": nc})
+    path = _scratch() / f"trained-{preset_name}-seed{int(seed)}.npz"
+    save_tables(path, pair)
+    note = (f"Trained with the {preset_name} preset, seed {int(seed)}: "
+            f"{cfg.total_episodes:,} episodes in {res.train_seconds:.2f} s, NashConv {nc:.3f}. "
+            "Both sides now play these tables.")
+    return Trained(str(path), pair, note)
+
+
+def trained_heatmaps(trained: Trained) -> object:
+    """Heatmaps of the trained Seller's and Buyer's tables (one panel per side and role)."""
+    pair = trained.pair
+    roles = pair.seller.shape[0]
+    panels = []
+    for name, tables in (("Seller", pair.seller), ("Buyer", pair.buyer)):
+        for r in range(roles):
+            role = "" if roles == 1 else (", moved first" if r == 0 else ", moved second")
+            panels.append((f"{name}{role}", tables[r]))
+    return vf.qtable_figure(panels, pair.protocol, legal_rows(pair.protocol),
+                            title="Q-tables trained on this page")
+
+
 def moves_html(game: Game, shown: int) -> str:
     """The moves shown so far as an HTML table (move, round, who, action, price).
 
@@ -117,8 +189,13 @@ def TwoAgentPage() -> None:
     first = solara.use_reactive("buyer")
     seed = solara.use_reactive(0)
     shown = solara.use_reactive(0)
+    train_preset = solara.use_reactive("default")
+    trained = solara.use_reactive(None)  # a Trained, or an error line
 
-    key = (seller.value, buyer.value, seller_table.value, buyer_table.value,
+    # the game depends on the specs actually played: a table path typed while the side plays
+    # another strategy changes nothing
+    key = (strategy_spec(seller.value, seller_table.value),
+           strategy_spec(buyer.value, buyer_table.value),
            tuple(seller_range.value), tuple(buyer_range.value), rounds.value, first.value,
            seed.value)
 
@@ -135,6 +212,36 @@ def TwoAgentPage() -> None:
 
     game = solara.use_memo(make, list(key))
     solara.use_effect(lambda: shown.set(0), list(key))
+    n = 0 if isinstance(game, str) else len(game.record.moves)
+    k = min(shown.value, n)
+
+    def draw() -> object:
+        if isinstance(game, str):
+            return None
+        return vf.negotiation_figure(game.record, game.grid, game.ranges, shown=k,
+                                     rounds=game.protocol.rounds,
+                                     title=f"{game.seller} (seller) vs {game.buyer} (buyer)")
+
+    # every state change re-renders the page; the figures are drawn only when what they show
+    # changes
+    fig = solara.use_memo(draw, [game, k])
+    heat_of = trained.value if isinstance(trained.value, Trained) else None
+    heat = solara.use_memo(lambda: None if heat_of is None else trained_heatmaps(heat_of),
+                           [heat_of])
+
+    def do_train() -> None:
+        try:
+            done = train_pair(train_preset.value, seed.value or 0)
+        except (ValueError, CompileError) as exc:
+            trained.set(" ".join(str(exc).split()))
+            return
+        trained.set(done)
+        seller_table.set(done.path)  # tables first: the game changes only with the strategies
+        buyer_table.set(done.path)
+        seller.set("qlearning")
+        buyer.set("qlearning")
+
+    from market.game.training import PRESETS
 
     with solara.AppBar():
         solara.AppBarTitle("Two agents: one Buyer, one Seller")
@@ -157,12 +264,18 @@ def TwoAgentPage() -> None:
             solara.Text("First mover")
             solara.ToggleButtonsSingle(value=first, values=["buyer", "seller"])
             solara.InputInt("Seed", value=seed)
+        with solara.Card("Train a pair of learners"):
+            solara.Select("Training preset", values=list(PRESETS), value=train_preset)
+            episodes = PRESETS[train_preset.value].total_episodes
+            solara.Button(f"Train ({episodes:,} episodes)", color="primary", on_click=do_train)
 
+    if isinstance(trained.value, str):
+        solara.Error(trained.value)
+    elif trained.value is not None:
+        solara.Success(trained.value.note)
     if isinstance(game, str):
         solara.Error(game)
         return
-    n = len(game.record.moves)
-    k = min(shown.value, n)
     with solara.Row():
         solara.Button("Restart", color="primary", on_click=lambda: shown.set(0), disabled=k == 0)
         solara.Button("Next move", color="primary", on_click=lambda: shown.set(min(k + 1, n)),
@@ -172,9 +285,8 @@ def TwoAgentPage() -> None:
         solara.Text(f"Move {k} of {n}")
     if game.note:
         solara.Info(game.note)
-    title = f"{game.seller} (seller) vs {game.buyer} (buyer)"
-    fig = vf.negotiation_figure(game.record, game.grid, game.ranges, shown=k,
-                                rounds=game.protocol.rounds, title=title)
-    solara.FigureMatplotlib(fig, format="png", dpi=100)
+    solara.FigureMatplotlib(fig, dependencies=[game, k], format="png", dpi=100)
     if k:
         solara.HTML(tag="div", unsafe_innerHTML=moves_html(game, k))
+    if heat is not None and heat_of.path in (seller_table.value, buyer_table.value):
+        solara.FigureMatplotlib(heat, dependencies=[heat_of.path], format="png", dpi=100)

@@ -127,7 +127,10 @@ def test_selfplay_tables_are_reused_from_the_cache(tmp_path, monkeypatch):
 
 def test_selfplay_training_feeds_the_qlearning_entrant(tmp_path):
     cache = tmp_path / "q.npz"
-    pair, note = selfplay_tables(P5T5, seed=1, cache=cache, seeds=2, cycles=2, episodes=50)
+    calls = []
+    pair, note = selfplay_tables(P5T5, seed=1, cache=cache, seeds=2, cycles=2, episodes=50,
+                                 progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1] == (100, 100)  # the CLI's progress bar hears every chunk
     assert pair.role_aware and pair.seller.shape == (2, qtable.n_rows(P5T5), P5T5.n_actions)
     assert "100 episodes" in note and "best of 2 seeds" in note and cache.exists()
     again, note2 = selfplay_tables(P5T5, seed=1, cache=cache)

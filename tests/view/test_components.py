@@ -318,3 +318,34 @@ def test_viz_port_in_use_is_one_line_exit_2(capsys):
         assert main(["viz", "--port", str(port)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"--port {port}" in err[0] and "not available" in err[0]
+
+
+# --- training on the page ------------------------------------------------------------------------
+def test_train_pair_saves_a_playable_pair_of_tables():
+    from market.view.two_agent import train_pair, trained_heatmaps
+
+    done = train_pair("default", seed=2)
+    assert done.pair.role_aware and done.pair.meta["cycles"] == 150
+    assert "150,000 episodes" in done.note and "NashConv" in done.note
+    game = setup_game(strategy_spec("qlearning", done.path), strategy_spec("qlearning", done.path))
+    assert game.protocol == Protocol(5, 5) and game.record.deal_level > 0
+    fig = trained_heatmaps(done)
+    assert len([ax for ax in fig.axes if _gid(ax, "qtable")]) == 4  # 2 sides x 2 roles
+    with pytest.raises(ValueError, match="preset must be one of"):
+        train_pair("fast")
+
+
+def test_two_agent_page_trains_a_pair_and_plays_it():
+    import ipyvuetify as v
+
+    from market.view.two_agent import TwoAgentPage
+
+    rc = _render(TwoAgentPage)
+    before = len(_images(rc))
+    rc.find(v.Btn, children=["Train (150,000 episodes)"]).widget.click()
+    assert "Both sides now play these tables" in str(rc.find(v.Alert).widgets[0].children)
+    assert rc.find(v.Select, label="Seller strategy").widget.v_model == "qlearning"
+    assert rc.find(v.Select, label="Buyer strategy").widget.v_model == "qlearning"
+    assert len(_images(rc)) == before + 1  # the heatmaps of the trained tables
+    rc.find(v.Btn, children=["Play to the end"]).widget.click()
+    assert rc.find(v.Btn, children=["Next move"]).widget.disabled
