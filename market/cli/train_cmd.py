@@ -248,9 +248,6 @@ def q_tables(seller: np.ndarray, buyer: np.ndarray, protocol: Any, init: float,
     """
     from rich.table import Table
 
-    from market.game.qtable import legal_rows
-
-    legal = legal_rows(protocol)
     states = qtable.row_labels(protocol)
     acts = [a if a not in ("accept", "reject") else a[:3] for a in protocol.action_labels()]
     roles = seller.shape[0]
@@ -259,13 +256,14 @@ def q_tables(seller: np.ndarray, buyer: np.ndarray, protocol: Any, init: float,
     for r in range(roles):
         role = "" if roles == 1 else (", moved first" if r == 0 else ", moved second")
         for name, tab, style in (("Seller", seller[r], "cyan"), ("Buyer", buyer[r], "magenta")):
+            blank = qtable.untrained(tab, protocol, init)
             t = Table(title=f"{name} Q-table, {kind}{role}", padding=(0, 1))
             t.add_column("state")
             for a in acts:
                 t.add_column(a, justify="right", style=style)
             for i, label in enumerate(states):
                 row = tab[i]
-                untrained = ~legal[i] | (row == init)
+                untrained = blank[i]
                 if normalised:
                     pos = np.where(untrained, 0.0, np.maximum(row, 0.0))
                     tot = pos.sum()
