@@ -1,10 +1,11 @@
-"""Serve the browser view: the market (Mesa's SolaraViz) and the two-agent game.
+"""Serve the browser view: the market page and the two-agent game (Solara, Mesa).
 
 Runs ``solara run market.view.app`` on the given address and prints where to
 point the browser once the server answers. Works with no internet: the
 page's JavaScript comes from the installed ``solara-assets`` package (served
 by this server, never from a CDN), and Solara's version check and usage
-telemetry are switched off. Ctrl-C stops the server.
+telemetry are switched off. Ctrl-C or SIGTERM stops the server; on Linux the
+server also ends if this command is killed outright.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -119,14 +121,30 @@ def run(args: argparse.Namespace) -> int:
         return _serve(args, base, url, cdn)
 
 
+def _die_with_parent() -> None:
+    """In the server process (Linux): get SIGTERM when ``run.py viz`` dies, even by SIGKILL."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: Ctrl-C and SIGTERM still stop it
+        pass
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops the server the way Ctrl-C does
+
+
 def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
     from market.cli.common import emit_json
 
     # The server runs in the caller's folder, so a Q-table path typed on the two-agent
     # page is relative to where ``run.py viz`` was started (the page shows that folder).
     # Its own messages go to stderr so that stdout carries only the address (or JSON).
+    previous = signal.signal(signal.SIGTERM, _terminate)
     proc = subprocess.Popen(server_command(args.host, args.port), env=server_env(cdn),
-                            stdout=sys.stderr)
+                            stdout=sys.stderr,
+                            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
     try:
         if not wait_until_up(base + "/", proc):
             code = proc.poll()
@@ -149,3 +167,4 @@ def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
         return 0
     finally:
         stop(proc)
+        signal.signal(signal.SIGTERM, previous)

@@ -1,15 +1,12 @@
 """The market page without a browser: the model wrapper, the panels, and the page rendered
-in-process (Mesa's controller, the sidebar's settings, Reset), plus the ``viz`` command's checks."""
+in-process (Mesa's controller, the sidebar's settings, Reset)."""
 
 from __future__ import annotations
-
-import socket
 
 import numpy as np
 import pytest
 
 import strategies
-from market.cli import main
 from market.game.rules import SELLER
 from market.view import figures as vf
 from market.view.components import (
@@ -128,25 +125,3 @@ def test_all_zero_weights_are_refused_and_reset_keeps_the_last_valid_market(rend
     page.slider("averaging: 0", 10)
     page.type_in("Sellers (1-1000)", "5000")
     assert "Sellers must be an integer in [1, 1000]" in page.alerts()
-
-
-# --- the command's input checks ------------------------------------------------------------------
-@pytest.mark.parametrize("port", ["80", "1023", "65536", "http"])
-def test_viz_port_out_of_range_is_one_line_exit_2(port, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["viz", "--port", port])
-    assert exc.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--port must be an integer in [1024, 65535]" in err[0]
-
-
-def test_viz_port_in_use_is_one_line_exit_2(capsys):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        s.listen(1)
-        port = s.getsockname()[1]
-        if port < 1024:
-            pytest.skip("the OS handed out a privileged port")
-        assert main(["viz", "--port", str(port)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and f"--port {port}" in err[0] and "not available" in err[0]
