@@ -3,17 +3,17 @@
 Runs ``solara run market.view.app`` on the given address and prints where to
 point the browser once the server answers. Works with no internet: the
 page's JavaScript comes from the installed ``solara-assets`` package (served
-by this server, never from a CDN), and Solara's version check and usage
-telemetry are switched off. Ctrl-C or SIGTERM stops the server; on Linux the
-server also ends if this command is killed outright.
+by this server, never from a CDN, under the names the chart widget asks for:
+:mod:`market.view.assets`), and Solara's version check and usage
+telemetry are switched off. Ctrl-C stops the server.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import ipaddress
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from market.cli.common import int_in
 from market.errors import UsageError
+from market.processes import preexec_die_with_parent
 
 HELP = "serve the market and the two-agent game in the browser (Solara, offline)"
 
@@ -34,9 +35,26 @@ START_TIMEOUT = 120.0
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def host_address(text: str) -> str:
+    """argparse ``type=`` for ``--host``: a name or address, not empty."""
+    host = text.strip()
+    if not host:
+        raise argparse.ArgumentTypeError(
+            "--host must be an address (default 127.0.0.1; 0.0.0.0 for every interface)")
+    return host
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1, this machine only)")
+    p.add_argument("--host", type=host_address, default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1, this machine only; another "
+                        "address serves the page to the network, with a warning)")
     p.add_argument("--port", type=int_in("--port", 1024, 65535), default=8765,
                    help="TCP port in [1024, 65535] (default 8765)")
     p.add_argument("--page", choices=tuple(PAGES), default="market",
@@ -114,25 +132,16 @@ def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("solara_assets") is None:
         print("warning: solara-assets is not installed; the page fetches its JavaScript from a "
               "CDN and stays blank without internet (pip install solara-assets)", file=sys.stderr)
-    base = f"http://{args.host}:{args.port}"
+    if not is_loopback(args.host):
+        print(f"warning: serving on {args.host}: anyone who can reach this machine on port "
+              f"{args.port} can use the page", file=sys.stderr)
+    wildcard = args.host in ("0.0.0.0", "::")
+    shown = "127.0.0.1" if wildcard else (f"[{args.host}]" if ":" in args.host else args.host)
+    base = f"http://{shown}:{args.port}"
     url = base + PAGES[args.page]
     with tempfile.TemporaryDirectory(prefix="negotiation-viz-") as tmp:
         cdn = offline_cdn(Path(tmp) / "cdn")
         return _serve(args, base, url, cdn)
-
-
-def _die_with_parent() -> None:
-    """In the server process (Linux): get SIGTERM when ``run.py viz`` dies, even by SIGKILL."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: Ctrl-C and SIGTERM still stop it
-        pass
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # SIGTERM stops the server the way Ctrl-C does
 
 
 def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
@@ -140,11 +149,10 @@ def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
 
     # The server runs in the caller's folder, so a Q-table path typed on the two-agent
     # page is relative to where ``run.py viz`` was started (the page shows that folder).
-    # Its own messages go to stderr so that stdout carries only the address (or JSON).
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    # Its own messages go to stderr so that stdout carries only the address (or JSON);
+    # the kernel ends the server if this process is killed (Ctrl-C and SIGTERM stop it below)
     proc = subprocess.Popen(server_command(args.host, args.port), env=server_env(cdn),
-                            stdout=sys.stderr,
-                            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+                            stdout=sys.stderr, preexec_fn=preexec_die_with_parent)
     try:
         if not wait_until_up(base + "/", proc):
             code = proc.poll()
@@ -167,4 +175,3 @@ def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
         return 0
     finally:
         stop(proc)
-        signal.signal(signal.SIGTERM, previous)
