@@ -126,6 +126,8 @@ def deals_redraw_times(repeats: int, steps: int = STEPS) -> dict[str, list[float
 
 
 def run(repeats: int, quick: bool) -> list[BenchRow]:
+    with _quiet():  # Solara's hook linter warns about Mesa's own SolaraViz at import
+        import market.view.components  # noqa: F401
     sizes = SIZES[:1] if quick else SIZES
     rows = []
     for n, target in sizes:

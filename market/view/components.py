@@ -1,17 +1,21 @@
 """The market page: the model wrapper, the panels, and the page that puts them together.
 
 The page is assembled from Mesa's ``SolaraViz`` parts rather than the whole
-``SolaraViz``: Mesa's ``ModelController`` (Reset, ▶/❚❚, Step, the play and
-render intervals), its step counter and its ``update_counter``, and Mesa's
-Altair plot component (``make_plot_component(..., backend="altair")``) for
-the deals panel. The rest of ``SolaraViz`` is replaced because its sliders
-do not show their values, its inputs cannot make a number field or a list
-with one weight per registered strategy, and its panel tabs read "Page 0".
+``SolaraViz``: Mesa's ``ModelController`` (Reset, ▶/❚❚, Step, with the play
+and render intervals) and its ``update_counter``. The rest of ``SolaraViz``
+is replaced because its sliders do not show their values, its inputs cannot
+make a number field or a list with one weight per registered strategy, and
+its panel tabs read "Page 0". Mesa's Altair plot component
+(``make_plot_component(..., backend="altair")``) is not used either: each
+such component reads ``update_counter`` itself, and in this Solara every
+reader of a changed value costs a render pass over the whole page, on top
+of Altair's own validation (``run.py bench --only view`` times it against
+this page's chart: about 4x slower for the same deals chart).
 
-Every panel is a Solara component that reads Mesa's ``update_counter`` (so
-it redraws after each step, or each render interval) and draws an Altair
-chart from :mod:`market.view.figures`; the browser draws the chart, so a step
-costs the server the model's step plus a few small JSON specifications.
+One component (:func:`MarketMain`) reads the counter and hands it down, so a
+step is one render pass; every panel draws a Vega-Lite chart from
+:mod:`market.view.figures`, which the browser renders, so a step costs the
+server the model's step plus a few small JSON specifications.
 """
 
 from __future__ import annotations
