@@ -129,20 +129,21 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
     with _quiet():  # Solara's hook linter warns about Mesa's own SolaraViz at import
         import market.view.components  # noqa: F401
     sizes = SIZES[:1] if quick else SIZES
+    steps = 3 if quick else STEPS
     rows = []
     for n, target in sizes:
-        bare = [t * 1e3 for t in bare_step_times(n, repeats)]
-        full = [t * 1e3 for t in rendered_step_times(n, repeats)]
+        bare = [t * 1e3 for t in bare_step_times(n, repeats, steps)]
+        full = [t * 1e3 for t in rendered_step_times(n, repeats, steps)]
         b, f = statistics.median(bare), statistics.median(full)
         rows += [
             BenchRow("view", f"bare model step, {n} + {n} traders (reference)", b, "ms",
-                     spread=spread(bare), note=f"{STEPS} steps a repeat, after {WARMUP}"),
+                     spread=spread(bare), note=f"{steps} steps a repeat, after {WARMUP}"),
             BenchRow("view", f"step with every panel rendered, {n} + {n} traders", f, "ms",
                      spread=spread(full), target=at_most(target, f"<= {target:.0f} ms"),
                      note=f"rendering {f - b:.0f} ms of it; {f / max(b, 1e-9):.1f}x the bare "
                           "step; Mesa's Step button on the real page, no browser"),
         ]
-    deals = deals_redraw_times(repeats)
+    deals = deals_redraw_times(repeats, steps)
     mesa_ms = [t * 1e3 for t in deals["mesa"]]
     ours_ms = [t * 1e3 for t in deals["ours"]]
     m, o = statistics.median(mesa_ms), statistics.median(ours_ms)

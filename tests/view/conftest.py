@@ -67,6 +67,12 @@ class Page:
 
         self.rc.find(v.Btn, children=[label]).widget.click()
 
+    def sliders(self, label_start: str) -> list[Any]:
+        """The sliders whose label starts with ``label_start``, in page order."""
+        import ipyvuetify as v
+
+        return [w for w in self.widgets(v.Slider) if w.label.startswith(label_start)]
+
     def slider(self, label_start: str, value: int) -> None:
         import ipyvuetify as v
 

@@ -115,6 +115,21 @@ def test_every_control_changes_the_model_after_reset(render):
     assert "Step: 1" in page.texts()
 
 
+def test_each_strategys_weight_control_sets_its_share_on_each_side(render):
+    page = render(MarketPage)
+    names = strategies.names()
+    for name in names:
+        seller, buyer = page.sliders(f"{name}: ")  # the sellers' card comes first
+        seller.v_model = 10
+        buyer.v_model = 10
+    page.click("Reset")
+    share = f"{1 / len(names):.0%}"
+    text = _summary(page)
+    for side in ("sellers", "buyers"):
+        expected = f"{side}: " + ", ".join(f"{name} {share}" for name in names)
+        assert expected in text, (expected, text)
+
+
 def test_all_zero_weights_are_refused_and_reset_keeps_the_last_valid_market(render):
     page = render(MarketPage)
     page.slider("averaging: 100", 0)  # the buyers' only strategy
