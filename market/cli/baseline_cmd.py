@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int_in("--seed", 0), default=0,
                    help="seed of every random choice (default 0)")
     p.add_argument("--step", action="store_true",
-                   help="wait for Enter between rounds (only when stdin is a terminal)")
+                   help="wait for a key between rounds, q quits (only when stdin is a terminal)")
 
 
 def _check_ranges(args: argparse.Namespace) -> None:
@@ -131,7 +131,13 @@ def run(args: argparse.Namespace) -> int:
     for i, screen in enumerate(rounds_shown):
         if interactive:  # redraw in place, as the curses screen did
             if i > 0:
-                console.input("[dim]Enter for the next round[/dim]")
+                console.print("[dim]any key (or Enter) for the next round, q to quit[/dim]",
+                              end="")
+                key = lv.read_key()
+                console.print()
+                if lv.wants_quit(key):
+                    console.print(f"stopped after round {i} of {len(rounds_shown)}")
+                    return 0
             console.clear()
             if note:
                 console.print(note)

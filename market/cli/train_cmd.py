@@ -282,9 +282,6 @@ def q_tables(seller: np.ndarray, buyer: np.ndarray, protocol: Any, init: float,
     """
     from rich.table import Table
 
-    from market.game.qtable import legal_rows
-
-    legal = legal_rows(protocol)
     states = qtable.row_labels(protocol)
     acts = [a if a not in ("accept", "reject") else a[:3] for a in protocol.action_labels()]
     roles = seller.shape[0]
@@ -295,13 +292,14 @@ def q_tables(seller: np.ndarray, buyer: np.ndarray, protocol: Any, init: float,
         for name, tab, style in (("Seller", seller[r], "cyan"), ("Buyer", buyer[r], "magenta")):
             if name.lower() not in sides:
                 continue
+            blank = qtable.untrained(tab, protocol, init)
             t = Table(title=f"{name} Q-table, {kind}{role}", padding=(0, 1))
             t.add_column("state")
             for a in acts:
                 t.add_column(a, justify="right", style=style)
             for i, label in enumerate(states):
                 row = tab[i]
-                untrained = ~legal[i] | (row == init)
+                untrained = blank[i]
                 if normalised:
                     pos = np.where(untrained, 0.0, np.maximum(row, 0.0))
                     tot = pos.sum()

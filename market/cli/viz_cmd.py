@@ -1,9 +1,10 @@
-"""Serve the browser view: the market (Mesa's SolaraViz) and the two-agent game.
+"""Serve the browser view: the market page and the two-agent game (Solara, Mesa).
 
 Runs ``solara run market.view.app`` on the given address and prints where to
 point the browser once the server answers. Works with no internet: the
 page's JavaScript comes from the installed ``solara-assets`` package (served
-by this server, never from a CDN), and Solara's version check and usage
+by this server, never from a CDN, under the names the chart widget asks for:
+:mod:`market.view.assets`), and Solara's version check and usage
 telemetry are switched off. Ctrl-C stops the server.
 """
 
@@ -16,6 +17,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -69,11 +71,16 @@ def server_command(host: str, port: int) -> list[str]:
     ]
 
 
-def server_env() -> dict[str, str]:
-    """The environment of the server: telemetry off, this project importable, quiet warnings."""
+def server_env(cdn: Path | None = None) -> dict[str, str]:
+    """The environment of the server: telemetry and Solara's corner badge off, this project
+    importable, quiet warnings, and (``cdn``) the offline asset folder of
+    :func:`market.view.assets.offline_cdn`."""
     env = dict(os.environ)
     env["SOLARA_TELEMETRY_MIXPANEL_ENABLE"] = "false"
+    env["SOLARA_THEME_SHOW_BANNER"] = "false"  # "This website runs on Solara" covered the panels
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    if cdn is not None:
+        env["SOLARA_ASSETS_PROXY_CACHE_DIR"] = str(cdn)
     # library warnings about hook style and http cookies say nothing to a user of the page
     env.setdefault("PYTHONWARNINGS", "ignore::UserWarning")
     return env
@@ -119,7 +126,7 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from market.cli.common import emit_json
+    from market.view.assets import offline_cdn
 
     check_port_free(args.host, args.port)
     if importlib.util.find_spec("solara_assets") is None:
@@ -132,9 +139,19 @@ def run(args: argparse.Namespace) -> int:
     shown = "127.0.0.1" if wildcard else (f"[{args.host}]" if ":" in args.host else args.host)
     base = f"http://{shown}:{args.port}"
     url = base + PAGES[args.page]
-    # the server's own messages go to stderr so that stdout carries only the address (or JSON);
+    with tempfile.TemporaryDirectory(prefix="negotiation-viz-") as tmp:
+        cdn = offline_cdn(Path(tmp) / "cdn")
+        return _serve(args, base, url, cdn)
+
+
+def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
+    from market.cli.common import emit_json
+
+    # The server runs in the caller's folder, so a Q-table path typed on the two-agent
+    # page is relative to where ``run.py viz`` was started (the page shows that folder).
+    # Its own messages go to stderr so that stdout carries only the address (or JSON);
     # the kernel ends the server if this process is killed (Ctrl-C and SIGTERM stop it below)
-    proc = subprocess.Popen(server_command(args.host, args.port), env=server_env(), cwd=ROOT,
+    proc = subprocess.Popen(server_command(args.host, args.port), env=server_env(cdn),
                             stdout=sys.stderr, preexec_fn=preexec_die_with_parent)
     try:
         if not wait_until_up(base + "/", proc):

@@ -80,6 +80,16 @@ def legal_rows(protocol: Protocol) -> np.ndarray:
     return mask
 
 
+def untrained(tables: np.ndarray, protocol: Protocol, init: float = 0.0) -> np.ndarray:
+    """Cells that carry nothing learned: illegal in their row, or still at the initial value.
+
+    ``tables`` is one ``(S, A)`` table or any stack of them; the mask has its
+    shape. Views leave these cells blank, as the document printed its tables.
+    """
+    tables = np.asarray(tables)
+    return ~legal_rows(protocol) | (tables == init)
+
+
 def table_shape(protocol: Protocol, roles: int = 1) -> tuple[int, ...]:
     """``(S, A)`` for the document's layout, ``(2, S, A)`` role-aware."""
     shape = (n_rows(protocol), protocol.n_actions)

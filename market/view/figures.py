@@ -1,28 +1,38 @@
-"""The browser view's pictures, as plain matplotlib figures (no Solara in here).
+"""The browser view's pictures, as Vega-Lite chart specifications; no Solara in here.
 
 Every panel of the Solara app (:mod:`market.view.app`) is drawn by one function of
 this module from data the model already exposes (its DataCollector frame,
-values and costs, a :class:`~market.game.protocol.NegotiationRecord`, a Q-table),
-so the pictures can be tested and saved without a browser. Figures are built
-with :class:`matplotlib.figure.Figure`, never ``pyplot``: the Solara server
-renders sessions on several threads and pyplot's global state is not
-thread-safe.
+values and costs, a :class:`~market.game.record.NegotiationRecord`, a Q-table),
+so the pictures can be tested as specifications and timed without a browser.
+
+Why Vega-Lite: a matplotlib panel was re-rendered to a PNG on the server at
+every step (six of them took about a second), while a Vega-Lite chart is a
+small JSON specification that the browser draws (Solara's ``FigureAltair``
+widget; Mesa's Altair plot components use it too). The specifications are
+written here as plain dictionaries rather than through Altair's classes:
+building a chart with Altair costs 10 to 200 ms (it copies and validates
+every piece against the schema, and sanitises the whole DataFrame), about
+as much as a hundred market steps; a dictionary costs well under a
+millisecond. The tests validate every specification against the Vega-Lite
+schema that Altair ships, once, instead of at every step. Only features
+of Vega-Lite 5.2 (the version served to the browser) are used.
 
 The negotiation picture keeps the document's legacy terminal view: a price
 scale, each side's acceptable range as a light bar (green for the Buyer, red
-for the Seller), each side's standing offer as a dark mark on its bar, and
-``DEAL at <price>`` once they agree; below it, the offers round by round.
+for the Seller), each side's standing offer as a dark mark on its bar; below
+it, the offers round by round. The outcome banner (``DEAL at 32``) is
+:func:`banner_html`, in the colours the terminal uses (WCAG AA contrast).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from html import escape
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from market.game import qtable
 from market.game.grid import PriceGrid
@@ -30,296 +40,479 @@ from market.game.play import Ranges, fmt
 from market.game.record import NegotiationRecord
 from market.game.rules import Protocol
 from market.sim.metrics import competitive_equilibrium, supply_demand
-from market.view.terminal import nice_step
+from market.view.terminal import banner_colours, outcome_label
 
-#: the document's curses colours, as matplotlib colours
+Spec = dict[str, Any]
+
+#: the document's curses colours
 LIGHT = {"buyer": "#bfffea", "seller": "#ffc0b1"}
 DARK = {"buyer": "#00b378", "seller": "#b32d0c"}
-DEAL_FACE, DEAL_TEXT = "#ff4719", "#30ff19"
-LANE = {"buyer": 1.0, "seller": 0.0}
+ACCEPT = "#d62728"
+BAND = "#2ca02c"
+PRICE = "#1f77b4"
+#: chart size in pixels (two charts side by side in the page's main area)
+WIDTH, HEIGHT = 370, 220
+SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
+#: vega-embed's options, read from the spec: no "..." menu (its "Open in Vega Editor" would
+#: leave the machine); SVG, so the charts' text is in the page (searchable, testable)
+EMBED = {"embedOptions": {"actions": False, "renderer": "svg"}}
 
 
-def _figure(width: float = 6.4, height: float = 4.0) -> Figure:
-    return Figure(figsize=(width, height), layout="constrained")
+# --- helpers ------------------------------------------------------------------------------------
+def _clean(x: Any) -> Any:
+    """A JSON-ready scalar: numpy numbers to Python, NaN and infinities to None (a gap)."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
 
 
-def _note(ax, text: str) -> None:
-    """A panel that has nothing to draw yet says why, instead of staying blank."""
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=11,
-            color="0.3", wrap=True)
-    ax.set_xticks([])
-    ax.set_yticks([])
+def records(**columns: Iterable[Any]) -> list[dict[str, Any]]:
+    """Rows ``{name: value}`` from equal-length columns, ready to inline in a chart."""
+    names = list(columns)
+    cols = []
+    for c in columns.values():
+        values = c if isinstance(c, list) else np.asarray(c).tolist()
+        cols.append([_clean(v) for v in values])
+    return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
 
 
-# --- the negotiation of one pair, in the legacy view ---------------------------------------
-def negotiation_figure(
-    record: NegotiationRecord,
-    grid: PriceGrid,
-    ranges: Ranges,
-    shown: int | None = None,
-    rounds: int | None = None,
-    title: str = "",
-) -> Figure:
-    """One negotiation as the legacy screen drew it, after ``shown`` moves (all by default).
-
-    Top: the price scale, the Buyer's and the Seller's acceptable ranges as
-    coloured bars, each side's standing offer as a dark mark, and the outcome
-    once the last move is shown. Bottom: every offer so far, round by round
-    (round 1 at the top), so the path to the deal is visible at a glance.
-    """
-    moves = record.moves if shown is None else record.moves[: max(0, shown)]
-    finished = len(moves) == len(record.moves)
-    fig = _figure(6.4, 4.6)
-    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[1, 2.2])
-    lo, hi = grid.lo, grid.hi
-    span = hi - lo
-    mark = span / 90  # one column of the legacy screen, whatever the grid
-
-    standing: dict[str, float | None] = {"buyer": None, "seller": None}
-    for mv in moves:
-        if mv.action == "offer":
-            standing[mv.side] = float(grid.price(mv.level))
-    for side in ("buyer", "seller"):
-        r_lo, r_hi = ranges.of(side)
-        y = LANE[side]
-        if r_lo <= r_hi:
-            top.barh(y, max(r_hi - r_lo, mark), left=r_lo, height=0.6, color=LIGHT[side],
-                     edgecolor=DARK[side], linewidth=0.5, label=f"{side} range",
-                     gid=f"range-{side}")
-        offer = standing[side]
-        if offer is not None:
-            top.barh(y, mark, left=offer - mark / 2, height=0.6, color=DARK[side],
-                     gid=f"offer-{side}")
-            top.text(offer, y + 0.42, fmt(offer), ha="center", va="bottom", fontsize=8,
-                     color=DARK[side])
-    top.set_yticks([LANE["seller"], LANE["buyer"]], ["SELLER", "BUYER"])
-    top.set_ylim(-0.6, 1.9)
-    top.xaxis.set_tick_params(labeltop=True, labelbottom=False, top=True)
-    step = nice_step(span, 60)
-    top.set_xticks(np.arange(math.ceil(lo / step) * step, hi + step / 2, step))
-    top.set_xlim(lo - 0.02 * span, hi + 0.02 * span)
-
-    T = rounds if rounds is not None else max(record.rounds_used, 1)
-    if finished and record.deal:
-        status = f"DEAL at {fmt(float(grid.price(record.deal_level)))}"
-        top.text(0.99, 0.93, status, transform=top.transAxes, ha="right", va="top",
-                 fontsize=11, fontweight="bold", color=DEAL_TEXT,
-                 bbox=dict(facecolor=DEAL_FACE, edgecolor="none", pad=3), gid="outcome")
-    elif finished and moves:
-        status = "NO DEAL"
-        top.text(0.99, 0.93, status, transform=top.transAxes, ha="right", va="top",
-                 fontsize=11, fontweight="bold", color=DEAL_FACE, gid="outcome")
-    else:
-        current = moves[-1].move // 2 + 1 if moves else 0
-        status = f"round {current} of {T}" if moves else "no move yet"
-    head = f"{title}\n" if title else ""
-    top.set_title(f"{head}{record.first} moves first · {status}", fontsize=9, loc="left")
-
-    # zone where both would agree, then the offers round by round
-    z_lo = max(ranges.buyer[0], ranges.seller[0])
-    z_hi = min(ranges.buyer[1], ranges.seller[1])
-    if z_lo <= z_hi:
-        bottom.axvspan(z_lo, z_hi, color="0.92", zorder=0, label="both would accept")
-    for side in ("buyer", "seller"):
-        pts = [(float(grid.price(m.level)), m.move // 2 + 1) for m in moves
-               if m.side == side and m.action == "offer"]
-        if pts:
-            xs, ys = zip(*pts, strict=True)
-            bottom.plot(xs, ys, "o-", color=DARK[side], ms=6, lw=1.2, label=f"{side} offers",
-                        gid=f"offers-{side}")
-    for m in moves:
-        r = m.move // 2 + 1
-        if m.action == "accept":
-            x = float(grid.price(m.level))
-            bottom.plot([x], [r], "*", color=DEAL_FACE, ms=16, zorder=5, gid="accept")
-            bottom.annotate(f"{m.side} accepts {fmt(x)}", (x, r), xytext=(8, -4),
-                            textcoords="offset points", fontsize=9, color=DEAL_FACE)
-        elif m.action == "reject":
-            x = (lo + hi) / 2
-            bottom.plot([x], [r], "X", color="0.2", ms=10, zorder=5, gid="reject")
-            bottom.annotate(f"{m.side} walks away", (x, r), xytext=(8, -4),
-                            textcoords="offset points", fontsize=9)
-    bottom.set_ylim(T + 0.5, 0.5)
-    bottom.set_yticks(range(1, T + 1) if T <= 12 else np.linspace(1, T, 6).round())
-    bottom.set_ylabel("round")
-    bottom.set_xlabel("price")
-    if moves:
-        bottom.legend(loc="lower left", fontsize=8, framealpha=0.8)
-    return fig
+def top(spec: Spec, title: str | None = None) -> Spec:
+    """A top-level specification: schema, title, no action menu."""
+    out: Spec = {"$schema": SCHEMA, "usermeta": EMBED}
+    if title:
+        out["title"] = {"text": title, "anchor": "start", "fontSize": 13}
+    out.update(spec)
+    return out
 
 
-# --- the market over time ---------------------------------------------------------------------
+def q(field: str, title: Any = ..., **extra: Any) -> Spec:
+    """A quantitative channel; ``title=None`` hides the axis or legend title."""
+    out: Spec = {"field": field, "type": "quantitative"}
+    if title is not ...:
+        out["title"] = title
+    out.update(extra)
+    return out
+
+
+def n(field: str, title: Any = ..., **extra: Any) -> Spec:
+    """A nominal channel; ``title=None`` hides the axis or legend title."""
+    out: Spec = {"field": field, "type": "nominal"}
+    if title is not ...:
+        out["title"] = title
+    out.update(extra)
+    return out
+
+
+def note_chart(text: str, title: str | None = None, height: int = 120) -> Spec:
+    """A panel with nothing to draw yet says why, instead of staying blank."""
+    return top({
+        "width": WIDTH, "height": height, "data": {"values": [{"text": text}]},
+        "mark": {"type": "text", "fontSize": 13, "color": "#555555"},
+        "encoding": {"text": n("text")},
+    }, title)
+
+
 def _stepped(df: pd.DataFrame) -> pd.DataFrame:
     """Rows of steps actually made (the DataCollector also records the state at step 0)."""
     return df[df["step"] > 0] if "step" in df else df.iloc[0:0]
 
 
-def prices_figure(df: pd.DataFrame, grid: PriceGrid) -> Figure:
+STEP_AXIS = {"tickMinStep": 1, "format": "d"}
+
+
+# --- the market over time ---------------------------------------------------------------------
+def prices_chart(df: pd.DataFrame, grid: PriceGrid) -> Spec:
     """Transaction prices per step (mean, min-max) against the competitive price band."""
-    fig = _figure()
-    ax = fig.subplots()
+    title = "Transaction prices against the competitive band"
     d = _stepped(df)
     if d.empty:
-        _note(ax, "no step yet: press Step or ▶")
-        return fig
-    step = d["step"].to_numpy()
-    ax.fill_between(step, d["ce_price_lo"], d["ce_price_hi"], step="mid", color="tab:green",
-                    alpha=0.25, linewidth=0, label="competitive band", gid="band")
-    for col in ("ce_price_lo", "ce_price_hi"):  # visible even when the band is a line
-        ax.step(step, d[col], where="mid", color="tab:green", lw=0.8)
-    has = d["deals"].to_numpy() > 0
-    if has.any():
-        ax.vlines(step[has], d["min_price"].to_numpy()[has], d["max_price"].to_numpy()[has],
-                  color="tab:blue", alpha=0.35, lw=3, label="min-max price")
-        ax.plot(step[has], d["mean_price"].to_numpy()[has], "o-", color="tab:blue", ms=3,
-                lw=0.8, label="mean price", gid="mean-price")
+        return note_chart("no step yet: press Step or ▶", title)
+    rows = records(step=d["step"], lo=d["ce_price_lo"], hi=d["ce_price_hi"],
+                   mean=d["mean_price"], pmin=d["min_price"], pmax=d["max_price"])
     pad = 0.05 * (grid.hi - grid.lo)
-    ax.set_ylim(grid.lo - pad, grid.hi + pad)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("step")
-    ax.set_ylabel("price")
-    ax.set_title("transaction prices against the competitive band", fontsize=10)
-    ax.legend(loc="upper right", fontsize=8)
-    return fig
+    y_scale = {"domain": [grid.lo - pad, grid.hi + pad], "nice": False}
+    names = ["competitive band", "min-max price", "mean price"]
+    colour = {"field": "series", "type": "nominal", "legend": {"orient": "top", "title": None},
+              "scale": {"domain": names, "range": [BAND, "#9ecae1", PRICE]}}
+    x = q("step", "step", axis=STEP_AXIS)
+
+    def layer(series: str, mark: Spec, encoding: Spec, name: str | None = None) -> Spec:
+        return {"name": name or series, "mark": mark,
+                "transform": [{"calculate": f"'{series}'", "as": "series"}],
+                "encoding": {"x": x, "color": colour, **encoding}}
+
+    return top({
+        "width": WIDTH, "height": HEIGHT, "data": {"values": rows},
+        "layer": [
+            layer("competitive band", {"type": "area", "opacity": 0.3, "interpolate": "step"},
+                  {"y": q("lo", "price", scale=y_scale), "y2": {"field": "hi"}}),
+            # its edges as lines too: a narrow band would not show as an area
+            layer("competitive band", {"type": "line", "interpolate": "step", "strokeWidth": 1},
+                  {"y": q("lo", scale=y_scale)}, "band from"),
+            layer("competitive band", {"type": "line", "interpolate": "step", "strokeWidth": 1},
+                  {"y": q("hi", scale=y_scale)}, "band to"),
+            layer("min-max price", {"type": "rule", "strokeWidth": 3, "opacity": 0.8},
+                  {"y": q("pmin", scale=y_scale), "y2": {"field": "pmax"}}),
+            layer("mean price", {"type": "line", "point": True, "strokeWidth": 1.2},
+                  {"y": q("mean", scale=y_scale),
+                   "tooltip": [q("step"), q("mean", "mean price", format=".2f"),
+                               q("lo", "band from", format=".2f"),
+                               q("hi", "band to", format=".2f")]}),
+        ],
+    }, title)
 
 
-def deals_figure(df: pd.DataFrame) -> Figure:
-    """Deals per step (of the pairs that met) and allocative efficiency of the period so far."""
-    fig = _figure()
-    ax = fig.subplots()
+#: the deals panel's measures for Mesa's plot component, with their colours
+DEALS_MEASURES = {"pairs": "#bbbbbb", "deals": PRICE, "efficiency": ACCEPT}
+
+
+def deals_chart(df: pd.DataFrame) -> Spec:
+    """Pairs that met and deals per step, and the period's allocative efficiency so far.
+
+    Deals are counts and efficiency a fraction, so efficiency has its own
+    axis on the right (0 to 1).
+    """
+    title = "Deals and efficiency per step"
     d = _stepped(df)
     if d.empty:
-        _note(ax, "no step yet: press Step or ▶")
-        return fig
-    step = d["step"].to_numpy()
-    ax.bar(step, d["pairs"], color="0.85", label="pairs that met", gid="pairs")
-    ax.bar(step, d["deals"], color="tab:blue", label="deals", gid="deals")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("step")
-    ax.set_ylabel("negotiations")
-    eff = ax.twinx()
-    eff.plot(step, d["efficiency"], color="tab:red", marker=".", lw=1.2,
-             label="efficiency (period so far)", gid="efficiency")
-    eff.set_ylim(0, 1.05)
-    eff.set_ylabel("allocative efficiency")
-    lines = ax.get_legend_handles_labels()
-    lines2 = eff.get_legend_handles_labels()
-    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize=8)
-    ax.set_title("deals and efficiency per step", fontsize=10)
-    return fig
+        return note_chart("no step yet: press Step or ▶", title)
+    steps = d["step"].to_numpy()
+    rows = records(step=np.tile(steps, 3),
+                   measure=["pairs"] * len(d) + ["deals"] * len(d) + ["efficiency"] * len(d),
+                   value=np.concatenate([d["pairs"], d["deals"], d["efficiency"]]))
+    colour = {"field": "measure", "type": "nominal", "legend": {"orient": "top", "title": None},
+              "scale": {"domain": list(DEALS_MEASURES), "range": list(DEALS_MEASURES.values())}}
+    x = q("step", "step", axis=STEP_AXIS)
+    tip = [q("step"), n("measure"), q("value", format=".3~f")]
+    return top({
+        "width": WIDTH, "height": HEIGHT, "data": {"values": rows},
+        "layer": [
+            {"name": "counts", "mark": {"type": "line", "point": True},
+             "transform": [{"filter": {"field": "measure", "oneOf": ["pairs", "deals"]}}],
+             "encoding": {"x": x, "y": q("value", "negotiations per step"), "color": colour,
+                          "tooltip": tip}},
+            {"name": "efficiency", "mark": {"type": "line", "strokeDash": [4, 2]},
+             "transform": [{"filter": {"field": "measure", "equal": "efficiency"}}],
+             "encoding": {"x": x, "y": q("value", "allocative efficiency (period so far)",
+                                         scale={"domain": [0, 1]}, axis={"orient": "right"}),
+                          "color": colour, "tooltip": tip}},
+        ],
+        "resolve": {"scale": {"y": "independent"}},
+    }, title)
 
 
-def earnings_figure(df: pd.DataFrame) -> Figure:
-    """Mean earnings per trader of each strategy on each side, over the run so far."""
-    fig = _figure()
-    ax = fig.subplots()
-    d = _stepped(df)
-    cols = [c for c in df.columns if c.count(".") >= 2 and c.startswith("earnings.")]
-    if d.empty or not cols:
-        _note(ax, "no step yet: press Step or ▶")
-        return fig
-    last = d.iloc[-1]
-    labels, values, colors = [], [], []
-    for c in cols:
-        _, side, name = c.split(".", 2)
-        labels.append(f"{side}: {name}")
-        values.append(float(last[c]))
-        colors.append(DARK[side])
-    y = np.arange(len(labels))
-    ax.barh(y, values, color=colors, gid="earnings")
-    for yi, v in zip(y, values, strict=True):
-        ax.text(v, yi, f" {v:.2f}", va="center", fontsize=8)
-    ax.set_yticks(y, labels)
-    ax.invert_yaxis()
-    ax.set_xlabel("mean earnings per trader (surplus, money)")
-    ax.set_title(f"earnings by strategy after step {int(last['step'])}", fontsize=10)
-    ax.margins(x=0.15)
-    return fig
+def earnings_rows(summary: dict[str, float]) -> list[dict[str, Any]]:
+    """Mean earnings per trader by side and strategy, then each team's pooled earnings."""
+    rows = []
+    for key, value in summary.items():
+        parts = key.split(".")
+        if parts[0] != "earnings" or len(parts) < 3:
+            continue
+        if parts[1] == "team":
+            side, team = parts[2], parts[3]
+            rows.append({"group": "team", "side": side, "label": f"{side} team {team}",
+                         "value": _clean(float(value))})
+        else:
+            rows.append({"group": "strategy", "side": parts[1],
+                         "label": f"{parts[1]}: {'.'.join(parts[2:])}",
+                         "value": _clean(float(value))})
+    return rows
 
 
-def supply_demand_figure(
+def earnings_chart(summary: dict[str, float], steps: int) -> Spec:
+    """Mean earnings per trader of each strategy on each side, and each team's, so far."""
+    rows = earnings_rows(summary)
+    if steps == 0 or not rows:
+        return note_chart("no step yet: press Step or ▶", "Earnings by strategy and by team")
+    side = {"field": "side", "type": "nominal", "legend": None,
+            "scale": {"domain": list(DARK), "range": list(DARK.values())}}
+
+    def bars(group: str, heading: str) -> Spec:
+        part = [r for r in rows if r["group"] == group]
+        enc = {"y": n("label", None, sort=None), "x": q("value", heading)}
+        return {
+            "name": group, "width": WIDTH - 120, "height": min(max(22 * len(part), 40), 200),
+            "data": {"values": part},
+            "layer": [
+                {"mark": "bar", "encoding": {**enc, "color": side,
+                                             "tooltip": [n("label"), q("value", format=".2f")]}},
+                {"mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 11},
+                 "encoding": {**enc, "text": q("value", format=".2f")}},
+            ],
+        }
+
+    charts = [bars("strategy", "mean earnings per trader (surplus, money)")]
+    if any(r["group"] == "team" for r in rows):
+        charts.append(bars("team", "team earnings (pooled surplus, money)"))
+    return top({"vconcat": charts}, f"Earnings by strategy and by team after step {steps}")
+
+
+def supply_demand_chart(
     values: np.ndarray, costs: np.ndarray, trades: Sequence[float], grid: PriceGrid,
     period: int = 0,
-) -> Figure:
+) -> Spec:
     """This period's demand and supply step curves, the competitive band, and the trades.
 
     The trades are drawn in the order they happened (trade ``k`` at quantity
     ``k``), as experimental-economics charts do, so one sees whether prices
     walk toward the band.
     """
-    fig = _figure()
-    ax = fig.subplots()
     demand, supply = supply_demand(values, costs)
     eq = competitive_equilibrium(values, costs)
-    ax.step(np.arange(demand.size + 1), np.append(demand, demand[-1:]), where="post",
-            color="tab:orange", label="demand (values)", gid="demand")
-    ax.step(np.arange(supply.size + 1), np.append(supply, supply[-1:]), where="post",
-            color="tab:purple", label="supply (costs)", gid="supply")
-    if np.isfinite(eq.price_lo):
-        ax.axhspan(eq.price_lo, eq.price_hi, color="tab:green", alpha=0.25,
-                   label=f"band {eq.price_lo:.1f}-{eq.price_hi:.1f}, Q = {eq.quantity}")
     tr = np.asarray(trades, dtype=float)
-    if tr.size:
-        ax.plot(np.arange(1, tr.size + 1) - 0.5, tr, "o", color="tab:blue", ms=4,
-                label=f"trades this period ({tr.size})", gid="trades")
+    trade_name = f"trades this period ({tr.size})"
+    curves = records(
+        units=np.concatenate([np.arange(demand.size + 1), np.arange(supply.size + 1)]),
+        price=np.concatenate([np.append(demand, demand[-1:]), np.append(supply, supply[-1:])]),
+        curve=["demand (values)"] * (demand.size + 1) + ["supply (costs)"] * (supply.size + 1),
+    )
     pad = 0.05 * (grid.hi - grid.lo)
-    ax.set_ylim(grid.lo - pad, grid.hi + pad)
-    ax.set_xlabel("units")
-    ax.set_ylabel("price")
-    ax.set_title(f"supply and demand, period {period + 1}", fontsize=10)
-    ax.legend(loc="upper right", fontsize=8)
-    return fig
+    y_scale = {"domain": [grid.lo - pad, grid.hi + pad], "nice": False}
+    colour = {"field": "curve", "type": "nominal", "legend": {"orient": "top", "title": None},
+              "scale": {"domain": ["demand (values)", "supply (costs)", trade_name],
+                        "range": ["#ff7f0e", "#9467bd", PRICE]}}
+    x = q("units", "units")
+    layers: list[Spec] = []
+    if np.isfinite(eq.price_lo):
+        layers.append({
+            "name": "band", "data": {"values": records(lo=[eq.price_lo], hi=[eq.price_hi])},
+            "mark": {"type": "rect", "opacity": 0.25, "color": BAND},
+            "encoding": {"y": q("lo", scale=y_scale), "y2": {"field": "hi"},
+                         "tooltip": [q("lo", "band from", format=".2f"),
+                                     q("hi", "band to", format=".2f")]},
+        })
+    layers.append({"name": "curves", "data": {"values": curves},
+                   "mark": {"type": "line", "interpolate": "step-after"},
+                   "encoding": {"x": x, "y": q("price", "price", scale=y_scale),
+                                "color": colour}})
+    if tr.size:
+        pts = records(units=np.arange(1, tr.size + 1) - 0.5, price=tr,
+                      curve=[trade_name] * tr.size)
+        layers.append({"name": "trades", "data": {"values": pts},
+                       "mark": {"type": "point", "filled": True, "size": 30},
+                       "encoding": {"x": x, "y": q("price", scale=y_scale), "color": colour,
+                                    "tooltip": [q("price", format=".2f")]}})
+    band_text = (f"band {eq.price_lo:.1f}-{eq.price_hi:.1f}, Q = {eq.quantity}"
+                 if np.isfinite(eq.price_lo) else "no competitive band")
+    return top({"width": WIDTH, "height": HEIGHT, "layer": layers},
+               f"Supply and demand, period {period + 1} ({band_text})")
+
+
+# --- the negotiation of one pair, in the legacy view ---------------------------------------
+def negotiation_status(record: NegotiationRecord, grid: PriceGrid, shown: int | None = None,
+                       rounds: int | None = None) -> str:
+    """``DEAL at 32``, ``NO DEAL``, ``round 2 of 10`` or ``no move yet``, after ``shown`` moves."""
+    total = len(record.moves)
+    k = total if shown is None else max(0, min(shown, total))
+    if k == total and total:
+        return outcome_label(record, grid)
+    if k == 0:
+        return "no move yet"
+    T = rounds if rounds is not None else max(record.rounds_used, 1)
+    return f"round {record.moves[k - 1].move // 2 + 1} of {T}"
+
+
+def banner_html(record: NegotiationRecord, grid: PriceGrid) -> str:
+    """The outcome banner in the terminal's colours (``DEAL at 32`` or ``NO DEAL``)."""
+    fg, bg = banner_colours(record.deal)
+    return (f"<span class='outcome-banner' style='color: {fg}; background-color: {bg}; "
+            "font-weight: bold; font-size: 15px; padding: 3px 10px; border-radius: 3px; "
+            f"white-space: nowrap'>{escape(outcome_label(record, grid))}</span>")
+
+
+def negotiation_chart(
+    record: NegotiationRecord,
+    grid: PriceGrid,
+    ranges: Ranges,
+    shown: int | None = None,
+    rounds: int | None = None,
+    title: str = "",
+    width: int = WIDTH,
+) -> Spec:
+    """One negotiation as the legacy screen drew it, after ``shown`` moves (all by default).
+
+    Top: the price scale, the Buyer's and the Seller's acceptable ranges as
+    coloured bars and each side's standing offer as a dark mark. Bottom: every
+    offer so far, round by round (round 1 at the top), accepts and walk-aways
+    marked, over the band of prices both would accept.
+    """
+    total = len(record.moves)
+    k = total if shown is None else max(0, min(shown, total))
+    moves = record.moves[:k]
+    lo, hi = grid.lo, grid.hi
+    span = hi - lo
+    x_scale = {"domain": [lo - 0.02 * span, hi + 0.02 * span], "nice": False, "zero": False}
+    sides = {"domain": ["buyer", "seller"], "range": [DARK["buyer"], DARK["seller"]]}
+    side_colour = {"field": "side", "type": "nominal", "legend": None, "scale": sides}
+    lane = n("lane", None, sort=["BUYER", "SELLER"], axis={"labelFontWeight": "bold"})
+
+    bars = [b for b in records(lane=["BUYER", "SELLER"], side=["buyer", "seller"],
+                               lo=[ranges.buyer[0], ranges.seller[0]],
+                               hi=[ranges.buyer[1], ranges.seller[1]],
+                               fill=[LIGHT["buyer"], LIGHT["seller"]]) if b["lo"] <= b["hi"]]
+    standing: dict[str, float | None] = {"buyer": None, "seller": None}
+    for mv in moves:
+        if mv.action == "offer":
+            standing[mv.side] = float(grid.price(mv.level))
+    offers = [{"lane": s.upper(), "side": s, "price": p, "label": fmt(p)}
+              for s, p in standing.items() if p is not None]
+    top_layers: list[Spec] = [{
+        "name": "ranges", "data": {"values": bars},
+        "mark": {"type": "bar", "height": 22, "strokeWidth": 0.8},
+        "encoding": {"x": q("lo", None, scale=x_scale, axis={"orient": "top"}),
+                     "x2": {"field": "hi"}, "y": lane,
+                     "fill": {"field": "fill", "type": "nominal", "scale": None},
+                     "stroke": {**side_colour},
+                     "tooltip": [n("side"), q("lo", "accepts from"), q("hi", "accepts up to")]},
+    }]
+    if offers:
+        enc = {"x": q("price", scale=x_scale), "y": lane, "color": side_colour}
+        top_layers += [
+            {"name": "offers", "data": {"values": offers},
+             "mark": {"type": "tick", "thickness": 5, "size": 26}, "encoding": enc},
+            {"name": "offer labels", "data": {"values": offers},
+             "mark": {"type": "text", "dy": -18, "fontSize": 11, "fontWeight": "bold"},
+             "encoding": {**enc, "text": n("label")}},
+        ]
+    status = negotiation_status(record, grid, k, rounds)
+    lines = [title] if title else []
+    upper = {"title": {"text": [*lines, f"{record.first} moves first · {status}"],
+                       "anchor": "start", "fontSize": 12},
+             "width": width, "height": 90, "layer": top_layers}
+
+    T = rounds if rounds is not None else max(record.rounds_used, 1)
+    ticks = list(range(1, T + 1)) if T <= 12 else [int(v) for v in np.linspace(1, T, 6)]
+    y_round = q("round", "round", scale={"domain": [T + 0.5, 0.5], "nice": False, "zero": False},
+                axis={"values": ticks, "format": "d"})
+    x_price = q("price", "price", scale=x_scale)
+    lower_layers: list[Spec] = []
+    z_lo = max(ranges.buyer[0], ranges.seller[0])
+    z_hi = min(ranges.buyer[1], ranges.seller[1])
+    if z_lo <= z_hi:
+        lower_layers.append({
+            "name": "zone", "data": {"values": [{"lo": z_lo, "hi": z_hi,
+                                                 "what": "both would accept"}]},
+            "mark": {"type": "rect", "color": "#e8e8e8"},
+            "encoding": {"x": q("lo", scale=x_scale), "x2": {"field": "hi"},
+                         "tooltip": [n("what")]},
+        })
+    path = [{"side": m.side, "price": float(grid.price(m.level)), "round": m.move // 2 + 1,
+             "move": m.move + 1} for m in moves if m.action == "offer"]
+    lower_layers.append({
+        "name": "path", "data": {"values": path},
+        "mark": {"type": "line", "point": {"size": 50}},
+        "encoding": {"x": x_price, "y": y_round, "color": side_colour, "detail": n("side"),
+                     "order": q("move"), "tooltip": [q("move"), n("side"), q("price")]},
+    })
+    ends = []
+    for m in moves:
+        if m.action == "accept":
+            price = float(grid.price(m.level))
+            ends.append({"price": price, "round": m.move // 2 + 1, "kind": "accept",
+                         "text": f"{m.side} accepts {fmt(price)}"})
+        elif m.action == "reject":
+            ends.append({"price": (lo + hi) / 2, "round": m.move // 2 + 1, "kind": "reject",
+                         "text": f"{m.side} walks away"})
+    for kind, colour, shape in (("accept", ACCEPT, "diamond"), ("reject", "#333333", "cross")):
+        these = [e for e in ends if e["kind"] == kind]
+        if not these:
+            continue
+        enc = {"x": x_price, "y": y_round}
+        lower_layers += [
+            {"name": kind, "data": {"values": these},
+             "mark": {"type": "point", "size": 220, "filled": True, "shape": shape,
+                      "color": colour}, "encoding": enc},
+            {"name": f"{kind} label", "data": {"values": these},
+             "mark": {"type": "text", "align": "left", "dx": 10, "fontSize": 12,
+                      "fontWeight": "bold", "color": colour},
+             "encoding": {**enc, "text": n("text")}},
+        ]
+    lower = {"width": width, "height": min(30 + 18 * T, 240), "layer": lower_layers}
+    return top({"vconcat": [upper, lower], "spacing": 6})
 
 
 # --- a learner's table ------------------------------------------------------------------------
-def qtable_figure(
-    panels: Sequence[tuple[str, np.ndarray]], protocol: Protocol, legal: np.ndarray | None = None,
+def relative_q(table: np.ndarray, blank: np.ndarray) -> np.ndarray:
+    """Each row's learned cells scaled to [0, 1]: 1 the row's best action, 0 its worst.
+
+    Q-values of different states differ by orders of magnitude (a state near
+    the deadline is worth the deal at hand, the start state the whole game),
+    so one colour scale over the table shows a nearly uniform block. Scaled
+    within each row, the colours show what the learner prefers in each
+    state. Cells in ``blank`` are NaN; a row with a single learned value (or
+    equal values) reads 1.
+    """
+    values = np.asarray(table, dtype=float)
+    with np.errstate(all="ignore"):
+        lo = np.where(blank, np.inf, values).min(axis=-1, keepdims=True)
+        hi = np.where(blank, -np.inf, values).max(axis=-1, keepdims=True)
+        width = hi - lo
+        rel = np.where(width > 0, (values - lo) / np.where(width > 0, width, 1.0), 1.0)
+    return np.where(blank, np.nan, rel)
+
+
+def qtable_chart(
+    panels: Sequence[tuple[str, np.ndarray]], protocol: Protocol, init: float = 0.0,
     title: str = "",
-) -> Figure:
+) -> Spec:
     """Heatmaps of Q-tables in the document's layout, one per ``(label, (S, A) table)``.
 
-    Rows are the states ``s``, ``p.t`` and ``d``, columns the offers
-    ``1..P``, accept and reject; cells the protocol never allows (``legal``
-    False) are left blank so the colour scale shows only what can be played.
+    Rows are the states ``s``, ``p.t`` (opponent's offer ``p`` made in round
+    ``t``) and ``d``; columns the offers ``1..P``, accept and reject. Colours
+    are :func:`relative_q` (per state, best action 1); cells the protocol never
+    allows or that still hold their initial value are left blank; the raw
+    Q-value is in each cell's tooltip.
     """
-    n = max(len(panels), 1)
-    S = qtable.n_rows(protocol)
-    fig = _figure(2.6 * n + 1.2, min(2.0 + 0.13 * S, 6.0))
-    axes = np.atleast_1d(fig.subplots(1, n, sharey=True))
     if not panels:
-        _note(axes[0], "no table")
-        return fig
-    tables = [np.asarray(t, dtype=float) for _, t in panels]
-    masked = [np.ma.masked_where(~legal, t) if legal is not None else np.ma.asarray(t)
-              for t in tables]
-    finite = [m.compressed() for m in masked]
-    allv = np.concatenate(finite) if finite else np.zeros(1)
-    vmin, vmax = (float(allv.min()), float(allv.max())) if allv.size else (0.0, 1.0)
-    if vmax <= vmin:
-        vmax = vmin + 1e-9
-    image = None
-    for ax, (label, _), m in zip(axes, panels, masked, strict=True):
-        image = ax.imshow(m, aspect="auto", cmap="viridis", vmin=vmin, vmax=vmax,
-                          interpolation="nearest", gid="qtable")
-        ax.set_xticks(range(protocol.n_actions),
-                      [a if a not in ("accept", "reject") else a[:3] for a in
-                       protocol.action_labels()], fontsize=8)
-        ax.set_title(label, fontsize=9)
-        ax.set_xlabel("action")
-    axes[0].set_yticks(range(S), qtable.row_labels(protocol), fontsize=6 if S > 30 else 7)
-    axes[0].set_ylabel("state (offer.round)")
-    if image is not None:
-        fig.colorbar(image, ax=list(axes), shrink=0.8, label="Q")
-    if title:
-        fig.suptitle(title, fontsize=10)
-    return fig
+        return note_chart("no table", title)
+    labels = qtable.row_labels(protocol)
+    actions = [a if a not in ("accept", "reject") else a[:3] for a in protocol.action_labels()]
+    S, A = len(labels), len(actions)
+    row_h = 11 if S <= 40 else max(2, 480 // S)
+    charts = []
+    for i, (label, table) in enumerate(panels):
+        table = np.asarray(table, dtype=float)
+        blank = qtable.untrained(table, protocol, init)
+        rel = relative_q(table, blank)
+        r, c = np.nonzero(~blank)
+        rows = records(state=[labels[j] for j in r], action=[actions[j] for j in c],
+                       q=table[r, c], rel=rel[r, c])
+        charts.append({
+            "name": label, "title": {"text": label, "fontSize": 11},
+            "width": min(22 * A, 260), "height": row_h * S, "data": {"values": rows},
+            "mark": "rect",
+            "encoding": {
+                "x": n("action", "action", sort=actions, scale={"domain": actions},
+                       axis={"labelAngle": 0}),
+                "y": n("state", "state (offer.round)" if i == 0 else None, sort=labels,
+                       scale={"domain": labels},
+                       axis={"labels": i == 0, "ticks": i == 0,
+                             "labelFontSize": 9 if S <= 40 else 7}),
+                "color": q("rel", ["Q in its state", "(1 = best)"],
+                           scale={"scheme": "viridis", "domain": [0, 1]}),
+                "tooltip": [n("state"), n("action"), q("q", "Q", format=".4f"),
+                            q("rel", "relative to the state's best", format=".2f")],
+            },
+        })
+    spec = {"hconcat": charts, "spacing": 8} if len(charts) > 1 else charts[0]
+    return top(spec, title or None)
 
 
 __all__ = [
-    "deals_figure",
-    "earnings_figure",
-    "negotiation_figure",
-    "prices_figure",
-    "qtable_figure",
-    "supply_demand_figure",
+    "DEALS_MEASURES",
+    "Spec",
+    "banner_html",
+    "deals_chart",
+    "earnings_chart",
+    "earnings_rows",
+    "negotiation_chart",
+    "negotiation_status",
+    "note_chart",
+    "prices_chart",
+    "qtable_chart",
+    "records",
+    "relative_q",
+    "supply_demand_chart",
 ]

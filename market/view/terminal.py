@@ -18,7 +18,10 @@ when the output is not a terminal and rich drops the colours.
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
+from typing import TextIO
 
 import numpy as np
 from rich.text import Text
@@ -30,7 +33,18 @@ from market.game.record import NegotiationRecord
 #: the document's curses colours (RGB 0-255), kept for the look
 LIGHT_GREEN, GREEN = "rgb(191,255,234)", "rgb(0,179,120)"
 LIGHT_RED, RED = "rgb(255,192,177)", "rgb(179,45,12)"
-FLASHY_LIGHT, FLASHY_RED = "rgb(48,255,25)", "rgb(255,71,25)"
+
+#: The outcome banners as ``(text, background)`` hex colours, shared with the browser view.
+#: The legacy screen wrote ``DEAL`` in flashy green on orange-red, 2.5:1 and hard to
+#: read; here each banner keeps one legacy colour as its background and takes the text
+#: colour that clears WCAG AA (contrast ratio >= 4.5:1): black on the legacy's flashy green
+#: (15.4:1) for a deal, white on the legacy's dark red (6.4:1) for no deal. Both colours
+#: are given, so the banner reads the same on a dark or a light terminal.
+DEAL_BANNER = ("#000000", "#30ff19")
+NO_DEAL_BANNER = ("#ffffff", "#b32d0c")
+
+#: keys that end a ``--step`` replay, as the legacy view's ``q``
+QUIT_KEYS = ("q", "quit", "\x04")  # \x04: Ctrl-D, which a terminal in cbreak mode sends as is
 
 STYLES = {
     "buyer": (f"black on {LIGHT_GREEN}", f"bold white on {GREEN}"),
@@ -158,14 +172,51 @@ def render_frame(frame: Frame, scale: Scale, ranges: Ranges, rounds: int) -> Tex
     return out
 
 
+def outcome_label(record: NegotiationRecord, grid: PriceGrid) -> str:
+    """``DEAL at <price>`` or ``NO DEAL``: the banner's words, in the terminal and the browser."""
+    return f"DEAL at {fmt(money(grid, record.deal_level))}" if record.deal else "NO DEAL"
+
+
+def banner_colours(deal: bool) -> tuple[str, str]:
+    """``(text, background)`` of the outcome banner (see :data:`DEAL_BANNER`)."""
+    return DEAL_BANNER if deal else NO_DEAL_BANNER
+
+
 def outcome_text(record: NegotiationRecord, grid: PriceGrid) -> Text:
-    """``DEAL at <price>`` in the legacy's flashy colours, or ``NO DEAL``."""
-    if record.deal:
-        return Text(
-            f"DEAL at {fmt(money(grid, record.deal_level))}",
-            style=f"bold {FLASHY_LIGHT} on {FLASHY_RED}",
-        )
-    return Text("NO DEAL", style=f"bold {FLASHY_RED}")
+    """The outcome banner, ``DEAL at <price>`` or ``NO DEAL``, in readable colours."""
+    fg, bg = banner_colours(record.deal)
+    return Text(outcome_label(record, grid), style=f"bold {fg} on {bg}")
+
+
+def read_key(stream: TextIO | None = None) -> str:
+    """One key press where the terminal allows it (POSIX cbreak mode), else one line.
+
+    The legacy view advanced on any key and quit on ``q``. In a POSIX
+    terminal the key is taken at once, without Enter; Ctrl-C still
+    interrupts (cbreak mode keeps signals). Elsewhere (Windows, a pipe) the
+    whole line is read, so ``q`` then Enter quits. Returns ``""`` at end of input.
+    """
+    stream = stream if stream is not None else sys.stdin
+    try:
+        import termios
+        import tty
+    except ImportError:  # not POSIX
+        return stream.readline()
+    try:
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+    except (AttributeError, OSError, ValueError, termios.error):  # not a terminal
+        return stream.readline()
+    try:
+        tty.setcbreak(fd, termios.TCSANOW)  # keep keys typed ahead (TCSAFLUSH drops them)
+        return os.read(fd, 32).decode(errors="ignore")
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def wants_quit(key: str) -> bool:
+    """Whether a key (or line) read by :func:`read_key` asks to stop: ``q``, or end of input."""
+    return key == "" or key.strip().lower() in QUIT_KEYS
 
 
 def render(record: NegotiationRecord, grid: PriceGrid, ranges: Ranges, rounds: int,
@@ -178,11 +229,17 @@ def render(record: NegotiationRecord, grid: PriceGrid, ranges: Ranges, rounds: i
 
 
 __all__ = [
+    "DEAL_BANNER",
+    "NO_DEAL_BANNER",
     "Frame",
     "Scale",
+    "banner_colours",
     "frames",
+    "outcome_label",
     "outcome_text",
+    "read_key",
     "render",
     "render_frame",
     "scale_for",
+    "wants_quit",
 ]

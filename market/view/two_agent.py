@@ -2,44 +2,48 @@
 
 The game is the document's baseline (Buyer 0-80, Seller 20-100, one price
 level per whole unit, 10 rounds, Buyer first, both averaging: a deal at 32)
-with any registered strategy on either side, or a saved Q-table
-(``.npz``) played greedily. A Q-table fixes the game's sizes: its P levels
-are spread over the price range and its T is the number of rounds.
+with any registered strategy on either side, a saved Q-table (``.npz``,
+a path relative to the folder the server runs in, which the page shows),
+or a pair of learners trained on the spot: the *Train* button runs the
+default preset's self-play (:func:`market.game.training.train`) with a
+progress bar, and the trained tables then play the game and show as
+heatmaps. A Q-table fixes the game's sizes: its P levels are spread over
+the price range and its T is the number of rounds.
 
-The page can also train a pair of learners on the spot (:func:`train_pair`:
-one seed of a training preset, a fraction of a second once the training
-kernel is compiled); the trained tables are saved to a temporary ``.npz``
-that both sides then play, and shown as heatmaps.
-
-:func:`setup_game` does the work and is what the tests call; the page only
-holds the inputs and how many moves are shown.
+:func:`setup_game` and :func:`train_pair` do the work and are what the tests
+call; the page only holds the inputs and how many moves are shown.
 """
 
 from __future__ import annotations
 
-import atexit
-import shutil
-import tempfile
+import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
-from pathlib import Path
 
 import numpy as np
 import solara
+import solara.lab
 
 import strategies
-from market.errors import CompileError
+from market.game import evaluation
 from market.game.grid import PriceGrid
 from market.game.play import Ranges, fmt, game_for, play
-from market.game.qtable import legal_rows
 from market.game.record import NegotiationRecord
 from market.game.rules import BUYER, SELLER, Protocol
-from market.game.tables import TablePair, save_tables
+from market.game.tables import TablePair
+from market.game.training import preset, train
 from market.view import figures as vf
+from market.view.chart import Chart
 from strategies import specs
 
 PRICE_MIN, PRICE_MAX = 0, 100
 ROUNDS_MAX = 20
+#: the Train button's episodes: the default preset's count, adjustable in steps of one cycle
+TRAIN_PRESET = "default"
+EPISODES_MAX = 300_000
+TRAINED = "trained just now"
 
 
 @dataclass
@@ -53,12 +57,60 @@ class Game:
     seller: str
     buyer: str
     note: str = ""
+    #: the Q-tables each side plays, ``(R, S, A)``, for the heatmaps (None: not a table)
+    seller_table: np.ndarray | None = None
+    buyer_table: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Trained:
+    """A pair of learners trained on the page: their tables and how the training went."""
+
+    tables: TablePair
+    episodes: int
+    seed: int
+    seconds: float
+    nash_conv: float
 
 
 def strategy_spec(name: str, table: str) -> str:
     """``qlearning`` with a table path becomes ``qlearning:PATH``; other names stay."""
     table = table.strip()
     return f"qlearning:{table}" if name == "qlearning" and table else name
+
+
+def default_episodes() -> int:
+    """The default preset's episode count (what the Train button trains by default)."""
+    return preset(TRAIN_PRESET).total_episodes
+
+
+def train_pair(episodes: int | None = None, seed: int = 0,
+               progress: Callable[[int, int], None] | None = None) -> Trained:
+    """Train a Seller and a Buyer by the default preset's self-play; ``episodes`` rounded
+    to whole cycles (default: the preset's count); ``progress(done, total)`` as training goes.
+    """
+    base = preset(TRAIN_PRESET)
+    episodes = base.total_episodes if episodes is None else int(episodes)
+    if not base.episodes <= episodes <= EPISODES_MAX:
+        raise ValueError(f"episodes must be in [{base.episodes:,}, {EPISODES_MAX:,}] "
+                         f"(got {episodes:,})")
+    config = preset(TRAIN_PRESET, seeds=1, seed=int(seed),
+                    cycles=max(1, episodes // base.episodes))
+    t0 = time.perf_counter()
+    result = train(config, nash_conv=False, exact=False, progress=progress)
+    seconds = time.perf_counter() - t0
+    seller, buyer = result.tables(0)
+    nc = float(evaluation.nash_conv(seller, buyer, config.protocol))
+    return Trained(TablePair(config.protocol, seller, buyer), config.total_episodes, int(seed),
+                   seconds, nc)
+
+
+def _tables_of(spec: str, side: str, protocol: Protocol) -> np.ndarray | None:
+    """The Q-table a spec plays (a saved file), for the heatmap; None for other strategies."""
+    parsed = specs.parse(spec, side)
+    if parsed.name != "qlearning" or parsed.arg is None:
+        return None
+    return np.asarray(parsed.cls.spec_params(parsed.arg, side, protocol)["tables"], dtype=float)
 
 
 def setup_game(
@@ -69,10 +121,12 @@ def setup_game(
     rounds: int = 10,
     first: str = "buyer",
     seed: int = 0,
+    trained: TablePair | None = None,
 ) -> Game:
     """Play one negotiation; ``ValueError`` with one readable line on bad input.
 
-    ``seller``/``buyer`` are registered names or ``qlearning:FILE.npz``.
+    ``seller``/``buyer`` are registered names or ``qlearning:FILE.npz``;
+    ``trained`` (tables trained on the page) overrides both and plays greedily.
     """
     for side, (lo, hi) in (("seller", seller_range), ("buyer", buyer_range)):
         if lo > hi:
@@ -85,78 +139,31 @@ def setup_game(
         raise ValueError(f"rounds must be in [1, {ROUNDS_MAX}] (got {rounds})")
     if first not in ("buyer", "seller"):
         raise ValueError(f"first must be buyer or seller (got {first!r})")
-    fixed = specs.fixed_game({"seller": seller, "buyer": buyer})
-    if fixed is None:
-        protocol, grid, note = game_for(lo, hi, int(rounds))
+    tables: dict[str, np.ndarray | None] = {"seller": None, "buyer": None}
+    if trained is not None:
+        protocol, grid, note = game_for(lo, hi, trained.protocol.rounds, trained.protocol,
+                                        ["seller", "buyer"])
+        note = f"Both sides play the tables {TRAINED}; {note}."
+        tables = {"seller": np.asarray(trained.seller), "buyer": np.asarray(trained.buyer)}
+        players = {side: strategies.make("qlearning", side, 1, protocol, tables=tables[side],
+                                         learning=False) for side in tables}
+        seller = buyer = f"qlearning ({TRAINED})"
     else:
-        protocol, grid, note = game_for(lo, hi, fixed[0].rounds, *fixed)
-        note = note[0].upper() + note[1:] + "."
-    s = specs.build(seller, "seller", protocol, option="seller")
-    b = specs.build(buyer, "buyer", protocol, option="buyer")
+        fixed = specs.fixed_game({"seller": seller, "buyer": buyer})
+        if fixed is None:
+            protocol, grid, note = game_for(lo, hi, int(rounds))
+        else:
+            protocol, grid, note = game_for(lo, hi, fixed[0].rounds, *fixed)
+            note = note[0].upper() + note[1:] + "."
+        players = {side: specs.build(spec, side, protocol, option=side)
+                   for side, spec in (("seller", seller), ("buyer", buyer))}
+        tables = {side: _tables_of(spec, side, protocol)
+                  for side, spec in (("seller", seller), ("buyer", buyer))}
     ranges = Ranges(buyer=tuple(map(float, buyer_range)), seller=tuple(map(float, seller_range)))
-    record = play(protocol, grid, s, b, ranges, BUYER if first == "buyer" else SELLER,
-                  np.random.default_rng(int(seed)))
-    return Game(protocol, grid, ranges, record, seller, buyer, note)
-
-
-@dataclass
-class Trained:
-    """A pair of tables trained on the page: where they are saved and what they are."""
-
-    path: str
-    pair: TablePair
-    note: str
-
-
-_trained_dir: Path | None = None
-
-
-def _scratch() -> Path:
-    """A private temporary folder for tables trained in this server, removed at exit."""
-    global _trained_dir
-    if _trained_dir is None:
-        _trained_dir = Path(tempfile.mkdtemp(prefix="negotiation-view-"))
-        atexit.register(shutil.rmtree, _trained_dir, True)
-    return _trained_dir
-
-
-def train_pair(preset_name: str = "default", seed: int = 0) -> Trained:
-    """Train one seed of a preset (self-play or the document's trainer) and save the pair.
-
-    Raises ``ValueError`` (or :class:`~market.errors.CompileError`) with one
-    readable line.
-    """
-    from market.game.evaluation import nash_conv
-    from market.game.training import PRESETS, preset, train
-
-    if preset_name not in PRESETS:
-        raise ValueError(f"preset must be one of {', '.join(PRESETS)} (got {preset_name!r})")
-    if int(seed) < 0:
-        raise ValueError(f"seed must be >= 0 (got {seed})")
-    cfg = preset(preset_name, seed=int(seed), seeds=1, test_episodes=0)
-    res = train(cfg, nash_conv=False, exact=False)
-    nc = float(nash_conv(res.seller[0], res.buyer[0], cfg.protocol))
-    pair = TablePair(cfg.protocol, res.seller[0], res.buyer[0],
-                     {**cfg.as_dict(), "nash_conv": nc})
-    path = _scratch() / f"trained-{preset_name}-seed{int(seed)}.npz"
-    save_tables(path, pair)
-    note = (f"Trained with the {preset_name} preset, seed {int(seed)}: "
-            f"{cfg.total_episodes:,} episodes in {res.train_seconds:.2f} s, NashConv {nc:.3f}. "
-            "Both sides now play these tables.")
-    return Trained(str(path), pair, note)
-
-
-def trained_heatmaps(trained: Trained) -> object:
-    """Heatmaps of the trained Seller's and Buyer's tables (one panel per side and role)."""
-    pair = trained.pair
-    roles = pair.seller.shape[0]
-    panels = []
-    for name, tables in (("Seller", pair.seller), ("Buyer", pair.buyer)):
-        for r in range(roles):
-            role = "" if roles == 1 else (", moved first" if r == 0 else ", moved second")
-            panels.append((f"{name}{role}", tables[r]))
-    return vf.qtable_figure(panels, pair.protocol, legal_rows(pair.protocol),
-                            title="Q-tables trained on this page")
+    record = play(protocol, grid, players["seller"], players["buyer"], ranges,
+                  BUYER if first == "buyer" else SELLER, np.random.default_rng(int(seed)))
+    return Game(protocol, grid, ranges, record, seller, buyer, note, tables["seller"],
+                tables["buyer"])
 
 
 def moves_html(game: Game, shown: int) -> str:
@@ -175,9 +182,64 @@ def moves_html(game: Game, shown: int) -> str:
     return f"<table class='moves'><tr>{head}</tr>{''.join(rows)}</table>"
 
 
+def table_panels(tables: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """One heatmap per role of an ``(R, S, A)`` table."""
+    tables = np.asarray(tables)
+    if tables.ndim == 2:
+        tables = tables[None]
+    names = ["moved first", "moved second"] if tables.shape[0] == 2 else ["any role"]
+    return list(zip(names, tables, strict=True))
+
+
+@solara.component
+def TableInput(side: str, value: solara.Reactive[str]) -> None:
+    """A Q-table path, with the folder a relative path is read from."""
+    solara.InputText(f"{side.capitalize()} Q-table (.npz path, empty: untrained)", value=value)
+    solara.Text(f"relative paths are read from the working folder {os.getcwd()}",
+                style={"font-size": "12px", "color": "#555"})
+
+
+@solara.component
+def TrainCard(trained: solara.Reactive[Trained | None], use_trained: solara.Reactive[bool]) -> None:
+    """Train a Seller and a Buyer by self-play, with a progress bar; then play their tables."""
+    episodes = solara.use_reactive(default_episodes())
+    seed = solara.use_reactive(0)
+
+    def run() -> Trained:
+        def progress(done: int, total: int) -> None:
+            task.progress = 100.0 * done / max(total, 1)
+
+        result = train_pair(episodes.value, seed.value or 0, progress)
+        trained.set(result)
+        use_trained.set(True)
+        return result
+
+    task = solara.lab.use_task(run, dependencies=None, raise_error=False)
+    base = preset(TRAIN_PRESET)
+    with solara.Card("Train a pair of learners", margin=0):
+        solara.Text(f"Self-play, the {TRAIN_PRESET} preset: role-aware tables, P = "
+                    f"{base.prices}, T = {base.rounds}.", style={"font-size": "13px"})
+        solara.SliderInt(f"Episodes: {episodes.value:,}", value=episodes, min=base.episodes,
+                         max=EPISODES_MAX, step=base.episodes)
+        solara.InputInt("Training seed", value=seed)
+        solara.Button("Train", color="primary", on_click=task, disabled=task.pending)
+        if task.pending:
+            done = task.progress or 0.0
+            solara.ProgressLinear(value=done if done else True)
+            solara.Text(f"training: {done:.0f}%")
+        elif task.error:
+            solara.Error(" ".join(str(task.exception).split()))
+        if trained.value is not None:
+            t = trained.value
+            solara.Text(f"Trained {t.episodes:,} episodes (seed {t.seed}) in {t.seconds:.1f} s; "
+                        f"NashConv {t.nash_conv:.3f} (0 = equilibrium).",
+                        style={"font-size": "13px"})
+            solara.Checkbox(label="Play the trained tables", value=use_trained)
+
+
 @solara.component
 def TwoAgentPage() -> None:
-    """Controls in the sidebar; the legacy-view figure and the move list in the main area."""
+    """Controls in the sidebar; the legacy-view chart, the moves and the Q-tables beside."""
     names = strategies.names()
     seller = solara.use_reactive("averaging")
     buyer = solara.use_reactive("averaging")
@@ -189,15 +251,13 @@ def TwoAgentPage() -> None:
     first = solara.use_reactive("buyer")
     seed = solara.use_reactive(0)
     shown = solara.use_reactive(0)
-    train_preset = solara.use_reactive("default")
-    trained = solara.use_reactive(None)  # a Trained, or an error line
+    trained = solara.use_reactive(None)
+    use_trained = solara.use_reactive(False)
 
-    # the game depends on the specs actually played: a table path typed while the side plays
-    # another strategy changes nothing
-    key = (strategy_spec(seller.value, seller_table.value),
-           strategy_spec(buyer.value, buyer_table.value),
+    pair = trained.value.tables if (trained.value is not None and use_trained.value) else None
+    key = (seller.value, buyer.value, seller_table.value, buyer_table.value,
            tuple(seller_range.value), tuple(buyer_range.value), rounds.value, first.value,
-           seed.value)
+           seed.value, id(pair))
 
     def make() -> Game | str:
         try:
@@ -205,88 +265,64 @@ def TwoAgentPage() -> None:
                 strategy_spec(seller.value, seller_table.value),
                 strategy_spec(buyer.value, buyer_table.value),
                 tuple(seller_range.value), tuple(buyer_range.value), rounds.value,
-                first.value, seed.value or 0,
+                first.value, seed.value or 0, trained=pair,
             )
         except ValueError as exc:
             return " ".join(str(exc).split())
 
     game = solara.use_memo(make, list(key))
     solara.use_effect(lambda: shown.set(0), list(key))
-    n = 0 if isinstance(game, str) else len(game.record.moves)
-    k = min(shown.value, n)
-
-    def draw() -> object:
-        if isinstance(game, str):
-            return None
-        return vf.negotiation_figure(game.record, game.grid, game.ranges, shown=k,
-                                     rounds=game.protocol.rounds,
-                                     title=f"{game.seller} (seller) vs {game.buyer} (buyer)")
-
-    # every state change re-renders the page; the figures are drawn only when what they show
-    # changes
-    fig = solara.use_memo(draw, [game, k])
-    heat_of = trained.value if isinstance(trained.value, Trained) else None
-    heat = solara.use_memo(lambda: None if heat_of is None else trained_heatmaps(heat_of),
-                           [heat_of])
-
-    def do_train() -> None:
-        try:
-            done = train_pair(train_preset.value, seed.value or 0)
-        except (ValueError, CompileError) as exc:
-            trained.set(" ".join(str(exc).split()))
-            return
-        trained.set(done)
-        seller_table.set(done.path)  # tables first: the game changes only with the strategies
-        buyer_table.set(done.path)
-        seller.set("qlearning")
-        buyer.set("qlearning")
-
-    from market.game.training import PRESETS
 
     with solara.AppBar():
         solara.AppBarTitle("Two agents: one Buyer, one Seller")
-    with solara.Sidebar(), solara.Column():
-        with solara.Card("Strategies"):
-            solara.Select("Seller strategy", values=names, value=seller)
-            if seller.value == "qlearning":
-                solara.InputText("Seller Q-table (.npz path, empty: untrained)",
-                                 value=seller_table)
-            solara.Select("Buyer strategy", values=names, value=buyer)
-            if buyer.value == "qlearning":
-                solara.InputText("Buyer Q-table (.npz path, empty: untrained)", value=buyer_table)
-        with solara.Card("Game"):
+    with solara.Sidebar(), solara.Column(gap="12px"):
+        with solara.Card("Strategies", margin=0):
+            if pair is not None:
+                solara.Text(f"Both sides play the tables {TRAINED} (untick “Play the trained "
+                            "tables” below to choose).", style={"font-size": "13px"})
+            solara.Select("Seller strategy", values=names, value=seller, disabled=pair is not None)
+            if seller.value == "qlearning" and pair is None:
+                TableInput("seller", seller_table)
+            solara.Select("Buyer strategy", values=names, value=buyer, disabled=pair is not None)
+            if buyer.value == "qlearning" and pair is None:
+                TableInput("buyer", buyer_table)
+        with solara.Card("Game", margin=0):
             (s_lo, s_hi), (b_lo, b_hi) = seller_range.value, buyer_range.value
             solara.SliderRangeInt(f"Seller accepts {s_lo}-{s_hi}", value=seller_range,
                                   min=PRICE_MIN, max=PRICE_MAX)
             solara.SliderRangeInt(f"Buyer accepts {b_lo}-{b_hi}", value=buyer_range,
                                   min=PRICE_MIN, max=PRICE_MAX)
-            solara.SliderInt(f"Rounds T = {rounds.value}", value=rounds, min=1, max=ROUNDS_MAX)
-            solara.Text("First mover")
-            solara.ToggleButtonsSingle(value=first, values=["buyer", "seller"])
+            solara.SliderInt(f"Rounds T: {rounds.value}", value=rounds, min=1, max=ROUNDS_MAX,
+                             disabled=pair is not None)
+            solara.Text("First mover", style={"font-size": "13px"})
+            solara.ToggleButtonsSingle(value=first, values=["buyer", "seller"], dense=True)
             solara.InputInt("Seed", value=seed)
-        with solara.Card("Train a pair of learners"):
-            solara.Select("Training preset", values=list(PRESETS), value=train_preset)
-            episodes = PRESETS[train_preset.value].total_episodes
-            solara.Button(f"Train ({episodes:,} episodes)", color="primary", on_click=do_train)
+        TrainCard(trained, use_trained)
 
-    if isinstance(trained.value, str):
-        solara.Error(trained.value)
-    elif trained.value is not None:
-        solara.Success(trained.value.note)
     if isinstance(game, str):
         solara.Error(game)
         return
-    with solara.Row():
+    n = len(game.record.moves)
+    k = min(shown.value, n)
+    with solara.Row(style={"align-items": "center"}):
         solara.Button("Restart", color="primary", on_click=lambda: shown.set(0), disabled=k == 0)
         solara.Button("Next move", color="primary", on_click=lambda: shown.set(min(k + 1, n)),
                       disabled=k >= n)
         solara.Button("Play to the end", color="primary", on_click=lambda: shown.set(n),
                       disabled=k >= n)
         solara.Text(f"Move {k} of {n}")
+        if k == n and n:
+            solara.HTML(tag="div", unsafe_innerHTML=vf.banner_html(game.record, game.grid))
     if game.note:
         solara.Info(game.note)
-    solara.FigureMatplotlib(fig, dependencies=[game, k], format="png", dpi=100)
-    if k:
-        solara.HTML(tag="div", unsafe_innerHTML=moves_html(game, k))
-    if heat is not None and heat_of.path in (seller_table.value, buyer_table.value):
-        solara.FigureMatplotlib(heat, dependencies=[heat_of.path], format="png", dpi=100)
+    title = f"{game.seller} (seller) vs {game.buyer} (buyer)"
+    with solara.Row(style={"flex-wrap": "wrap", "gap": "24px"}):
+        Chart(vf.negotiation_chart(game.record, game.grid, game.ranges, shown=k,
+                                   rounds=game.protocol.rounds, title=title, width=560))
+        if k:
+            solara.HTML(tag="div", unsafe_innerHTML=moves_html(game, k))
+    with solara.Row(style={"flex-wrap": "wrap", "gap": "24px"}):
+        for side, table in (("seller", game.seller_table), ("buyer", game.buyer_table)):
+            if table is not None:
+                Chart(vf.qtable_chart(table_panels(table), game.protocol,
+                                      title=f"The {side}'s Q-table"))

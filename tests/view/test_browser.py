@@ -1,15 +1,21 @@
 """The real thing: ``python run.py viz`` served to headless Chromium, offline.
 
-Starts the command as a subprocess on a free loopback port, drives Debian's
-``/usr/bin/chromium`` with Playwright, steps the market and plays the
-two-agent game, and checks what a user would see: the step counter moves,
-the charts change, no error or traceback text, no request leaves the
-machine, no asset is missing. Ctrl-C (SIGINT to the process group) must stop
-the server cleanly. A screenshot goes to pytest's tmp dir, or to the path in
-``VIZ_SCREENSHOT`` (how the README's picture is made).
+One server (``run.py viz`` on a free loopback port) and one browser serve
+every test of this module; each test opens its own page, so it gets its own
+Solara session and model. The tests drive the pages as a user would
+(typing, keyboard on sliders, clicks) and check what a user sees: every
+control changes the model after Reset, ten quick Step clicks give ten
+steps, play runs and pauses, the Train button trains and the tables play,
+both pages render their charts with no error text, and no request leaves
+the machine. When the module ends, Ctrl-C (SIGINT to the server's process
+group) must stop the server cleanly and free the port.
 
-Skipped only when Chromium or Playwright is missing and ``CI`` is not
-``"true"``; in CI a missing browser is a failure.
+Chromium is Debian's ``/usr/bin/chromium`` (``apt-get install -y chromium``),
+driven by Playwright. Without it the tests are skipped, saying how to
+install it; with ``CI=true`` in the environment they fail instead.
+
+``VIZ_SCREENSHOTS=DIR`` writes ``market_view.png`` and ``two_agent_view.png``
+there (how the README's pictures are made).
 """
 
 from __future__ import annotations
@@ -26,29 +32,45 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
+INSTALL = "apt-get install -y chromium"
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-ERROR_TEXT = re.compile(r"Traceback|Error|error in step|Exception", re.IGNORECASE)
+ERROR_TEXT = re.compile(r"Traceback|Error|error in step|Exception|Not applied", re.IGNORECASE)
+VIEWPORT = {"width": 1400, "height": 1800}
+#: every test of this module runs in one pytest-xdist worker, so they share one server
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
-pytestmark = pytest.mark.browser
+
+def _contrast(fg: str, bg: str) -> float:
+    def lum(css: str) -> float:
+        r, g, b = (int(x) / 255 for x in re.findall(r"\d+", css)[:3])
+        lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((lum(fg), lum(bg)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
 
 
-def _browser_or_skip():
+# --- the shared server and browser ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def playwright_api():
+    """Playwright, or a skip naming the install command (a failure under CI=true)."""
     missing = []
     if not Path(CHROMIUM).exists():
-        missing.append(f"{CHROMIUM} is missing (apt-get install -y chromium)")
+        missing.append(f"{CHROMIUM} is missing; install it with: {INSTALL}")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        missing.append("the Python package playwright is missing")
+        missing.append("the Python package playwright is missing (pip install -e '.[dev]')")
         sync_playwright = None
     if missing:
         reason = "; ".join(missing)
         if os.environ.get("CI") == "true":
-            pytest.fail(f"browser test must run in CI: {reason}")
+            pytest.fail(f"the browser test must run in CI: {reason}")
         pytest.skip(reason)
-    return sync_playwright
+    with sync_playwright() as pw:
+        yield pw
 
 
 def _free_port() -> int:
@@ -57,105 +79,28 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _read_line(proc: subprocess.Popen, timeout: float) -> str:
-    """One line of the server's stdout, or fail after ``timeout`` seconds."""
-    ready, _, _ = select.select([proc.stdout], [], [], timeout)
-    if not ready:
-        raise AssertionError(f"run.py viz printed nothing within {timeout} s")
-    return proc.stdout.readline()
-
-
-def test_viz_in_headless_chromium(tmp_path):
-    sync_playwright = _browser_or_skip()
+@pytest.fixture(scope="module")
+def server(playwright_api, tmp_path_factory):
+    """``run.py viz`` on a free port; at the end, Ctrl-C must stop it cleanly."""
     port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "run.py", "viz", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,  # its own process group: Ctrl-C and cleanup reach the server too
-    )
+    err_path = tmp_path_factory.mktemp("viz") / "stderr.txt"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "run.py", "viz", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True,
+            start_new_session=True,  # its own process group: Ctrl-C reaches the server too
+        )
     base = f"http://127.0.0.1:{port}"
     try:
-        first = _read_line(proc, 60)
-        assert first.strip() == f"Market view:    {base}/", first
-
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1900})
-                requests: list[str] = []
-                failed: list[str] = []
-                page.on("request", lambda r: requests.append(r.url))
-                # the session-close beacon sent on navigation is cut short by design
-                page.on("requestfailed", lambda r: None if "/_solara/api/close/" in r.url
-                        else failed.append(r.url))
-                page.on("response", lambda r: failed.append(f"{r.status} {r.url}")
-                        if r.status >= 400 else None)
-
-                # --- market page: step a few times -----------------------------------------
-                page.goto(base + "/", wait_until="networkidle")
-                counter = page.get_by_text(re.compile(r"^Step: \d+$"))
-                counter.wait_for(timeout=30_000)
-                assert counter.inner_text() == "Step: 0"
-                # the summary is text and the pair's trace waits for a step: five charts
-                page.wait_for_function("document.querySelectorAll('img').length >= 5",
-                                       timeout=30_000)
-                charts_before = page.eval_on_selector_all("img", "els => els.map(e => e.src)")
-                assert len(charts_before) == 5, charts_before
-                for k in range(1, 4):
-                    page.get_by_role("button", name="Step", exact=True).click()
-                    page.get_by_text(f"Step: {k}", exact=True).wait_for(timeout=20_000)
-                page.get_by_text("pair (of", exact=False).wait_for(timeout=20_000)
-                page.wait_for_load_state("networkidle")
-                charts_after = page.eval_on_selector_all("img", "els => els.map(e => e.src)")
-                assert len(charts_after) == len(charts_before) + 1  # the pair's negotiation
-                assert not set(charts_before) & set(charts_after), "charts did not redraw"
-                body = page.inner_text("body")
-                assert "Step 3, trading period 1" in body
-                assert not ERROR_TEXT.search(body), ERROR_TEXT.search(body)
-                shot = Path(os.environ.get("VIZ_SCREENSHOT") or tmp_path / "market.png")
-                page.screenshot(path=str(shot))
-                assert shot.stat().st_size > 50_000  # a rendered page, not a blank one
-
-                # Mesa's reset, then play and pause
-                page.get_by_role("button", name="Reset", exact=True).click()
-                page.get_by_text("Step: 0", exact=True).wait_for(timeout=20_000)
-                page.get_by_role("button", name="▶", exact=True).click()
-                page.get_by_text("Step: 2", exact=True).wait_for(timeout=30_000)
-                page.get_by_role("button", name="❚❚", exact=True).click()
-                page.get_by_role("button", name="▶", exact=True).wait_for(timeout=20_000)
-                # paused: the counter settles (a step already under way may still land)
-                readings = []
-                for _ in range(20):
-                    page.wait_for_timeout(1000)
-                    readings.append(page.get_by_text(re.compile(r"^Step: \d+$")).inner_text())
-                    if len(readings) >= 3 and len(set(readings[-3:])) == 1:
-                        break
-                assert len(set(readings[-3:])) == 1, f"still stepping after pause: {readings}"
-                assert not ERROR_TEXT.search(page.inner_text("body"))
-
-                # --- two-agent page: the legacy game to its end ---------------------------
-                page.goto(base + "/two-agent", wait_until="networkidle")
-                page.get_by_text("Move 0 of 10").wait_for(timeout=30_000)
-                page.get_by_role("button", name="Play to the end").click()
-                page.get_by_text("Move 10 of 10").wait_for(timeout=20_000)
-                table = page.locator("table").last.inner_text()
-                assert "seller\taccept\t32" in table, table
-                body = page.inner_text("body")
-                assert not ERROR_TEXT.search(body), ERROR_TEXT.search(body)
-                page.screenshot(path=str(tmp_path / "two_agent.png"))
-
-                outside = [u for u in requests
-                           if not u.startswith((base, "blob:", "data:"))]
-                assert not outside, f"requests left the machine: {outside[:5]}"
-                assert not failed, f"failed or missing resources: {failed[:5]}"
-            finally:
-                browser.close()
-
-        # --- Ctrl-C stops the server cleanly --------------------------------------------
+        ready, _, _ = select.select([proc.stdout], [], [], 90)
+        first = proc.stdout.readline() if ready else ""
+        assert first.strip() == f"Market view:    {base}/", (first, err_path.read_text())
+        yield base
         os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        assert proc.returncode == 0, err
-        assert "Traceback" not in err, err
+        proc.wait(timeout=30)
+        stderr = err_path.read_text()
+        assert proc.returncode == 0, stderr
+        assert "Traceback" not in stderr, stderr
         with socket.socket() as s:  # nobody listens on the port any more
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is fine
             s.bind(("127.0.0.1", port))
@@ -163,6 +108,231 @@ def test_viz_in_headless_chromium(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
-        for stream in (proc.stdout, proc.stderr):
-            if stream:
-                stream.close()
+        proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def browser(playwright_api):
+    b = playwright_api.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    yield b
+    b.close()
+
+
+class Watched:
+    """A page and everything it asked the network for."""
+
+    def __init__(self, page, base: str) -> None:
+        self.page, self.base = page, base
+        self.requests: list[str] = []
+        self.failed: list[str] = []
+        page.on("request", lambda r: self.requests.append(r.url))
+        # the session-close beacon sent on navigation is cut short by design
+        page.on("requestfailed", lambda r: None if "/_solara/api/close/" in r.url
+                else self.failed.append(r.url))
+        page.on("response", lambda r: self.failed.append(f"{r.status} {r.url}")
+                if r.status >= 400 else None)
+        page.on("pageerror", lambda e: self.failed.append(f"page error: {e}"))
+
+    def check_clean(self) -> None:
+        body = self.page.inner_text("body")
+        assert not ERROR_TEXT.search(body), ERROR_TEXT.search(body)
+        outside = [u for u in self.requests if not u.startswith((self.base, "blob:", "data:"))]
+        assert not outside, f"requests left the machine: {outside[:5]}"
+        assert not self.failed, f"failed or missing resources: {self.failed[:5]}"
+
+
+@pytest.fixture
+def watched(browser, server):
+    context = browser.new_context(viewport=VIEWPORT)
+    w = Watched(context.new_page(), server)
+    yield w
+    context.close()
+
+
+def _shot(page, name: str) -> None:
+    folder = os.environ.get("VIZ_SCREENSHOTS")
+    if folder:
+        page.wait_for_timeout(1500)  # let the charts finish drawing
+        page.screenshot(path=str(Path(folder) / name))
+
+
+# --- helpers that act as a user --------------------------------------------------------------
+def open_market(w: Watched):
+    w.page.goto(w.base + "/", wait_until="networkidle")
+    w.page.get_by_text("Step: 0", exact=True).wait_for(timeout=30_000)
+    charts_drawn(w.page, 6)
+    return w.page
+
+
+def charts_drawn(page, n: int) -> None:
+    """Wait until ``n`` charts are drawn by Vega in the browser."""
+    page.wait_for_function(
+        f"document.querySelectorAll('.vega-embed canvas, .vega-embed svg').length >= {n}",
+        timeout=30_000)
+
+
+def step_count(page) -> int:
+    return int(page.get_by_text(re.compile(r"^Step: \d+$")).inner_text().split()[1])
+
+
+def slider_keys(page, label: str, *keys: str, then: str | None = None) -> None:
+    """Focus the slider whose label starts with ``label``, press ``keys``, and wait until
+    the page shows ``then`` (the label with the new value: the server has taken it)."""
+    field = page.locator(".v-input", has=page.locator(".v-label", has_text=label)).first
+    field.locator("[role=slider]").focus()
+    for key in keys:  # the label changes as the value does: keep the focus, not the locator
+        page.keyboard.press(key)
+    if then is not None:
+        page.get_by_text(then, exact=True).wait_for(timeout=20_000)
+
+
+def type_number(page, label: str, value: str) -> None:
+    field = page.get_by_label(label, exact=True)
+    field.fill(value)
+    field.press("Enter")
+
+
+def summary(page) -> str:
+    return page.locator(".market-summary").inner_text()
+
+
+# --- the market page -------------------------------------------------------------------------
+def test_market_page_steps_plays_and_pauses(watched):
+    """Offline under named tabs; ten quick Step clicks give ten steps; play runs and pauses."""
+    page = open_market(watched)
+    assert page.get_by_role("tab", name="Market").is_visible()
+    assert page.get_by_role("tab", name="Two agents").is_visible()
+    assert "runs on Solara" not in page.inner_text("body")  # Solara's corner badge is off
+    # before the first step, the charts say what to do
+    assert page.locator(".vega-embed", has_text="no step yet: press Step or ▶").count() == 3
+    assert page.locator(".vega-embed", has_text="no pair negotiated yet").count() == 1
+
+    step = page.get_by_role("button", name="Step", exact=True)
+    for _ in range(10):
+        step.click(delay=0, no_wait_after=True)
+    page.get_by_text("Step: 10", exact=True).wait_for(timeout=30_000)
+    page.wait_for_timeout(500)
+    assert step_count(page) == 10  # no click lost, none counted twice
+    page.locator(".market-summary", has_text="Step 10, trading period 1 (step 10 of 10)"
+                 ).wait_for(timeout=20_000)
+    assert page.locator(".vega-embed", has_text="no step yet").count() == 0  # all redrawn
+    charts_drawn(page, 6)
+
+    page.get_by_role("button", name="▶", exact=True).click()
+    page.get_by_text(re.compile(r"^Step: (1[3-9]|[2-9]\d|\d{3,})$")).wait_for(timeout=30_000)
+    page.get_by_role("button", name="❚❚", exact=True).click()
+    page.get_by_role("button", name="▶", exact=True).wait_for(timeout=20_000)
+    readings = []  # paused: the counter settles (a step already under way may still land)
+    for _ in range(20):
+        page.wait_for_timeout(500)
+        readings.append(step_count(page))
+        if len(readings) >= 3 and len(set(readings[-3:])) == 1:
+            break
+    assert len(set(readings[-3:])) == 1, f"still stepping after pause: {readings}"
+    assert readings[-1] >= 13
+    watched.check_clean()
+    if os.environ.get("VIZ_SCREENSHOTS"):  # a picture worth showing: the first step of
+        page.get_by_role("button", name="Reset", exact=True).click()  # the 5th period
+        page.get_by_text("Step: 0", exact=True).wait_for(timeout=20_000)
+        slider_keys(page, "Render interval", *["ArrowRight"] * 19,
+                    then="Render interval: 20 steps per redraw")
+        for k in (20, 40):
+            step.click()
+            page.get_by_text(f"Step: {k}", exact=True).wait_for(timeout=30_000)
+        slider_keys(page, "Render interval", "Home", then="Render interval: 1 step per redraw")
+        step.click()
+        page.get_by_text("Step: 41", exact=True).wait_for(timeout=30_000)
+        page.get_by_role("button", name="first deal").click()
+        page.locator(".outcome-banner", has_text="DEAL at").wait_for(timeout=10_000)
+        _shot(page, "market_view.png")
+
+
+def test_every_control_changes_the_model_after_reset(watched):
+    page = open_market(watched)
+    before = summary(page)
+    type_number(page, "Sellers (1-1000)", "23")
+    type_number(page, "Buyers (1-1000)", "17")
+    slider_keys(page, "Price levels P", "ArrowRight", "ArrowRight", then="Price levels P: 7")
+    slider_keys(page, "Rounds T", "ArrowLeft", "ArrowLeft", then="Rounds T: 3")
+    slider_keys(page, "Steps per trading period", *["ArrowLeft"] * 6,
+                then="Steps per trading period: 4")
+    page.get_by_role("button", name="buyer", exact=True).click()            # first mover
+    slider_keys(page, "Teams per side", "ArrowRight", "ArrowRight", then="Teams per side: 2")
+    for label in ("New values and costs each period",
+                  "Market clock (delay costs; learners see the time left)",
+                  "Common wallet (teams pool their earnings)"):
+        page.get_by_text(label, exact=True).click()
+    type_number(page, "Seed", "99")
+    # the sellers' weights (their card comes first): averaging 50 -> 0, boulware 0 -> 25;
+    # the shares shown are the weights normalised
+    slider_keys(page, "averaging: 50", *["ArrowLeft"] * 10, then="averaging: 0 → 0%")
+    slider_keys(page, "boulware: 0", *["ArrowRight"] * 5, then="boulware: 25 → 33%")
+    page.get_by_text("Settings changed: press Reset to apply them.").wait_for(timeout=10_000)
+    assert summary(page) == before  # nothing applies before Reset
+    page.get_by_role("button", name="Reset", exact=True).click()
+    page.locator(".market-summary", has_text="seed 99").wait_for(timeout=20_000)
+    text = summary(page)
+    for needle in ("23 sellers, 17 buyers", "P = 7 price levels, T = 3 rounds",
+                   "trading period 4 steps", "first mover: buyer", "new values each period: on",
+                   "market clock: on", "teams: 2", "common wallet: on", "seed 99",
+                   "sellers: boulware 33%, qlearning 67%"):
+        assert needle in text, needle
+    # the run controls: the play interval shows its value, the render interval steps 3 a click
+    slider_keys(page, "Play interval", "ArrowRight", then="Play interval: 150 ms")
+    slider_keys(page, "Render interval", "ArrowRight", "ArrowRight",
+                then="Render interval: 3 steps per redraw")
+    page.get_by_role("button", name="Step", exact=True).click()
+    page.get_by_text("Step: 3", exact=True).wait_for(timeout=20_000)
+    page.locator(".market-summary", has_text="(step 3 of 4)").wait_for(timeout=20_000)
+    charts_drawn(page, 6)
+    watched.check_clean()
+    # all of a side's weights at 0: refused, saying why
+    slider_keys(page, "averaging: 100", "Home",  # the buyers' only strategy, to 0
+                then="Every buyer weight is 0: give at least one strategy a weight above 0.")
+    assert page.get_by_text(re.compile("Not applied: buyer mix: every weight is 0")).count()
+
+
+# --- the two-agent page ----------------------------------------------------------------------
+def test_two_agent_page_plays_the_legacy_game_with_a_readable_banner(watched):
+    page = watched.page
+    page.goto(watched.base + "/two-agent", wait_until="networkidle")
+    page.get_by_text("Move 0 of 10").wait_for(timeout=30_000)
+    charts_drawn(page, 1)
+    page.get_by_role("button", name="Play to the end").click()
+    page.get_by_text("Move 10 of 10").wait_for(timeout=20_000)
+    table = page.locator("table.moves").inner_text()
+    assert "seller\taccept\t32" in table, table
+    banner = page.locator(".outcome-banner")
+    assert banner.inner_text() == "DEAL at 32"
+    fg, bg = banner.evaluate(
+        "e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
+    assert _contrast(fg, bg) >= 4.5, (fg, bg)  # WCAG AA, as the browser draws it
+    # a Q-table path is read from the server's working folder, and the page says which
+    page.locator(".v-input", has=page.locator(".v-label", has_text="Seller strategy")).locator(
+        ".v-select__slot").click()
+    page.get_by_role("option", name="qlearning", exact=True).click()
+    page.get_by_text("relative paths are read from the working folder").wait_for(timeout=10_000)
+    assert page.get_by_role("tab", name="Two agents").get_attribute("aria-selected") == "true"
+    watched.check_clean()
+
+
+def test_the_train_button_trains_and_the_tables_play(watched):
+    page = watched.page
+    page.goto(watched.base + "/two-agent", wait_until="networkidle")
+    page.get_by_text("Episodes: 150,000").wait_for(timeout=30_000)
+    episodes = "150,000"  # the default preset's count, for the README's picture
+    if not os.environ.get("VIZ_SCREENSHOTS"):
+        slider_keys(page, "Episodes", "Home", "ArrowRight",  # 2,000: keeps the test short
+                    then="Episodes: 2,000")
+        episodes = "2,000"
+    page.get_by_role("button", name="Train", exact=True).click()
+    page.get_by_text(f"Trained {episodes} episodes").wait_for(timeout=120_000)
+    page.get_by_text("Both sides play the tables trained just now", exact=False).first.wait_for(
+        timeout=20_000)
+    page.get_by_role("button", name="Play to the end").click()
+    page.get_by_text(re.compile(r"^Move (\d+) of \1$")).wait_for(timeout=20_000)
+    charts_drawn(page, 3)  # the game, and both sides' Q-tables as heatmaps
+    for title in ("The seller's Q-table", "The buyer's Q-table"):
+        assert page.locator(".vega-embed", has_text=title).count() == 1
+    _shot(page, "two_agent_view.png")
+    watched.check_clean()

@@ -1,0 +1,151 @@
+"""The market page's controls: Mesa's run controls above the panels, the settings beside.
+
+Run bar: Mesa's own ``ModelController`` (Reset, ▶/❚❚, Step), the step
+counter, and the play interval and the render interval (steps per redraw)
+as sliders that show their values. Sidebar: one control per setting of
+:mod:`market.view.settings`, each showing its value; each side's mix lists
+every registered strategy with a weight and its normalised share.
+
+Settings apply on Reset, as in Mesa's ``SolaraViz``: every change is
+checked at once (:func:`~market.view.settings.model_kwargs`), and only a
+valid set reaches the parameters Mesa's Reset builds the model from; until
+then the sidebar says what is wrong and Reset keeps the last valid set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import solara
+from mesa.visualization.solara_viz import ModelController
+
+from market.game.rules import SIDE_NAMES
+from market.view.settings import (
+    FIRST_MOVERS,
+    NUMBERS,
+    SWITCHES,
+    WEIGHT,
+    model_kwargs,
+    shares_text,
+)
+
+#: the play interval's range (ms between steps while playing) and the render interval's
+PLAY_MS = (0, 1000, 50)
+RENDER_STEPS = (1, 50, 1)
+
+
+def check(settings: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The model's keyword arguments and no message, or None and what is wrong (one line)."""
+    try:
+        return model_kwargs(settings), ""
+    except ValueError as exc:
+        return None, " ".join(str(exc).split())
+
+
+@solara.component
+def RunBar(
+    model: solara.Reactive[Any],
+    params: solara.Reactive[dict[str, Any]],
+    settings: solara.Reactive[dict[str, Any]],
+    play_interval: solara.Reactive[int],
+    render_interval: solara.Reactive[int],
+    steps: int,
+) -> None:
+    """Reset, play/pause and step (Mesa's controller), the step counter, the two intervals,
+    and whether the sidebar's settings are applied."""
+    use_threads = solara.use_reactive(False)  # Mesa's controller reads .value of it
+    _, problem = check(settings.value)
+    with solara.Card(margin=0), solara.Row(style={"align-items": "center", "flex-wrap": "wrap",
+                                                  "gap": "18px"}):
+        with solara.Column(style={"min-width": "230px"}):
+            ModelController(model, model_parameters=params, play_interval=play_interval,
+                            render_interval=render_interval, use_threads=use_threads)
+        solara.Text(f"Step: {steps}", style={"font-size": "16px", "font-weight": "bold"})
+        with solara.Column(style={"min-width": "260px"}):
+            lo, hi, step = PLAY_MS
+            solara.SliderInt(f"Play interval: {play_interval.value} ms", value=play_interval,
+                             min=lo, max=hi, step=step)
+            lo, hi, step = RENDER_STEPS
+            n = render_interval.value
+            solara.SliderInt(f"Render interval: {n} step{'s' if n > 1 else ''} per redraw",
+                             value=render_interval, min=lo, max=hi, step=step)
+        with solara.Column(style={"max-width": "420px"}):
+            if problem:
+                solara.Error(f"Not applied: {problem}. Reset keeps the last valid settings.",
+                             dense=True)
+            elif params.value != getattr(model.value, "params", params.value):
+                solara.Info("Settings changed: press Reset to apply them.", dense=True)
+            else:
+                solara.Text("Settings (sidebar) apply on Reset.", style={"font-size": "13px"})
+
+
+@solara.component
+def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
+    """Population sizes, game sizes, period, first mover, switches, teams and the seed."""
+    with solara.Card("Market", margin=0):
+        for key in ("n_sellers", "n_buyers"):
+            spec = NUMBERS[key]
+            solara.InputInt(f"{spec.label} ({spec.lo}-{spec.hi})", value=settings[key],
+                            on_value=lambda v, key=key: set_value(key, v))
+        for key in ("prices", "rounds", "period"):
+            spec = NUMBERS[key]
+            solara.SliderInt(f"{spec.label}: {settings[key]}", value=settings[key],
+                             min=spec.lo, max=spec.hi, step=spec.step,
+                             on_value=lambda v, key=key: set_value(key, v))
+        solara.Text("First mover", style={"font-size": "13px"})
+        solara.ToggleButtonsSingle(value=settings["first"], values=list(FIRST_MOVERS),
+                                   on_value=lambda v: set_value("first", v), dense=True)
+        spec = NUMBERS["teams"]
+        teams = settings["teams"]
+        solara.SliderInt(f"Teams per side: {teams or 'none'}", value=teams, min=spec.lo,
+                         max=spec.hi, step=spec.step, on_value=lambda v: set_value("teams", v))
+        for key, label in SWITCHES.items():
+            solara.Checkbox(label=label, value=bool(settings[key]),
+                            on_value=lambda v, key=key: set_value(key, v))
+        solara.InputInt("Seed", value=settings["seed"], on_value=lambda v: set_value("seed", v))
+
+
+@solara.component
+def MixCard(side: str, weights: dict[str, int], set_weight: Callable[[str, int], None]) -> None:
+    """Every registered strategy with its weight and normalised share on one side."""
+    shares = shares_text(weights)
+    with solara.Card(f"{side.capitalize()} strategies", margin=0):
+        solara.Text("weight → share of the side", style={"font-size": "13px"})
+        for name, w in weights.items():
+            solara.SliderInt(f"{name}: {w} → {shares[name]}", value=int(w), min=WEIGHT.lo,
+                             max=WEIGHT.hi, step=WEIGHT.step,
+                             on_value=lambda v, name=name: set_weight(name, v))
+        if shares and all(s == "-" for s in shares.values()):
+            solara.Error(f"Every {side} weight is 0: give at least one strategy a weight "
+                         "above 0.", dense=True)
+
+
+@solara.component
+def MarketSidebar(
+    params: solara.Reactive[dict[str, Any]],
+    settings: solara.Reactive[dict[str, Any]],
+) -> None:
+    """The sidebar: the market's settings, then each side's mix."""
+    current = settings.value
+
+    def set_value(key: str, value: Any) -> None:
+        new = {**settings.value, key: value}
+        settings.set(new)
+        kwargs, _ = check(new)
+        if kwargs is not None:
+            params.set(kwargs)
+
+    def weight_setter(side: str) -> Callable[[str, int], None]:
+        def set_weight(name: str, value: int) -> None:
+            key = f"{side}_weights"
+            set_value(key, {**settings.value[key], name: int(value)})
+        return set_weight
+
+    with solara.Column(gap="12px"):
+        MarketCard(current, set_value)
+        for side in SIDE_NAMES:
+            MixCard(side, current[f"{side}_weights"], weight_setter(side))
+
+
+__all__ = ["MarketSidebar", "RunBar", "check"]

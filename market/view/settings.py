@@ -1,0 +1,150 @@
+"""The market page's settings: what each control holds, its range, and the model it builds.
+
+A control of the page edits one entry of a settings dictionary (plain
+values: numbers, a strategy's weight, a choice); :func:`model_kwargs` turns
+the settings into :class:`~market.sim.model.MarketModel` keyword arguments
+and checks them with the one validation of market parameters that every
+command shares, so the page refuses exactly what ``run.py market`` and
+``run.py batch`` refuse, with the same words.
+
+Each side's mix lists every registered strategy (``strategies.names()``) with
+a weight from 0 to 100; shares are the weights normalised to sum to 1, so a
+strategy added to ``strategies/`` appears on the page without editing it.
+Nothing here imports Solara: the page and the tests use the same functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import strategies
+from market.game.rules import SIDE_NAMES
+from market.sim.model import FIRST_MOVERS, check_parameters  # the one shared validation
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeric control: its label, range and step (the page shows the value beside it)."""
+
+    label: str
+    lo: int
+    hi: int
+    step: int = 1
+
+
+#: the numeric controls, in the sidebar's order
+NUMBERS: dict[str, Number] = {
+    "n_sellers": Number("Sellers", 1, 1000),
+    "n_buyers": Number("Buyers", 1, 1000),
+    "prices": Number("Price levels P", 2, 20),
+    "rounds": Number("Rounds T", 1, 10),
+    "period": Number("Steps per trading period", 1, 50),
+    "teams": Number("Teams per side (0: none)", 0, 20),
+}
+#: the on/off controls and what they say
+SWITCHES: dict[str, str] = {
+    "redraw": "New values and costs each period",
+    "clock": "Market clock (delay costs; learners see the time left)",
+    "common_wallet": "Common wallet (teams pool their earnings)",
+}
+#: a strategy's weight in its side's mix
+WEIGHT = Number("weight", 0, 100, 5)
+SEED_MAX = 2**32 - 1
+
+#: the page's starting market: sellers half averaging, half learning; buyers averaging
+DEFAULTS: dict[str, Any] = {
+    "n_sellers": 50,
+    "n_buyers": 50,
+    "seller_weights": {"averaging": 50, "qlearning": 50},
+    "buyer_weights": {"averaging": 100},
+    "prices": 5,
+    "rounds": 5,
+    "period": 10,
+    "first": "random",
+    "redraw": False,
+    "clock": False,
+    "teams": 0,
+    "common_wallet": False,
+    "seed": 42,
+}
+
+
+def default_settings() -> dict[str, Any]:
+    """A fresh copy of :data:`DEFAULTS` with every registered strategy in each mix."""
+    out = dict(DEFAULTS)
+    for side in SIDE_NAMES:
+        given = DEFAULTS[f"{side}_weights"]
+        out[f"{side}_weights"] = {name: int(given.get(name, 0)) for name in strategies.names()}
+    return out
+
+
+def mix_from_weights(side: str, weights: Mapping[str, float]) -> dict[str, float]:
+    """Weights normalised to shares summing to 1 (strategies at 0 left out).
+
+    ``ValueError`` naming the side when every weight is 0 or one is negative.
+    """
+    bad = {k: w for k, w in weights.items() if not float(w) >= 0}
+    if bad:
+        name, w = next(iter(bad.items()))
+        raise ValueError(f"{side} mix: the weight of {name} must be >= 0 (got {w})")
+    total = float(sum(float(w) for w in weights.values()))
+    if total <= 0:
+        raise ValueError(f"{side} mix: every weight is 0; give at least one strategy a weight "
+                         "above 0")
+    return {name: float(w) / total for name, w in weights.items() if float(w) > 0}
+
+
+def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """MarketModel keyword arguments from the page's settings, checked; ``ValueError`` if bad.
+
+    The message names the parameter and its allowed range, as the command
+    line's do.
+    """
+    for key, spec in NUMBERS.items():
+        value = settings[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not (
+                spec.lo <= value <= spec.hi):
+            raise ValueError(f"{spec.label} must be an integer in [{spec.lo}, {spec.hi}] "
+                             f"(got {value!r})")
+    seed = settings["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise ValueError(f"seed must be an integer in [0, {SEED_MAX}] (got {seed!r})")
+    kwargs: dict[str, Any] = {
+        "n_sellers": settings["n_sellers"],
+        "n_buyers": settings["n_buyers"],
+        "seller_mix": mix_from_weights("seller", settings["seller_weights"]),
+        "buyer_mix": mix_from_weights("buyer", settings["buyer_weights"]),
+        "prices": settings["prices"],
+        "rounds": settings["rounds"],
+        "period": settings["period"],
+        "first": settings["first"],
+        "redraw": bool(settings["redraw"]),
+        "clock": bool(settings["clock"]),
+        "teams": settings["teams"] or None,
+        "common_wallet": bool(settings["common_wallet"]),
+        "seed": seed,
+    }
+    check_parameters(**kwargs)
+    return kwargs
+
+
+def shares_text(weights: Mapping[str, float]) -> dict[str, str]:
+    """Each strategy's normalised share as a percentage (``"50%"``), ``"-"`` if all are 0."""
+    total = float(sum(float(w) for w in weights.values()))
+    return {k: f"{float(w) / total:.0%}" if total > 0 else "-" for k, w in weights.items()}
+
+
+__all__ = [
+    "DEFAULTS",
+    "FIRST_MOVERS",
+    "NUMBERS",
+    "SWITCHES",
+    "WEIGHT",
+    "Number",
+    "default_settings",
+    "mix_from_weights",
+    "model_kwargs",
+    "shares_text",
+]
