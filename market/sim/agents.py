@@ -15,6 +15,7 @@ so this module stands below the model and imports nothing of it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -59,6 +60,31 @@ class TraderArrays:
 
     def __len__(self) -> int:
         return len(self.reservation)
+
+
+def agent_columns(books: Sequence[TraderArrays], names: Sequence[np.ndarray],
+                  uid: Sequence[np.ndarray], wallets: np.ndarray | None = None
+                  ) -> dict[str, np.ndarray]:
+    """Every trader's state as columns (Sellers first, then Buyers), read from the arrays.
+
+    ``books``, ``names`` (object arrays of strategy names) and ``uid`` (agent
+    ids) are indexed by side; ``wallets``: earnings per team id under a
+    common wallet (None: each trader's wallet is its own earnings).
+    """
+    s, b = books[SELLER], books[BUYER]
+    earnings = np.concatenate([s.earnings, b.earnings])
+    team = np.concatenate([s.team, b.team])
+    return {
+        "unique_id": np.concatenate(uid),
+        "side": np.repeat(np.array(SIDE_NAMES, dtype=object), [len(s), len(b)]),
+        "strategy": np.concatenate([names[SELLER][s.strategy], names[BUYER][b.strategy]]),
+        "reservation": np.concatenate([s.reservation, b.reservation]),
+        "wallet": earnings if wallets is None else wallets[team],
+        "earnings": earnings,
+        "cash": np.concatenate([s.cash, b.cash]),
+        "trades": np.concatenate([s.trades, b.trades]),
+        "team": team,
+    }
 
 
 class MarketState(Protocol):

@@ -37,11 +37,11 @@ import pandas as pd
 from market.game.grid import PriceGrid
 from market.game.protocol import Side, negotiate
 from market.game.record import BatchRecord
-from market.game.rules import BUYER, SELLER, SIDE_NAMES
+from market.game.rules import BUYER, SELLER
 from market.sim import exchange, ledger, params, population
-from market.sim.agents import AGENT_COLUMNS, Buyer, Seller, Trader, TraderArrays
+from market.sim.agents import AGENT_COLUMNS, Buyer, Seller, Trader, TraderArrays, agent_columns
 from market.sim.collector import MarketCollector
-from market.sim.ledger import Ledger
+from market.sim.ledger import Ledger, Settlement
 from market.sim.metrics import Equilibrium, competitive_equilibrium
 from market.sim.params import Distribution
 from market.sim.traces import LastStep, PairTrace
@@ -92,9 +92,8 @@ class MarketModel(mesa.Model):
 
         # who trades: arrays first, then the Mesa agents that view them
         self._books, self._names, self._strategies = population.populate(p, self.protocol, self.rng)
-        self.n_teams = population.assign_teams(*self._books, p.teams, self.rng)
-        self.team_size = np.bincount(np.concatenate([b.team for b in self._books]),
-                                     minlength=self.n_teams)
+        self.team_size = population.assign_teams(*self._books, p.teams, self.rng)
+        self.n_teams = len(self.team_size)
         self._levels = population.acceptable_levels(self.grid, *self._books)
         self.seller_agents = [Seller(self, i) for i in range(len(self.sellers))]
         self.buyer_agents = [Buyer(self, i) for i in range(len(self.buyers))]
@@ -106,11 +105,10 @@ class MarketModel(mesa.Model):
 
         # the books of the run, the last step, and what the DataCollector reads
         self.ledger = Ledger()
-        self.period = 0
-        self.step_in_period = 0  # steps done in the current period
+        self.period = self.step_in_period = 0  # step_in_period: steps done in the period
         self._last = LastStep()
         self._team_cache: tuple[int, np.ndarray] = (-1, np.zeros(0))
-        self._start_period()
+        self._start_period(0)
         self.variables = self._variables(np.zeros(0), 0)
         self._collect_agents_now = p.agent_data == "step"
         self.datacollector = MarketCollector(self.variables, ledger.keys())
@@ -118,34 +116,24 @@ class MarketModel(mesa.Model):
 
     # --- the schedule ---------------------------------------------------------------------
     def step(self) -> None:
-        """Pair the traders still holding their unit, negotiate, settle, learn; collect."""
+        """A new period when due; pair, negotiate, settle, learn; collect."""
         if self.step_in_period == self.period_length:
-            self.period += 1
-            self.step_in_period = 0
-            self._start_period()
+            self._start_period(self.period + 1)
         ps, pb = self._pair()
-        prices = np.zeros(0)
-        rec = None
+        self._last = LastStep(ps, pb)
         if len(ps):
-            time_left = (np.full(len(ps), self.period_length - self.step_in_period, np.int64)
-                         if self.params.clock else None)
-            rec = self._negotiate(ps, pb, time_left)
-            settled = exchange.settle(self._books, ps, pb, rec, self.grid)
-            self.ledger.settle(settled)
-            self.datacollector.add_prices(self.steps, self.period, rec.level[settled.deal],
-                                          self.grid)
-            team_size = self.team_size if self.common_wallet else None
-            reward = exchange.rewards(settled, self._books, ps, pb, self.grid.hi - self.grid.lo,
-                                      team_size)
-            exchange.learn(self._strategies, self._books, ps, pb, rec, reward, time_left)
-            prices = settled.prices
-        self._last = LastStep(ps, pb, rec, prices)
+            time_left = self._time_left(len(ps))
+            record = self._negotiate(ps, pb, time_left)
+            settled = self._settle(ps, pb, record)
+            self._learn(ps, pb, settled, time_left)
+            self._last = LastStep(ps, pb, record, settled.prices)
         self.step_in_period += 1
-        self._collect(prices, len(ps))
+        self._collect()
 
-    def _start_period(self) -> None:
+    def _start_period(self, period: int) -> None:
         """Everybody holds a unit again (values and costs redrawn if asked); open the books."""
-        if self.period > 0:
+        self.period, self.step_in_period = period, 0
+        if period > 0:
             for book in self._books:
                 book.traded[:] = False
             if self.params.redraw:
@@ -180,9 +168,31 @@ class MarketModel(mesa.Model):
             time_left,
         )
 
-    def _collect(self, prices: np.ndarray, pairs: int) -> None:
+    def _settle(self, ps: np.ndarray, pb: np.ndarray, record: BatchRecord) -> Settlement:
+        """Deals change hands; the ledger and the prices table enter them."""
+        settled = exchange.settle(self._books, ps, pb, record, self.grid)
+        self.ledger.settle(settled)
+        self.datacollector.add_prices(self.steps, self.period, record.level[settled.deal],
+                                      self.grid)
+        return settled
+
+    def _learn(self, ps: np.ndarray, pb: np.ndarray, settled: Settlement,
+               time_left: np.ndarray | None) -> None:
+        """Learners are paid their gains (pooled per team under a common wallet) and learn."""
+        span = self.grid.hi - self.grid.lo
+        team_size = self.team_size if self.common_wallet else None
+        reward = exchange.rewards(settled, self._books, ps, pb, span, team_size)
+        exchange.learn(self._strategies, self._books, ps, pb, settled.record, reward, time_left)
+
+    def _time_left(self, n: int) -> np.ndarray | None:
+        """Steps left in the period, what clocked learners see (None without the clock)."""
+        if not self.params.clock:
+            return None
+        return np.full(n, self.period_length - self.step_in_period, dtype=np.int64)
+
+    def _collect(self) -> None:
         """The step's variables; at a period's end its row (and agent data, if due); collect."""
-        self.variables = self._variables(prices, pairs)
+        self.variables = self._variables(self._last.prices, len(self._last))
         closing = self.step_in_period == self.period_length
         due = self.params.agent_data
         self._collect_agents_now = due == "step" or (closing and due == "period")
@@ -248,22 +258,8 @@ class MarketModel(mesa.Model):
 
     def agent_columns(self) -> dict[str, np.ndarray]:
         """Agent-level state as columns (sellers first, then buyers), read from the arrays."""
-        s, b = self.sellers, self.buyers
-        earnings = np.concatenate([s.earnings, b.earnings])
-        team = np.concatenate([s.team, b.team])
-        wallet = self.team_wallets()[team] if self.common_wallet else earnings
-        names = self._name_arrays()
-        return {
-            "unique_id": np.concatenate(self._uid),
-            "side": np.repeat(np.array(SIDE_NAMES, dtype=object), [len(s), len(b)]),
-            "strategy": np.concatenate([names[SELLER][s.strategy], names[BUYER][b.strategy]]),
-            "reservation": np.concatenate([s.reservation, b.reservation]),
-            "wallet": wallet,
-            "earnings": earnings,
-            "cash": np.concatenate([s.cash, b.cash]),
-            "trades": np.concatenate([s.trades, b.trades]),
-            "team": team,
-        }
+        wallets = self.team_wallets() if self.common_wallet else None
+        return agent_columns(self._books, self._name_arrays(), self._uid, wallets)
 
     def _name_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         return (np.array(self._names[SELLER], dtype=object),

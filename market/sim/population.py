@@ -100,10 +100,10 @@ def draw(p: Params, side: int, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def assign_teams(sellers: TraderArrays, buyers: TraderArrays, teams: int | None,
-                 rng: np.random.Generator) -> int:
+                 rng: np.random.Generator) -> np.ndarray:
     """Team ids (Sellers' teams first), drawn; every trader alone without ``teams``.
 
-    Returns the number of team ids.
+    Returns the size of each team, by team id.
     """
     ns, nb = len(sellers), len(buyers)
     if teams is None:
@@ -112,7 +112,8 @@ def assign_teams(sellers: TraderArrays, buyers: TraderArrays, teams: int | None,
     else:
         sellers.team[:] = rng.permutation(np.arange(ns) % teams)
         buyers.team[:] = teams + rng.permutation(np.arange(nb) % teams)
-    return int(max(sellers.team.max(), buyers.team.max()) + 1)
+    n_teams = int(max(sellers.team.max(), buyers.team.max()) + 1)
+    return np.bincount(np.concatenate([sellers.team, buyers.team]), minlength=n_teams)
 
 
 def acceptable_levels(
