@@ -10,6 +10,14 @@ from market.errors import UsageError
 
 #: Q-table cells (float64, 8 bytes each: 800 MB) one command may allocate at once
 TABLE_CELLS_MAX = 100_000_000
+#: traders on one side of a market, and teams per side
+TRADERS_MAX = 2_000_000
+#: steps of one market run, and steps per trading period
+STEPS_MAX = 1_000_000
+#: price levels P of a market's protocol
+PRICES_MAX = 1000
+#: rounds T of a market's protocol
+ROUNDS_MAX = 1000
 
 
 def check_table_cells(cells: float, what: str, advice: str) -> None:

@@ -20,13 +20,21 @@ from typing import Any
 
 from market.cli.common import check_output_dir, emit_json, int_in
 from market.errors import UsageError
-from market.limits import check_table_cells
+from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
 
 HELP = "run a market of many Buyers and Sellers with mixed strategies"
 
-TRADERS_MAX = 2_000_000
-STEPS_MAX = 1_000_000
-
+#: what this command calls the market's parameters, in messages
+FLAGS = {
+    "n_buyers": "--buyers", "n_sellers": "--sellers", "buyer_mix": "--buyer-mix",
+    "seller_mix": "--seller-mix", "prices": "--prices", "rounds": "--rounds",
+    "period": "--period", "value_range": "--value-range", "cost_range": "--cost-range",
+    "value_dist": "--distribution", "cost_dist": "--distribution", "first": "--first",
+    "teams": "--teams", "agent_data": "--agent-data",
+}
+#: summary keys the printed table lays out itself; any other metric marked ``show`` gets a row
+LAID_OUT = {"efficiency", "deals", "mean_price", "price_std", "ce_price_lo", "ce_price_hi",
+            "ce_quantity", "buyer_share", "seller_share"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,9 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="steps to run (default 100)")
     p.add_argument("--period", type=int_in("--period", 1, STEPS_MAX), default=10,
                    help="steps per trading period K; one unit per trader per period (default 10)")
-    p.add_argument("--prices", type=int_in("--prices", 2, 1000), default=5,
+    p.add_argument("--prices", type=int_in("--prices", 2, PRICES_MAX), default=5,
                    help="price levels P (default 5)")
-    p.add_argument("--rounds", type=int_in("--rounds", 1, 1000), default=5,
+    p.add_argument("--rounds", type=int_in("--rounds", 1, ROUNDS_MAX), default=5,
                    help="rounds T (default 5)")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0,
                    help="seed of every random draw (default 0)")
@@ -74,83 +82,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "summary.json and market.png")
 
 
-def parse_mix(text: str, flag: str) -> dict[str, float]:
-    """``"a=0.5,b=0.5"`` (a bare ``"a"`` is ``a=1``) -> shares, checked by the model's rule."""
-    from market.sim.model import check_mix
-
-    mix: dict[str, float] = {}
-    for part in (x.strip() for x in text.split(",")):
-        if not part:
-            continue
-        name, eq, share = part.partition("=")
-        name = name.strip()
-        if not eq:
-            share = "1"
-        try:
-            value = float(share)
-        except ValueError:
-            raise UsageError(
-                f"{flag}: share of {name!r} must be a number (got {share!r})"
-            ) from None
-        if name in mix:
-            raise UsageError(f"{flag}: strategy {name!r} is named twice")
-        mix[name] = value
-    try:
-        return check_mix(flag, mix)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def parse_range(text: str, flag: str) -> tuple[float, float]:
-    parts = text.split(",")
-    try:
-        lo, hi = (float(x) for x in parts)
-    except ValueError:
-        raise UsageError(f"{flag} must be two numbers LO,HI with LO < HI (got {text!r})") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise UsageError(f"{flag} must be two finite numbers LO,HI with LO < HI (got {text!r})")
-    return lo, hi
-
-
-def _check_tables(args: argparse.Namespace, mixes: dict[str, dict[str, float]]) -> None:
-    """Refuse Q-learner populations too large for memory before building anything."""
-    n = {"buyer": args.buyers, "seller": args.sellers}
-    learners = sum(
-        n[side] * share for side, mix in mixes.items() for k, share in mix.items()
-        if k.partition(":")[0] == "qlearning"
-    )
-    buckets = min(args.period, 4) if args.clock else 1
-    cells = learners * 2 * buckets * (2 + args.prices * args.rounds) * (args.prices + 2)
-    check_table_cells(cells, "the Q-learners' tables",
-                      "lower --prices/--rounds or the number of qlearning traders")
-
-
 def run(args: argparse.Namespace) -> int:
-    mixes = {
-        "buyer": parse_mix(args.buyer_mix, "--buyer-mix"),
-        "seller": parse_mix(args.seller_mix, "--seller-mix"),
-    }
-    value_range = parse_range(args.value_range, "--value-range")
-    cost_range = parse_range(args.cost_range, "--cost-range")
-    if args.common_wallet and args.teams is None:
-        raise UsageError("--common-wallet needs --teams K (the number of teams per side)")
-    _check_tables(args, mixes)
-    check_output_dir(args.out, "--out")
+    from market.sim import params
 
-    from market.sim.model import MarketModel
-
-    t0 = time.perf_counter()
-    model = MarketModel(
+    p = params.check(dict(
         n_buyers=args.buyers,
         n_sellers=args.sellers,
-        buyer_mix=mixes["buyer"],
-        seller_mix=mixes["seller"],
+        buyer_mix=params.parse_mix(args.buyer_mix, "--buyer-mix"),
+        seller_mix=params.parse_mix(args.seller_mix, "--seller-mix"),
         prices=args.prices,
         rounds=args.rounds,
         period=args.period,
         redraw=args.redraw,
-        value_range=value_range,
-        cost_range=cost_range,
+        value_range=params.parse_range(args.value_range, "--value-range"),
+        cost_range=params.parse_range(args.cost_range, "--cost-range"),
         value_dist=args.distribution,
         cost_dist=args.distribution,
         first=args.first,
@@ -159,8 +104,15 @@ def run(args: argparse.Namespace) -> int:
         clock=args.clock,
         learner_params="drawn" if args.drawn_learners else "fixed",
         agent_data=args.agent_data,
-        seed=args.seed,
-    )
+    ), names=FLAGS)
+    if args.common_wallet and args.teams is None:
+        raise UsageError("--common-wallet needs --teams K (the number of teams per side)")
+    check_output_dir(args.out, "--out")
+
+    from market.sim.model import MarketModel
+
+    t0 = time.perf_counter()
+    model = MarketModel(**p.kwargs(), seed=args.seed)
     _run_steps(model, args.steps, quiet=args.json)
     seconds = time.perf_counter() - t0
     summary = model.summary()
@@ -169,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.json:
         emit_json(_clean({
-            "parameters": _parameters(args, mixes, value_range, cost_range),
+            "parameters": _parameters(args, p),
             "summary": summary,
             "strategies": per_strategy,
             "files": [str(f) for f in files],
@@ -234,12 +186,14 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
     return files
 
 
-def _parameters(args: argparse.Namespace, mixes: dict, vr: tuple, cr: tuple) -> dict[str, Any]:
+def _parameters(args: argparse.Namespace, p: Any) -> dict[str, Any]:
+    """The run's parameters as the command took them (mixes normalised)."""
     return {
-        "buyers": args.buyers, "sellers": args.sellers, "buyer_mix": mixes["buyer"],
-        "seller_mix": mixes["seller"], "steps": args.steps, "period": args.period,
+        "buyers": args.buyers, "sellers": args.sellers, "buyer_mix": p.buyer_mix,
+        "seller_mix": p.seller_mix, "steps": args.steps, "period": args.period,
         "prices": args.prices, "rounds": args.rounds, "seed": args.seed, "first": args.first,
-        "value_range": list(vr), "cost_range": list(cr), "distribution": args.distribution,
+        "value_range": list(p.value_range), "cost_range": list(p.cost_range),
+        "distribution": args.distribution,
         "redraw": args.redraw, "teams": args.teams, "common_wallet": args.common_wallet,
         "clock": args.clock, "drawn_learners": args.drawn_learners,
     }
@@ -264,12 +218,21 @@ def _fmt(x: float, digits: int = 2) -> str:
     return f"{x:.{digits}f}"
 
 
+def _fmt_any(x: float) -> str:
+    """A whole number with thousands separators, else three decimals."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:.3f}"
+
+
 def _print_summary(
     model: Any, args: argparse.Namespace, s: dict[str, float], per_strategy: list[dict[str, Any]],
     files: list[Path], seconds: float,
 ) -> None:
     from rich.console import Console
     from rich.table import Table
+
+    from market.sim.ledger import METRICS
 
     console = Console()
     head = Table(
@@ -296,6 +259,9 @@ def _print_summary(
     head.add_row("competitive quantity (last period)", f"{int(s['ce_quantity']):,}")
     head.add_row("surplus share buyers / sellers",
                  f"{_fmt(s['buyer_share'], 3)} / {_fmt(s['seller_share'], 3)}")
+    for m in METRICS:  # any other metric marked to be shown: one row each
+        if m.show and m.key not in LAID_OUT and m.key in s:
+            head.add_row(m.label or m.key, _fmt_any(s[m.key]))
     head.add_row("run time", f"{seconds:.2f} s")
     console.print(head)
     table = Table(title="Earnings per strategy and side (per trader, run total)")

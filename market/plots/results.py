@@ -1,7 +1,9 @@
 """Figures from a batch results table: metrics against the swept parameters.
 
 For every swept parameter (one with more than one value among the runs that
-succeeded): efficiency and mean price against it, and, for a population-mix
+succeeded): the market metrics marked for plotting in
+:data:`market.sim.ledger.METRICS` (efficiency and mean price) against it,
+one panel each, and, for a population-mix
 parameter (``buyer_mix.<strategy>``, ``seller_mix.<strategy>``), every
 strategy's earnings per trader against it. Points are means over the runs
 at that value with a 95 % Student-t confidence interval (``mean +/- t *
@@ -25,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from market.errors import UsageError
+from market.sim import ledger
 
 MAX_LINES = 6
 ID_COLUMNS = ("run", "point", "iteration", "seed", "steps", "error")
@@ -60,7 +63,7 @@ def load_results(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str],
 
 
 def _known_parameters() -> set[str]:
-    from market.runs.batch import model_parameters
+    from market.sim.params import model_parameters
 
     return set(model_parameters())
 
@@ -121,9 +124,10 @@ def plot_results(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]) 
     files: list[Path] = []
     sweep = swept(ok, params)
     earn = earnings_columns(metrics)
+    plotted = [m.key for m in ledger.plotted() if m.key in ok.columns]
     for x in sweep:
         others = [p for p in sweep if p != x]
-        shown = [m for m in ("efficiency", "mean_price") if m in ok.columns]
+        shown = plotted
         if shown:
             files.append(_metric_figure(ok, x, shown, others, out / f"{_slug(x)}_market.png"))
         if x.startswith(MIX_PREFIXES) and any(earn.values()):
@@ -174,7 +178,7 @@ def _metric_figure(df: pd.DataFrame, x: str, shown: list[str], others: list[str]
     split = bool(others) and len(combos) <= MAX_LINES
     pos, ticks = _positions(df[x])
     fig, axes = plt.subplots(1, len(shown), figsize=(5.2 * len(shown), 4), squeeze=False)
-    labels = {"efficiency": "allocative efficiency", "mean_price": "mean transaction price"}
+    labels = {m: _label(m) for m in shown}
     for ax, metric in zip(axes[0], shown, strict=True):
         if split:
             s = summarize(df, x, metric, by=others)
@@ -193,6 +197,12 @@ def _metric_figure(df: pd.DataFrame, x: str, shown: list[str], others: list[str]
                  f"mean over runs with 95% t-interval{how}", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path)
+
+
+def _label(key: str) -> str:
+    """A metric's words (:mod:`market.sim.ledger`), else its key."""
+    m = ledger.metric(key)
+    return m.label if m is not None and m.label else key
 
 
 def _earnings_figure(df: pd.DataFrame, x: str, earn: dict[str, list[str]], others: list[str],

@@ -1,9 +1,12 @@
 """Batch runs of the market: a parameter grid, many seeds, one Parquet table.
 
 The flow: a **grid** (parameter name -> list of values, from ``--param`` or
-a TOML file) is validated against :class:`~market.sim.model.MarketModel`'s own
-signature, then **expanded** into :class:`RunSpec` s (every combination,
-``iterations`` times each). Each run's seed comes from the batch seed and
+a TOML file) is validated against :class:`~market.sim.model.MarketModel`'s
+parameters (names and types from :func:`market.sim.params.model_parameters`;
+every grid point's values by :func:`market.sim.params.check`, the model's
+and the market command's own check, before any run starts), then
+**expanded** into :class:`RunSpec` s (every combination, ``iterations``
+times each). Each run's seed comes from the batch seed and
 the run's index only (``SeedSequence(seed, spawn_key=(run,))``), and results
 are sorted by run index, so the table is the same whatever the number of
 processes or the machine a run landed on.
@@ -39,8 +42,6 @@ import shutil
 import sys
 import tomllib
 import traceback
-import types
-import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from market.errors import RunFailed, UsageError
+from market.sim import params as market_params
 
 #: fills each side's share left by the named strategies
 DEFAULT_FILL = "averaging"
@@ -68,44 +70,6 @@ def model_class() -> type:
     from market.sim.model import MarketModel
 
     return MarketModel
-
-
-def model_parameters(cls: type | None = None) -> dict[str, tuple[tuple[type, ...] | None, Any]]:
-    """Parameter name -> (allowed scalar types, default) from the model's ``__init__``.
-
-    Types come from the annotations (the scalar members ``int``, ``float``,
-    ``bool``, ``str`` of a union), else from the default's type; ``()``
-    means "any scalar" (no annotation, no default) and ``None`` "not a
-    scalar" (ranges, mappings, callables), which a grid cannot sweep.
-    """
-    cls = cls or model_class()
-    sig = inspect.signature(cls.__init__)
-    try:
-        hints = typing.get_type_hints(cls.__init__)
-    except Exception:  # unresolvable annotations: fall back on defaults
-        hints = {}
-    out: dict[str, tuple[tuple[type, ...] | None, Any]] = {}
-    for name, p in sig.parameters.items():
-        if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        default = None if p.default is p.empty else p.default
-        out[name] = (_scalar_types(hints.get(name), default), default)
-    return out
-
-
-def _scalar_types(hint: Any, default: Any) -> tuple[type, ...] | None:
-    scalars = (bool, int, float, str)
-    if hint is not None:
-        args = typing.get_args(hint) if _is_union(hint) else (hint,)
-        found = tuple(a for a in args if a in scalars)
-        return found or None
-    if default is None:
-        return ()
-    return (type(default),) if type(default) in scalars else None
-
-
-def _is_union(hint: Any) -> bool:
-    return typing.get_origin(hint) in (typing.Union, types.UnionType)
 
 
 # --- grids -----------------------------------------------------------------------------------
@@ -173,7 +137,7 @@ def validate_grid(
     """
     from strategies import specs
 
-    params = model_parameters(cls)
+    params = market_params.model_parameters(cls)
     known = sorted(k for k, (allowed, _) in params.items()
                    if k not in RESERVED and k not in MIX_KEYS and allowed is not None)
     mixes = [k for k in MIX_KEYS if k in params]
@@ -204,16 +168,17 @@ def validate_grid(
             raise UsageError(f"parameter {key} is not a single number, flag or name and "
                              "cannot be swept by the batch")
         out[key] = [_coerce(key, v, allowed) for v in values]
-    from market.sim.model import check_parameters
-
     for point in _points(out):
         kwargs = model_kwargs(point, fill)  # every combination's mixes must add up
         if cls is None:  # and every value must be in range, before any run starts
             try:
-                check_parameters(**kwargs)
+                market_params.check(kwargs)
             except ValueError as exc:
+                # a value check's message starts with the parameter's name; a size
+                # cap's (UsageError) is already a whole sentence
                 where = ", ".join(f"{k}={v}" for k, v in point.items())
-                raise UsageError(f"parameter {exc} (at {where})") from None
+                lead = "" if isinstance(exc, UsageError) else "parameter "
+                raise UsageError(f"{lead}{exc} (at {where})") from None
     return out
 
 

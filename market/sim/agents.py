@@ -7,20 +7,25 @@ one row of those arrays: ``agent.wallet`` or ``agent.reservation`` read the
 array at the agent's index, so what a user inspects (in the Solara view, in
 ``model.agents``, in the DataCollector) is always the live state, never a
 stale copy.
+
+A trader reads its market through the narrow :class:`MarketState` (its
+side's arrays, the strategy names, the team wallets), not the model class,
+so this module stands below the model and imports nothing of it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import mesa
 import numpy as np
 
 from market.game.rules import BUYER, SELLER, SIDE_NAMES
 
-if TYPE_CHECKING:
-    from market.sim.model import MarketModel
+#: the agent variables, as the DataCollector records them and the model lays them out
+AGENT_COLUMNS = ("side", "strategy", "reservation", "wallet", "earnings", "cash", "trades", "team")
 
 
 @dataclass
@@ -57,12 +62,56 @@ class TraderArrays:
         return len(self.reservation)
 
 
+def agent_columns(books: Sequence[TraderArrays], names: Sequence[np.ndarray],
+                  uid: Sequence[np.ndarray], wallets: np.ndarray | None = None
+                  ) -> dict[str, np.ndarray]:
+    """Every trader's state as columns (Sellers first, then Buyers), read from the arrays.
+
+    ``books``, ``names`` (object arrays of strategy names) and ``uid`` (agent
+    ids) are indexed by side; ``wallets``: earnings per team id under a
+    common wallet (None: each trader's wallet is its own earnings).
+    """
+    s, b = books[SELLER], books[BUYER]
+    earnings = np.concatenate([s.earnings, b.earnings])
+    team = np.concatenate([s.team, b.team])
+    return {
+        "unique_id": np.concatenate(uid),
+        "side": np.repeat(np.array(SIDE_NAMES, dtype=object), [len(s), len(b)]),
+        "strategy": np.concatenate([names[SELLER][s.strategy], names[BUYER][b.strategy]]),
+        "reservation": np.concatenate([s.reservation, b.reservation]),
+        "wallet": earnings if wallets is None else wallets[team],
+        "earnings": earnings,
+        "cash": np.concatenate([s.cash, b.cash]),
+        "trades": np.concatenate([s.trades, b.trades]),
+        "team": team,
+    }
+
+
+class MarketState(Protocol):
+    """What a trader reads of its market."""
+
+    common_wallet: bool
+
+    def book(self, side: int) -> TraderArrays:
+        """The arrays of one side."""
+        ...
+
+    def strategy_names(self, side: int) -> list[str]:
+        """The strategy names of one side, indexed by ``TraderArrays.strategy``."""
+        ...
+
+    def team_wallets(self) -> np.ndarray:
+        """Earnings pooled per team id."""
+        ...
+
+
 class Trader(mesa.Agent):
     """A trader of one side; every attribute reads the model's arrays at ``index``."""
 
     side: int = SELLER
+    model: MarketState  # type: ignore[assignment]  # a mesa.Model that offers MarketState
 
-    def __init__(self, model: MarketModel, index: int) -> None:
+    def __init__(self, model: mesa.Model, index: int) -> None:
         super().__init__(model)
         self.index = int(index)
 
@@ -107,10 +156,6 @@ class Trader(mesa.Agent):
     @property
     def trades(self) -> int:
         return int(self._arrays.trades[self.index])
-
-    @property
-    def traded_this_period(self) -> bool:
-        return bool(self._arrays.traded[self.index])
 
     def __repr__(self) -> str:
         return (

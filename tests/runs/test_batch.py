@@ -63,10 +63,23 @@ def test_expansion_counts_indices_and_seeds():
     ({"buyer_mix": [0.5]}, "buyer_mix"),
     ({"value_range": [1]}, "value_range"),
     ({"seed": [1]}, "seed"),
+    ({"n_buyers": [10, 3_000_000]}, "n_buyers must be an integer in [1, 2000000]"),
+    ({"prices": [5, 2000]}, "prices must be an integer in [2, 1000]"),
 ])
 def test_bad_grids_name_the_parameter(grid, needle):
-    with pytest.raises(UsageError, match=needle.replace(".", r"\.")):
+    with pytest.raises(UsageError, match=needle.replace(".", r"\.").replace("[", r"\[")):
         batch.validate_grid(grid)
+
+
+def test_every_grid_point_meets_the_markets_caps_before_any_run():
+    """The market command's caps, the same words: a learner population too large for memory."""
+    grid = {"n_buyers": [100, 1_000_000], "buyer_mix.qlearning": [0, 1]}
+    with pytest.raises(UsageError) as err:
+        batch.validate_grid(grid)
+    msg = str(err.value)
+    assert msg.startswith("the Q-learners' tables would need")
+    assert "lower prices/rounds" in msg and msg.endswith("(at n_buyers=1000000, "
+                                                         "buyer_mix.qlearning=1.0)")
 
 
 def test_mix_rule_fills_the_rest_with_the_fill_strategy():

@@ -1,12 +1,11 @@
-"""The marketplace's invariants: money, rationality, periods, efficiency, reproducibility."""
+"""The marketplace's schedule and invariants: money, rationality, periods, efficiency,
+reproducibility."""
 
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Iterator
 
-import mesa
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,9 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import strategies
-from market.game import qtable
 from market.game.rules import SELLER, Observation
-from market.sim.agents import Buyer, Seller
 from market.sim.learners import MarketQLearning
 from market.sim.model import MarketModel
 from strategies.rule_based import RuleBased
@@ -64,51 +61,6 @@ def _deals(model: MarketModel) -> pd.DataFrame:
     pairs["cost"] = res.loc[pairs["seller_id"]].to_numpy()
     pairs["value"] = res.loc[pairs["buyer_id"]].to_numpy()
     return pairs
-
-
-# --- Mesa structure ----------------------------------------------------------------------
-def test_agents_are_mesa_agents_viewing_the_arrays():
-    model = MarketModel(n_buyers=7, n_sellers=5, seller_mix=MIXED, seed=3)
-    assert isinstance(model, mesa.Model)
-    assert len(model.agents) == 12
-    assert len(model.agents_by_type[Seller]) == 5 and len(model.agents_by_type[Buyer]) == 7
-    for _ in range(4):
-        model.step()
-    frame = model.agents_frame().set_index("unique_id")
-    for agent in model.agents:
-        row = frame.loc[agent.unique_id]
-        assert agent.side_name == row["side"] and agent.strategy == row["strategy"]
-        assert agent.reservation == row["reservation"] and agent.wallet == row["earnings"]
-        assert agent.trades == row["trades"]
-    sellers = model.agents_by_type[Seller]
-    assert sorted(set(sellers.get("strategy"))) == ["averaging", "qlearning"]
-    assert all(s.cost == s.reservation for s in sellers)
-
-
-def test_mix_counts_follow_the_shares():
-    model = MarketModel(n_buyers=10, n_sellers=9, buyer_mix={"averaging": 0.3, "qlearning": 0.7},
-                        seller_mix=MIXED, seed=0)
-    buyers = model.agents_frame().query("side == 'buyer'")["strategy"].value_counts()
-    sellers = model.agents_frame().query("side == 'seller'")["strategy"].value_counts()
-    assert buyers.to_dict() == {"qlearning": 7, "averaging": 3}
-    assert sorted(sellers.tolist()) == [4, 5]  # 4.5 each, the remainder to one of them
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "message"),
-    [
-        ({"buyer_mix": {"averaging": 0.6}}, "sum to 1"),
-        ({"seller_mix": {"nope": 1.0}}, "unknown strategy"),
-        ({"n_buyers": 0}, "n_buyers"),
-        ({"n_sellers": -2}, "n_sellers"),
-        ({"buyer_mix": {"averaging": 1.5, "qlearning": -0.5}}, ">= 0"),
-        ({"period": 0}, "period"),
-        ({"value_range": (5, 5)}, "value_range"),
-    ],
-)
-def test_bad_parameters_name_the_parameter(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        MarketModel(**kwargs)
 
 
 # --- invariants ----------------------------------------------------------------------------
@@ -233,81 +185,7 @@ def test_same_seed_same_tables_bit_for_bit(kw):
     assert not a[0].equals(c[0])
 
 
-# --- data collection, traces, options ----------------------------------------------------
-def test_agent_data_is_collected_per_period_by_default_or_on_request():
-    model = MarketModel(n_buyers=5, n_sellers=5, period=3, seed=0)
-    for _ in range(7):
-        model.step()
-    df = model.agent_frame()
-    assert sorted(df["Step"].unique()) == [3, 6]
-    assert len(df) == 2 * 10
-    model.collect_agents()
-    assert sorted(model.agent_frame()["Step"].unique()) == [3, 6, 7]
-    none = MarketModel(n_buyers=5, n_sellers=5, period=3, agent_data="none", seed=0)
-    none.step()
-    assert none.agent_frame().empty
-    every = MarketModel(n_buyers=5, n_sellers=5, period=3, agent_data="step", seed=0)
-    every.step()
-    every.step()
-    assert sorted(every.agent_frame()["Step"].unique()) == [0, 1, 2]
-
-
-def test_model_table_has_a_row_per_step_with_price_statistics():
-    model = MarketModel(n_buyers=30, n_sellers=30, seed=1)
-    for _ in range(5):
-        model.step()
-    df = model.model_frame()
-    assert df["step"].tolist() == [0, 1, 2, 3, 4, 5]
-    traded = df[df["deals"] > 0]
-    assert not traded.empty
-    assert (traded["min_price"] <= traded["mean_price"]).all()
-    assert (traded["mean_price"] <= traded["max_price"]).all()
-    assert (traded["price_std"] >= 0).all()
-    assert {"earnings.seller.averaging", "earnings.buyer.averaging", "efficiency",
-            "ce_price_lo", "buyer_share"} <= set(df.columns)
-    # the prices table holds every deal: per step, per level, how many
-    prices = model.prices_frame()
-    per_step = prices.groupby("step")["deals"].sum().reindex(df["step"], fill_value=0)
-    assert per_step.tolist() == df["deals"].astype(int).tolist()
-    weighted = (prices["price"] * prices["deals"]).groupby(prices["step"]).sum() / per_step[
-        per_step > 0
-    ]
-    assert np.allclose(weighted.to_numpy(), traded["mean_price"].to_numpy())
-
-
-def test_trace_of_a_pair_matches_the_pairs_table():
-    model = MarketModel(n_buyers=10, n_sellers=10, seed=2)
-    model.step()
-    pairs = model.pairs_frame()
-    for i in range(len(pairs)):
-        tr = model.trace(i)
-        assert tr.seller.unique_id == pairs["seller_id"][i]
-        assert tr.buyer.unique_id == pairs["buyer_id"][i]
-        assert (tr.record.deal_level or 0) == pairs["level"][i]
-        assert model.trace_of(tr.buyer).seller is tr.seller
-        rows = tr.moves()
-        assert rows[0]["action"] == "offer" and len(rows) == tr.record.moves[-1].move + 1
-        if tr.price is not None:
-            assert tr.price == pairs["price"][i]
-    with pytest.raises(ValueError, match="pair"):
-        model.trace(len(pairs))
-
-
-def test_common_wallet_pools_earnings_per_team():
-    model = MarketModel(n_buyers=12, n_sellers=12, teams=3, common_wallet=True, seed=5)
-    for _ in range(10):
-        model.step()
-    frame = model.agents_frame()
-    pooled = frame.groupby("team")["earnings"].sum()
-    for agent in model.agents:
-        assert agent.wallet == pytest.approx(pooled[agent.team])
-    assert frame["team"].nunique() == 6  # 3 per side
-    s = model.summary()
-    assert sum(v for k, v in s.items() if k.startswith("earnings.team.")) == pytest.approx(
-        s["realised_surplus"]
-    )
-
-
+# --- the schedule's options ------------------------------------------------------------------
 def test_clocked_learners_see_the_time_left():
     model = MarketModel(n_buyers=20, n_sellers=20, buyer_mix={"qlearning": 1.0},
                         seller_mix={"qlearning": 1.0}, clock=True, period=6, seed=3)
@@ -326,26 +204,6 @@ def test_clocked_learners_see_the_time_left():
     assert sorted({int(x) for arr in seen for x in arr}) == [1, 2, 3, 4, 5, 6]
 
 
-def test_drawn_learning_parameters_differ_per_agent():
-    model = MarketModel(n_buyers=30, n_sellers=30, buyer_mix={"qlearning": 1.0},
-                        learner_params="drawn", seed=0)
-    learner = model.strategy_objects(1)[0]
-    assert np.unique(learner.lr).size == 30 and np.unique(learner.gamma).size == 30
-
-
-def test_summary_is_flat_floats():
-    model = MarketModel(n_buyers=20, n_sellers=25, buyer_mix=MIXED, seed=0)
-    for _ in range(15):
-        model.step()
-    s = model.summary()
-    assert all(isinstance(v, float) for v in s.values())
-    assert {"efficiency", "mean_price", "deals", "ce_price_lo", "ce_price_hi", "buyer_share",
-            "seller_share", "earnings.buyer.qlearning", "earnings.seller.averaging"} <= set(s)
-    assert 0 <= s["efficiency"] <= 1
-    assert s["buyer_share"] + s["seller_share"] == pytest.approx(1.0)
-    assert not math.isnan(s["mean_price"])
-
-
 def test_a_pickled_model_continues_exactly_like_the_original():
     """Batch runs ship models between processes; a copy must not drift from the original."""
     import pickle
@@ -361,50 +219,3 @@ def test_a_pickled_model_continues_exactly_like_the_original():
     assert copy.summary() == model.summary()
     pd.testing.assert_frame_equal(copy.model_frame(), model.model_frame(), check_exact=True)
 
-
-def test_learners_can_start_from_a_saved_table(tmp_path):
-    """``qlearning:FILE.npz`` in a mix: every member starts from the file's table for its side."""
-    from market.game.rules import Protocol
-    from market.game.tables import TablePair, save_tables
-
-    proto = Protocol(5, 5)
-    rng = np.random.default_rng(0)
-    pair = TablePair(proto, rng.random((2, qtable.n_rows(proto), proto.n_actions)),
-                     rng.random((2, qtable.n_rows(proto), proto.n_actions)))
-    path = tmp_path / "q.npz"
-    save_tables(path, pair)
-    spec = f"qlearning:{path}"
-    model = MarketModel(n_buyers=6, n_sellers=4, buyer_mix={spec: 1.0},
-                        seller_mix={"averaging": 0.5, spec: 0.5}, seed=0)
-    buyers, sellers = model.strategy_objects(1)[0], model.strategy_objects(0)[1]
-    assert np.array_equal(buyers.tables[3], pair.buyer)
-    assert np.array_equal(sellers.tables[1], pair.seller)
-    model.step()
-    assert model.agents_frame()["strategy"].str.startswith("qlearning:").sum() == 8
-    with pytest.raises(ValueError, match="only qlearning"):
-        MarketModel(buyer_mix={f"averaging:{path}": 1.0})
-
-
-def test_team_earnings_are_collected_every_step_and_add_up():
-    model = MarketModel(n_buyers=6, n_sellers=6, teams=3, common_wallet=True, seed=1)
-    for _ in range(25):
-        model.step()
-    frame = model.model_frame()
-    cols = [c for c in frame.columns if c.startswith("earnings.team.")]
-    assert len(cols) == 6
-    last = frame.iloc[-1]
-    summary = model.summary()
-    for c in cols:
-        assert last[c] == summary[c]
-    sellers = sum(last[f"earnings.team.seller.{k}"] for k in range(3))
-    assert sellers == pytest.approx(model.sellers.earnings.sum())
-
-
-def test_shares_a_hair_over_one_never_make_more_traders_than_asked():
-    from market.sim.model import check_mix
-
-    # 1.0000009 passes the sum-to-1 check; unnormalised it made 2,000,001 labels
-    mix = check_mix("buyer_mix", {"averaging": 1.0000009})
-    model = MarketModel(n_buyers=2, n_sellers=2, seed=0)
-    labels, counts = model._assign(mix, 2_000_000)
-    assert labels.size == 2_000_000 and counts.tolist() == [2_000_000]

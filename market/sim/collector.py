@@ -1,0 +1,90 @@
+"""Mesa's DataCollector for the market: agent records only when due, and read from arrays.
+
+Model variables are collected every step. Agent variables of 100,000
+traders every step would cost more than the step itself, so they are
+collected when the model says so (end of each period by default, every
+step, never, or on request), and built from the model's arrays in one pass
+instead of one Python call per agent and variable. Two tables ride along:
+``periods`` (one row per closed trading period) and ``prices`` (per step,
+each price level that saw deals and how many).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from operator import attrgetter
+from typing import Any, Protocol
+
+import numpy as np
+from mesa.datacollection import DataCollector
+
+from market.game.grid import PriceGrid
+from market.sim.agents import AGENT_COLUMNS
+
+#: one row per step and price level that saw deals: the transaction prices, compactly
+PRICE_COLUMNS = ("step", "period", "level", "price", "deals")
+
+
+class Collected(Protocol):
+    """What the collector reads of the model."""
+
+    steps: int
+    variables: dict[str, float]
+
+    def agent_data_due(self) -> bool: ...
+
+    def agent_columns(self) -> dict[str, np.ndarray]: ...
+
+
+def latest(model: Collected, key: str) -> float:
+    """Model reporter: one variable of the step just made (a module-level function, not a
+    lambda, so that the model stays picklable)."""
+    return model.variables[key]
+
+
+class MarketCollector(DataCollector):
+    """Collects ``variables`` (names of the model's per-step variables) and the agents' state."""
+
+    def __init__(self, variables: Iterable[str], period_columns: Iterable[str]) -> None:
+        super().__init__(
+            model_reporters={k: partial(latest, key=k) for k in variables},
+            agent_reporters={
+                k: attrgetter(k if k != "side" else "side_name") for k in AGENT_COLUMNS
+            },
+            tables={"periods": ["period", "last_step", *period_columns],
+                    "prices": list(PRICE_COLUMNS)},
+        )
+
+    def collect(self, model: Collected) -> None:  # type: ignore[override]
+        if model.agent_data_due():
+            super().collect(model)
+            return
+        saved, self.agent_reporters = self.agent_reporters, {}
+        try:
+            super().collect(model)
+        finally:
+            self.agent_reporters = saved
+
+    def collect_agents(self, model: Collected) -> None:
+        """Record the agent variables now, at ``model.steps``."""
+        self._agent_records[model.steps] = list(self._record_agents(model))
+
+    def _record_agents(self, model: Collected):  # type: ignore[override]
+        cols = model.agent_columns()
+        step = np.full(len(cols["unique_id"]), model.steps)
+        columns = (cols[k].tolist() for k in ("unique_id", *AGENT_COLUMNS))
+        return zip(step.tolist(), *columns, strict=True)
+
+    def add_prices(self, step: int, period: int, levels: np.ndarray, grid: PriceGrid) -> None:
+        """One ``prices`` row per level among ``levels`` (the deals' levels): how many deals."""
+        counts = np.bincount(levels, minlength=grid.prices + 1)
+        for level in np.flatnonzero(counts):
+            self.add_table_row("prices", {
+                "step": step, "period": period, "level": int(level),
+                "price": float(grid.price(int(level))), "deals": int(counts[level]),
+            })
+
+    def add_period(self, row: dict[str, Any]) -> None:
+        """The row of a closed period."""
+        self.add_table_row("periods", row)

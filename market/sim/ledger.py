@@ -1,0 +1,269 @@
+"""The market's books: running totals of the trading period and of the run, and their figures.
+
+Every settled step is entered once (:meth:`Ledger.settle`) into two
+:class:`Totals` of the same kind, the period's and the run's: deals, the
+sum and the sum of squares of prices, the realised surplus and each side's
+part of it, and the maximum surplus the competitive equilibrium offered.
+One function, :func:`figures`, turns totals (and the current period's
+:class:`~market.sim.metrics.Equilibrium`) into the market's figures,
+:data:`METRICS`, in one order. They feed:
+
+- the model's per-step variables (Mesa's DataCollector: the period so far),
+- the periods table (one row per closed period),
+- :meth:`MarketModel.summary <market.sim.model.MarketModel.summary>` (the
+  run so far), hence ``run.py market --json``, its ``summary.json``, and
+  every row of the ``run.py batch`` results table,
+- ``run.py plot`` (metrics with ``plot``) and the printed summary table of
+  ``run.py market`` (metrics with ``show``).
+
+Earnings per strategy, side and team come from :func:`earnings`, for the
+per-step variables and the summary alike.
+
+How to add a market metric
+--------------------------
+1. If it is made of the totals kept here and the period's equilibrium,
+   append one :class:`Metric` to :data:`METRICS`, e.g.::
+
+       Metric("surplus_per_deal", lambda t, eq: _mean(t.realised, t.deals),
+              "realised surplus per deal", show=True, plot=3),
+
+   and that is all: it appears in the DataCollector's model variables,
+   the periods table, ``summary()``, ``run.py market --json`` (and its
+   printed table, with ``show=True``), the batch table and, with
+   ``plot=N``, as the N-th panel of ``run.py plot``'s figure per swept
+   parameter.
+2. If it needs a running sum not kept yet, add a field to :class:`Totals`
+   and one line to :meth:`Totals.add`; a :class:`Settlement` carries the
+   whole negotiation record (rounds used, first movers, moves), the deal
+   prices and both sides' gains, so most sums need nothing more.
+3. Only if it needs data a settlement does not carry, add a field to
+   :class:`Settlement` and fill it where the model settles a step
+   (:mod:`market.sim.exchange`): the second and last file to touch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from market.game.record import BatchRecord
+from market.game.rules import BUYER, SELLER, SIDE_NAMES
+from market.sim.metrics import Equilibrium, efficiency, surplus_split
+
+if TYPE_CHECKING:  # for annotations only: the plots read the metrics without loading Mesa
+    from market.sim.agents import TraderArrays
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """One step's negotiations, settled: what the ledger totals up.
+
+    ``record``: the negotiations, one row per pair; ``deal``: whether each
+    pair agreed; ``prices``: each pair's price (money; NaN without a deal);
+    ``seller_gain`` (price - cost) and ``buyer_gain`` (value - price): money,
+    one entry per deal, in pair order.
+    """
+
+    record: BatchRecord
+    deal: np.ndarray
+    prices: np.ndarray
+    seller_gain: np.ndarray
+    buyer_gain: np.ndarray
+
+    @property
+    def deal_prices(self) -> np.ndarray:
+        return self.prices[self.deal]
+
+
+@dataclass
+class Totals:
+    """Running totals over some steps (a trading period, or the whole run)."""
+
+    deals: int = 0
+    price_sum: float = 0.0
+    price_sq: float = 0.0
+    realised: float = 0.0
+    buyer: float = 0.0
+    seller: float = 0.0
+    max_surplus: float = 0.0
+
+    def add(self, s: Settlement) -> None:
+        """Enter one settled step."""
+        p = s.deal_prices
+        self.deals += int(s.deal.sum())
+        self.price_sum += float(p.sum())
+        self.price_sq += float((p * p).sum())
+        self.seller += float(s.seller_gain.sum())
+        self.buyer += float(s.buyer_gain.sum())
+        self.realised += float(s.seller_gain.sum() + s.buyer_gain.sum())
+
+
+class Ledger:
+    """The period's and the run's totals, kept by the same entries."""
+
+    def __init__(self) -> None:
+        self.run = Totals()
+        self.period = Totals()
+        self.equilibrium = Equilibrium(0, math.nan, math.nan, 0.0)
+
+    def open_period(self, equilibrium: Equilibrium) -> None:
+        """A new trading period: fresh period totals, and what it can yield at most."""
+        self.equilibrium = equilibrium
+        self.period = Totals(max_surplus=equilibrium.max_surplus)
+        self.run.max_surplus += equilibrium.max_surplus
+
+    def settle(self, s: Settlement) -> None:
+        self.period.add(s)
+        self.run.add(s)
+
+    def period_figures(self) -> dict[str, float]:
+        """The figures of the current period so far (counts stay integers)."""
+        return figures(self.period, self.equilibrium)
+
+    def run_figures(self) -> dict[str, float]:
+        """The figures of the run so far, all floats, in the summary's order."""
+        run = figures(self.run, self.equilibrium)
+        order = [*SUMMARY_ORDER, *(k for k in run if k not in SUMMARY_ORDER)]
+        return {k: float(run[k]) for k in order}
+
+
+# --- the figures -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Metric:
+    """One market figure, made of running totals and the current period's equilibrium.
+
+    ``label``: what it is, in words (figure axes, printed tables). ``show``:
+    it belongs in ``run.py market``'s printed summary. ``plot``: its panel's
+    position in ``run.py plot``'s figure per swept parameter (0: no panel).
+    """
+
+    key: str
+    value: Callable[[Totals, Equilibrium], float]
+    label: str = ""
+    show: bool = False
+    plot: int = 0
+
+
+def _mean(total: float, n: int) -> float:
+    return total / n if n else math.nan
+
+
+def _std(total: float, squares: float, n: int) -> float:
+    """Population standard deviation from running sums (NaN without data)."""
+    if not n:
+        return math.nan
+    mean = total / n
+    return math.sqrt(max(squares / n - mean * mean, 0.0))
+
+
+#: the market's figures, in the order of the periods table and the per-step variables
+METRICS: list[Metric] = [
+    Metric("deals", lambda t, eq: t.deals, "deals", show=True),
+    Metric("mean_price", lambda t, eq: _mean(t.price_sum, t.deals), "mean transaction price",
+           show=True, plot=2),
+    Metric("price_std", lambda t, eq: _std(t.price_sum, t.price_sq, t.deals),
+           "standard deviation of transaction prices", show=True),
+    Metric("ce_price_lo", lambda t, eq: eq.price_lo, "competitive price band, low end",
+           show=True),
+    Metric("ce_price_hi", lambda t, eq: eq.price_hi, "competitive price band, high end",
+           show=True),
+    Metric("ce_quantity", lambda t, eq: eq.quantity, "competitive quantity per period",
+           show=True),
+    Metric("max_surplus", lambda t, eq: t.max_surplus, "maximum surplus"),
+    Metric("realised_surplus", lambda t, eq: t.realised, "realised surplus"),
+    Metric("efficiency", lambda t, eq: efficiency(t.realised, t.max_surplus),
+           "allocative efficiency", show=True, plot=1),
+    Metric("buyer_surplus", lambda t, eq: t.buyer, "Buyers' surplus"),
+    Metric("seller_surplus", lambda t, eq: t.seller, "Sellers' surplus"),
+    Metric("buyer_share", lambda t, eq: surplus_split(t.buyer, t.seller)[0],
+           "Buyers' share of the surplus", show=True),
+    Metric("seller_share", lambda t, eq: surplus_split(t.buyer, t.seller)[1],
+           "Sellers' share of the surplus", show=True),
+]
+
+#: ``summary()`` lists these first, in this order (efficiency before the surpluses it is
+#: made of), then every other figure in the order of :data:`METRICS`
+SUMMARY_ORDER = ("deals", "mean_price", "price_std", "ce_price_lo", "ce_price_hi",
+                 "ce_quantity", "efficiency", "realised_surplus", "max_surplus")
+
+
+def figures(totals: Totals, equilibrium: Equilibrium) -> dict[str, float]:
+    """Every metric of :data:`METRICS` for these totals, in that order."""
+    return {m.key: m.value(totals, equilibrium) for m in METRICS}
+
+
+def keys() -> list[str]:
+    """The metrics' keys, in order: the columns the periods table has after its own."""
+    return [m.key for m in METRICS]
+
+
+def metric(key: str) -> Metric | None:
+    """The metric named ``key``, None if there is none (an earnings column, a parameter)."""
+    return next((m for m in METRICS if m.key == key), None)
+
+
+def plotted() -> list[Metric]:
+    """The metrics with a panel in ``run.py plot``, in panel order."""
+    return sorted((m for m in METRICS if m.plot), key=lambda m: m.plot)
+
+
+def trade_figures(prices: np.ndarray) -> dict[str, float]:
+    """Deals and prices of one step (``prices``: NaN where a pair did not deal)."""
+    p = prices[np.isfinite(prices)] if prices.size else prices
+    return {
+        "deals": float(p.size),
+        "mean_price": float(p.mean()) if p.size else math.nan,
+        "min_price": float(p.min()) if p.size else math.nan,
+        "max_price": float(p.max()) if p.size else math.nan,
+        "price_std": float(p.std()) if p.size else math.nan,
+    }
+
+
+def step_figures(step: int, period: int, pairs: int, prices: np.ndarray,
+                 so_far: dict[str, float]) -> dict[str, float]:
+    """The model variables of one step: its own trades, then the period so far.
+
+    ``so_far``: the period's figures; where the step's own trades take a name
+    (deals, mean price, price spread) the step's figure stands, and the
+    period's deals are ``period_deals``.
+    """
+    out = {"step": float(step), "period": float(period), "pairs": float(pairs),
+           **trade_figures(prices), "period_deals": float(so_far["deals"])}
+    out.update({k: float(v) for k, v in so_far.items() if k not in out})
+    return out
+
+
+def team_wallets(books: Sequence[TraderArrays], n_teams: int) -> np.ndarray:
+    """Earnings pooled per team id, over both sides."""
+    w = np.concatenate([b.earnings for b in books])
+    t = np.concatenate([b.team for b in books])
+    return np.bincount(t, weights=w, minlength=n_teams)
+
+
+def earnings(books: Sequence[TraderArrays], names: Sequence[Sequence[str]],
+             teams: int | None = None, wallets: np.ndarray | None = None) -> dict[str, float]:
+    """Mean earnings per trader of each strategy and side; each team's total (run so far).
+
+    ``books`` and ``names`` are indexed by side; ``teams``: teams per side,
+    None when every trader is its own team (then no team figures);
+    ``wallets``: earnings per team id (Sellers' teams first, :func:`team_wallets`).
+    """
+    out = {}
+    for side in (SELLER, BUYER):
+        book = books[side]
+        k = len(names[side])
+        sums = np.bincount(book.strategy, weights=book.earnings, minlength=k)
+        counts = np.bincount(book.strategy, minlength=k)
+        for g, name in enumerate(names[side]):
+            if counts[g]:
+                out[f"earnings.{SIDE_NAMES[side]}.{name}"] = float(sums[g] / counts[g])
+        out[f"earnings.{SIDE_NAMES[side]}"] = float(book.earnings.mean())
+    if teams is not None and wallets is not None:
+        for t in range(len(wallets)):
+            side_name = "seller" if t < teams else "buyer"
+            out[f"earnings.team.{side_name}.{t % teams}"] = float(wallets[t])
+    return out

@@ -1,0 +1,108 @@
+"""The last step's negotiations, for a person to look at: who met whom, and what was said.
+
+The model keeps the last step's pairs (indices into each side's arrays),
+their batch record and prices as :class:`LastStep`; from it come the pairs
+table and, for one pair, a :class:`PairTrace` with the two Mesa agents and
+the moves in money.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from market.game.grid import PriceGrid
+from market.game.record import BatchRecord, NegotiationRecord
+from market.game.rules import BUYER, SELLER, SIDE_NAMES
+from market.sim.agents import Buyer, Seller, TraderArrays
+
+
+@dataclass
+class PairTrace:
+    """One negotiation of the last step: who met whom, and what was said (for the view)."""
+
+    seller: Seller
+    buyer: Buyer
+    record: NegotiationRecord
+    grid: PriceGrid
+
+    @property
+    def price(self) -> float | None:
+        """The deal price in money, None without a deal."""
+        level = self.record.deal_level
+        return None if level is None else float(self.grid.price(level))
+
+    def moves(self) -> list[dict[str, Any]]:
+        """The moves as rows: move, side, action, level, price (money; NaN for reject)."""
+        return [
+            {
+                "move": m.move,
+                "side": m.side,
+                "action": m.action,
+                "level": m.level,
+                "price": float(self.grid.price(m.level)) if m.level > 0 else math.nan,
+            }
+            for m in self.record.moves
+        ]
+
+
+@dataclass(frozen=True)
+class LastStep:
+    """The pairs of one step: Seller and Buyer indices, their record, each pair's price.
+
+    ``record`` is None when nobody met; ``prices`` is NaN where a pair did not deal.
+    """
+
+    sellers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    buyers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    record: BatchRecord | None = None
+    prices: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __len__(self) -> int:
+        return len(self.sellers)
+
+    def frame(self, uid: Sequence[np.ndarray], names: Sequence[np.ndarray],
+              books: Sequence[TraderArrays]) -> pd.DataFrame:
+        """Ids, strategies, first mover, rounds used, deal level and price of every pair.
+
+        ``uid``, ``names`` (object arrays of strategy names) and ``books`` by side.
+        """
+        ps, pb, rec = self.sellers, self.buyers, self.record
+        cols: dict[str, Any] = {
+            "seller_id": uid[SELLER][ps],
+            "buyer_id": uid[BUYER][pb],
+            "seller_strategy": names[SELLER][books[SELLER].strategy[ps]],
+            "buyer_strategy": names[BUYER][books[BUYER].strategy[pb]],
+        }
+        if rec is None:  # nobody met: same columns, no rows
+            cols.update(first=np.zeros(0, dtype=object), rounds_used=np.zeros(0, dtype=np.int64),
+                        level=np.zeros(0, dtype=np.int64), price=np.zeros(0))
+            return pd.DataFrame(cols)
+        cols.update(
+            first=np.array(SIDE_NAMES, dtype=object)[rec.first.astype(np.intp)],
+            rounds_used=rec.rounds_used,
+            level=rec.level,
+            price=self.prices,
+        )
+        return pd.DataFrame(cols)
+
+    def trace(self, pair: int, sellers: Sequence[Seller], buyers: Sequence[Buyer],
+              grid: PriceGrid) -> PairTrace | None:
+        """The negotiation of pair ``pair`` between the agents it names (None if no pair met)."""
+        if self.record is None or len(self) == 0:
+            return None
+        if not 0 <= pair < len(self):
+            raise ValueError(f"pair must be in [0, {len(self) - 1}] (got {pair})")
+        return PairTrace(sellers[int(self.sellers[pair])], buyers[int(self.buyers[pair])],
+                         self.record.negotiation(pair), grid)
+
+    def pair_of(self, side: int, index: int) -> int | None:
+        """Which pair the trader ``index`` of ``side`` was in, None if it did not negotiate."""
+        where = np.flatnonzero((self.sellers if side == SELLER else self.buyers) == index)
+        return int(where[0]) if where.size else None
+
