@@ -42,13 +42,13 @@ class ViewMarket(MarketModel):
     """:class:`MarketModel` as the page builds it, plus this period's trade prices.
 
     Takes :class:`MarketModel`'s own keyword arguments (Mesa's Reset calls
-    ``ViewMarket(**params)``) and keeps them in ``params``, so the page can
-    tell whether the sidebar has changed since the model was built.
+    ``ViewMarket(**kwargs)``) and keeps them in ``built_with``, so the page
+    can tell whether the sidebar has changed since the model was built.
     """
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self.params = dict(params)
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.built_with = dict(kwargs)
         #: prices of the deals made so far in the current trading period, in order
         self.period_trades: list[float] = []
 
@@ -81,17 +81,17 @@ def summary_items(model: MarketModel) -> list[str]:
     mean = "no deal yet" if math.isnan(s["mean_price"]) else f"{s['mean_price']:.2f}"
     eff = "n/a" if math.isnan(s["efficiency"]) else f"{s['efficiency']:.1%}"
     band = (f"{eq.price_lo:.2f}-{eq.price_hi:.2f}" if np.isfinite(eq.price_lo) else "none")
-    params = getattr(model, "params", {})
+    p, built = model.params, getattr(model, "built_with", {})
     return [
         f"deals so far: {int(s['deals'])}; mean price {mean}; allocative efficiency {eff}",
         f"competitive band {band}, quantity {eq.quantity} per period",
         f"{mixes[0]}; {mixes[1]}",
         f"{len(model.sellers)} sellers, {len(model.buyers)} buyers; "
         f"P = {model.protocol.prices} price levels, T = {model.protocol.rounds} rounds; "
-        f"trading period {model.period_length} steps; first mover: {model.first}",
-        f"new values each period: {_yes(model.redraw)}; market clock: {_yes(model.clock)}; "
-        f"teams: {model.teams or 'none'}; common wallet: {_yes(model.common_wallet)}; "
-        f"seed {params.get('seed')}",
+        f"trading period {model.period_length} steps; first mover: {p.first}",
+        f"new values each period: {_yes(p.redraw)}; market clock: {_yes(p.clock)}; "
+        f"teams: {p.teams or 'none'}; common wallet: {_yes(p.common_wallet)}; "
+        f"seed {built.get('seed')}",
     ]
 
 
@@ -261,7 +261,7 @@ def MarketPage(start: dict[str, Any] | None = None) -> None:
     initial = solara.use_memo(lambda: ViewMarket(**model_kwargs(first)), [])
     model = solara.use_reactive(initial)
     settings = solara.use_reactive(first)
-    params = solara.use_reactive(dict(initial.params))
+    params = solara.use_reactive(dict(initial.built_with))
     play_interval = solara.use_reactive(100)
     render_interval = solara.use_reactive(1)
 

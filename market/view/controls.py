@@ -74,7 +74,7 @@ def RunBar(
             if problem:
                 solara.Error(f"Not applied: {problem}. Reset keeps the last valid settings.",
                              dense=True)
-            elif params.value != getattr(model.value, "params", params.value):
+            elif params.value != getattr(model.value, "built_with", params.value):
                 solara.Info("Settings changed: press Reset to apply them.", dense=True)
             else:
                 solara.Text("Settings (sidebar) apply on Reset.", style={"font-size": "13px"})

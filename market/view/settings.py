@@ -21,7 +21,7 @@ from typing import Any
 
 import strategies
 from market.game.rules import SIDE_NAMES
-from market.sim.model import FIRST_MOVERS, check_parameters  # the one shared validation
+from market.sim.params import FIRST_MOVERS, check  # the one shared validation
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
         "common_wallet": bool(settings["common_wallet"]),
         "seed": seed,
     }
-    check_parameters(**kwargs)
+    check({k: v for k, v in kwargs.items() if k != "seed"})
     return kwargs
 
 

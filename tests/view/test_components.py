@@ -31,7 +31,7 @@ def test_period_trades_are_this_periods_deals():
         m.step()
         assert len(m.period_trades) == int(m.model_frame()["period_deals"].iloc[-1])
     assert m.period == 1
-    assert m.params["n_sellers"] == 30  # what the model was built from, for "settings changed"
+    assert m.built_with["n_sellers"] == 30  # what the model was built from, for "settings changed"
 
 
 @pytest.mark.parametrize("name", strategies.names())
