@@ -56,6 +56,15 @@ class Strategy:
 
     # --- what a spec's argument means (see :mod:`strategies.specs`) -----------------
     @classmethod
+    def check_spec(cls, arg: str | None) -> None:
+        """Refuse ``NAME`` or ``NAME:arg`` before any work (``ValueError`` naming the fix).
+
+        The spec parser calls it for every spec, so a strategy whose argument
+        names something that must exist (a class of another library) or that
+        needs an optional dependency is refused by every command alike.
+        """
+
+    @classmethod
     def spec_params(cls, arg: str, side: int | str, protocol: Protocol) -> dict[str, Any]:
         """Constructor parameters for ``NAME:arg``; ``ValueError`` if ``arg`` is unusable."""
         raise ValueError(f"strategy {cls.name!r} takes no argument (got {arg!r})")

@@ -44,6 +44,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qtable", default=None, metavar="FILE.npz",
                    help="Q-tables for the qlearning entrant (default: trained by self-play "
                    "once, about half a minute, and kept in DIR for later runs)")
+    p.add_argument("--genius", default=None, metavar="N|AGENTS",
+                   help="add ANAC agents (NegMAS's negmas-genius-agents): the first N, "
+                   "competition by competition from 2010, or a comma list such as "
+                   "AgentK,HardHeaded; they play at NegMAS's speed, one negotiation at a time")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0, help="seed (default 0)")
     p.add_argument("--out", default="tournament", metavar="DIR",
                    help="directory for the CSV files and the heatmap (default ./tournament)")
@@ -52,7 +56,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from market.game.rules import Protocol
     from market.game.tables import load_tables
-    from market.runs.tournament import registry_entrants, run_tournament, write_outputs
+    from market.runs.tournament import (
+        genius_entrants,
+        genius_lineup,
+        registry_entrants,
+        run_tournament,
+        write_outputs,
+    )
     from strategies import specs
 
     protocol = Protocol(args.prices, args.rounds)
@@ -65,13 +75,15 @@ def run(args: argparse.Namespace) -> int:
         if rng is not None and not 1 <= rng[0] <= rng[1] <= protocol.prices:
             raise UsageError(f"{opt} must satisfy 1 <= LO <= HI <= P={protocol.prices} "
                              f"(got {rng[0]}-{rng[1]})")
+    genius = genius_lineup(args.genius, protocol) if args.genius is not None else []
     check_output_dir(args.out, "--out")
     tables = load_tables(args.qtable, protocol) if args.qtable else None
     cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
     entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
-                                 cache=cache)
-    result = run_tournament(entrants, protocol, args.repetitions, args.seed,
-                            args.seller_range, args.buyer_range)
+                                 cache=cache) + genius_entrants(protocol, genius)
+    result = _with_progress(args.json, len(entrants), lambda on_pairing: run_tournament(
+        entrants, protocol, args.repetitions, args.seed, args.seller_range, args.buyer_range,
+        on_pairing=on_pairing))
     files = write_outputs(result, Path(args.out))
     if args.json:
         data = result.as_dict()
@@ -80,6 +92,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print_result(result, files)
     return 0
+
+
+def _with_progress(quiet: bool, n_entrants: int, run):  # noqa: ANN001, ANN202
+    """Run the tournament under a progress bar of its pairings (none with --json)."""
+    if quiet:
+        return run(None)
+    from rich.progress import Progress
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task("pairings", total=n_entrants * n_entrants)
+        return run(lambda seller, buyer: progress.advance(task))
 
 
 def print_result(result, files) -> None:  # noqa: ANN001 - rich types imported lazily
