@@ -52,6 +52,9 @@ from __future__ import annotations
 import difflib
 import inspect
 import random
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache, lru_cache
 from typing import Any, ClassVar
 
@@ -109,7 +112,11 @@ def anac_agents() -> list[str]:
 
 
 def _closest(name: str, choices: list[str]) -> str:
-    near = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
+    by_lower = {c.lower(): c for c in choices}
+    if name.lower() in by_lower:
+        return f"; did you mean {by_lower[name.lower()]}?"
+    near = [c for c in choices if c.lower().startswith(name.lower())][:3]
+    near = near or difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
     return f"; did you mean {', '.join(near)}?" if near else ""
 
 
@@ -118,34 +125,53 @@ def resolve(family: str, name: str) -> type:
     """The negotiator class ``name`` of ``family`` ("negmas" or "genius"), checked.
 
     ``ValueError`` with one line naming the problem and the fix when the
-    extra is missing, the class is unknown, is not a negotiator, or cannot
-    be built without arguments.
+    extra is missing, the class is unknown, is not a negotiator, cannot be
+    built without arguments or fails a trial negotiation (a short one on 21
+    price levels against NegMAS's Boulware, each side opening once).
     """
     if family == "negmas":
-        module = negmas_sao()
-        names = list(module.__all__)
-        where = "negmas.sao"
+        module, where, example = negmas_sao(), "negmas.sao", "BoulwareTBNegotiator"
     else:
-        module = genius_agents()
-        names = list(module.__all__)
-        where = "negmas_genius_agents"
+        module, where, example = genius_agents(), "negmas_genius_agents", "AgentK"
+    names = list(module.__all__)
     if name not in names or not inspect.isclass(getattr(module, name, None)):
         candidates = [n for n in names if _is_negotiator(getattr(module, n, None))]
-        example = ("BoulwareTBNegotiator, NaiveTitForTatNegotiator" if family == "negmas"
-                   else "AgentK, HardHeaded, CUHKAgent, Atlas3")
         raise ValueError(f"{family}: unknown class {name!r} in {where}{_closest(name, candidates)}"
-                         f" (a negotiator class such as {example})")
+                         f" (give a negotiator class such as {example})")
     cls = getattr(module, name)
     if not _is_negotiator(cls):
         raise ValueError(f"{family}: {name} is not a negotiator (give a negotiator class of "
-                         f"{where}, such as "
-                         f"{'BoulwareTBNegotiator' if family == 'negmas' else 'AgentK'})")
+                         f"{where}, such as {example})")
     try:
-        cls()
+        _trial(cls)
     except Exception as exc:  # noqa: BLE001 - any failure means: not usable from a spec
-        raise ValueError(f"{family}: {name} cannot be built without arguments "
-                         f"({type(exc).__name__}: {exc}); choose another class") from None
+        raise ValueError(f"{family}: {name} cannot play a negotiation built from its name alone "
+                         f"({type(exc).__name__}: {str(exc).strip()[:120]}); choose another "
+                         "class") from None
     return cls
+
+
+def _trial(cls: type) -> None:
+    """A short negotiation of a fresh ``cls()`` in NegMAS's own mechanism, as each side."""
+    sao = negmas_sao()
+    prices = 21
+    saved = random.getstate()  # NegMAS draws even to name an issue: leave the caller's stream
+    try:
+        issues = price_issues(prices)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", _negmas_warning())
+            for side in (SELLER, 1 - SELLER):
+                mech = sao.SAOMechanism(issues=issues, n_steps=3)
+                pair = [(cls(), level_ufun(side, prices, 1 if side == SELLER else prices, issues)),
+                        (sao.BoulwareTBNegotiator(),
+                         level_ufun(1 - side, prices, prices if side == SELLER else 1, issues))]
+                for neg, ufun in pair:
+                    mech.add(neg, ufun=ufun)
+                mech.run()
+                if mech.state.has_error:
+                    raise RuntimeError(mech.state.error_details)
+    finally:
+        random.setstate(saved)
 
 
 def _is_negotiator(obj: Any) -> bool:
@@ -186,28 +212,44 @@ class Session:
 
     def __init__(
         self,
-        negotiator: Any,
+        make_negotiator: Callable[[], Any],
         side: int,
         protocol: Protocol,
         reservation: int,
         first: bool,
         seed: int,
     ) -> None:
-        sao = negmas_sao()
-        P, T = protocol.prices, protocol.rounds
-        issues = price_issues(P)
         self.protocol, self.side, self.first = protocol, side, first
-        self.negotiator = negotiator
-        self.mechanism = sao.SAOMechanism(issues=issues, n_steps=T, name="negotiation")
-        self.partner = _partner_class()(name="opponent")
-        self.partner.mechanism = self.mechanism
-        own = level_ufun(side, P, reservation, issues)
-        other = level_ufun(1 - side, P, 1 if side == SELLER else P, issues)
-        order = [(negotiator, own), (self.partner, other)]
-        for neg, ufun in order if first else order[::-1]:
-            self.mechanism.add(neg, ufun=ufun)
-        self._random = random.Random(seed).getstate()
         self.over = False
+        self._random = random.Random(seed).getstate()
+        with self._own_random():  # its constructor may draw too
+            self.negotiator = negotiator = make_negotiator()
+            sao = negmas_sao()
+            P, T = protocol.prices, protocol.rounds
+            issues = price_issues(P)
+            self.mechanism = sao.SAOMechanism(issues=issues, n_steps=T, name="negotiation")
+            self.partner = _partner_class()(name="opponent")
+            self.partner.mechanism = self.mechanism
+            own = level_ufun(side, P, reservation, issues)
+            other = level_ufun(1 - side, P, 1 if side == SELLER else P, issues)
+            order = [(negotiator, own), (self.partner, other)]
+            for neg, ufun in order if first else order[::-1]:
+                self.mechanism.add(neg, ufun=ufun)
+
+    @contextmanager
+    def _own_random(self) -> Iterator[None]:
+        """Python's ``random`` set to this negotiation's stream (and NegMAS's chatter off)."""
+        saved = random.getstate()
+        random.setstate(self._random)
+        try:
+            with warnings.catch_warnings():
+                # NegMAS's remarks on its negotiators' internals (e.g. a tit-for-tat's
+                # "concession is negative") would print on every negotiation
+                warnings.simplefilter("ignore", _negmas_warning())
+                yield
+        finally:
+            self._random = random.getstate()
+            random.setstate(saved)
 
     def move(self, move: int, offer: int) -> int:
         """The negotiator's action index at our ``move``, the opponent's last offer being
@@ -215,21 +257,17 @@ class Session:
         P = self.protocol.prices
         if self.over:
             return P + 1
-        saved = random.getstate()
-        random.setstate(self._random)
-        try:
+        with self._own_random():
             kind, level = self._step(offer)
-        finally:
-            self._random = random.getstate()
-            random.setstate(saved)
+            if kind == "offer" and not self.protocol.legal(move)[0]:
+                # a counter-offer at the final decision: NegMAS times out and ends it
+                self.mechanism.step()
         if kind == "accept":
             self.over = True
             return P
         if kind == "offer" and self.protocol.legal(move)[0]:
             return level - 1
         self.over = True
-        if kind == "offer":  # a counter-offer at the final decision: NegMAS times out
-            self.mechanism.step()
         if move == 0:  # our protocol's first move must be an offer: the side's best level
             return P - 1 if self.side == SELLER else 0
         return P + 1
@@ -261,6 +299,13 @@ class Session:
                     return "offer", int(level)
                 break
         return "end", 0
+
+
+@lru_cache(maxsize=1)
+def _negmas_warning() -> type[Warning]:
+    from negmas.warnings import NegmasWarning
+
+    return NegmasWarning
 
 
 @lru_cache(maxsize=1)
@@ -338,8 +383,13 @@ class NegmasNegotiator(Strategy):
     def check_spec(cls, arg: str | None) -> None:
         resolve(cls.family, arg or cls.default_class)
 
+    def _make_negotiator(self) -> Any:
+        return self.negotiator_class(**self.negotiator_params)
+
     @classmethod
     def spec_params(cls, arg: str, side: int | str, protocol: Protocol) -> dict[str, Any]:
+        """``negmas:CLASS``: that class, if it can play a game of this size."""
+        check_game(arg, protocol)
         return {"negotiator": arg}
 
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
@@ -360,7 +410,7 @@ class NegmasNegotiator(Strategy):
             if starts[i]:
                 check_game(self.negotiator_class.__name__, obs.protocol)
                 self._sessions[key] = Session(
-                    self.negotiator_class(**self.negotiator_params), self.side, obs.protocol,
+                    self._make_negotiator, self.side, obs.protocol,
                     int(reservation[i]), bool(obs.first[i]), int(seeds[i]),
                 )
             session = self._sessions.get(key)

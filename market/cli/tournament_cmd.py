@@ -30,7 +30,9 @@ def parse_range(text: str) -> tuple[int, int]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategies", default="",
-                   help="comma-separated strategy names (default: every registered strategy)")
+                   help="comma-separated strategy names or specs such as "
+                   "negmas:NaiveTitForTatNegotiator (default: every registered strategy but "
+                   "negmas and genius, which play at NegMAS's speed)")
     p.add_argument("--repetitions", type=int_in("--repetitions", 1, 1_000_000), default=100,
                    help="negotiations per pairing and first mover (default 100)")
     p.add_argument("--prices", type=int_in("--prices", 2, 1000), default=5,
@@ -68,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
     protocol = Protocol(args.prices, args.rounds)
     names = [s.strip() for s in args.strategies.split(",") if s.strip()] or None
     for n in names or []:
-        if specs.parse(n, "--strategies").arg is not None:
-            raise UsageError(f"--strategies takes names (got {n!r}); give a saved table "
-                             "with --qtable")
+        spec = specs.parse(n, "--strategies")
+        if spec.name == "qlearning" and spec.arg is not None:
+            raise UsageError(f"--strategies: give a saved table with --qtable (got {n!r})")
     for opt, rng in (("--seller-range", args.seller_range), ("--buyer-range", args.buyer_range)):
         if rng is not None and not 1 <= rng[0] <= rng[1] <= protocol.prices:
             raise UsageError(f"{opt} must satisfy 1 <= LO <= HI <= P={protocol.prices} "
@@ -81,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
     cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
     entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
                                  cache=cache) + genius_entrants(protocol, genius)
-    result = _with_progress(args.json, len(entrants), lambda on_pairing: run_tournament(
+    pairings = (sum("seller" in e.sides for e in entrants)
+                * sum("buyer" in e.sides for e in entrants))
+    result = _with_progress(args.json, pairings, lambda on_pairing: run_tournament(
         entrants, protocol, args.repetitions, args.seed, args.seller_range, args.buyer_range,
         on_pairing=on_pairing))
     files = write_outputs(result, Path(args.out))
@@ -94,14 +98,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _with_progress(quiet: bool, n_entrants: int, run):  # noqa: ANN001, ANN202
+def _with_progress(quiet: bool, pairings: int, run):  # noqa: ANN001, ANN202
     """Run the tournament under a progress bar of its pairings (none with --json)."""
     if quiet:
         return run(None)
     from rich.progress import Progress
 
     with Progress(transient=True) as progress:
-        task = progress.add_task("pairings", total=n_entrants * n_entrants)
+        task = progress.add_task("pairings", total=pairings)
         return run(lambda seller, buyer: progress.advance(task))
 
 

@@ -217,13 +217,16 @@ def registry_entrants(
     of tables trained by self-play (:func:`selfplay_tables`, kept in ``cache``).
     """
     import strategies
+    from strategies import specs
 
     chosen = list(names) if names else [
         n for n in strategies.names() if not strategies.get(n).classifier.get("long_run_time")
     ]
     out = []
     for name in chosen:
-        cls = strategies.get(name)
+        spec = specs.parse(name, "--strategies")  # a name, or a spec such as negmas:CLASS
+        name = str(spec)
+        cls = spec.cls
         sides = tuple(cls.classifier.get("sides", ("seller", "buyer")))
         note = ""
         params: dict[str, Any] = {}
@@ -242,9 +245,9 @@ def registry_entrants(
                                        **_params)
         else:
 
-            def factory(side: str, _name: str = name,
+            def factory(side: str, _spec: Any = spec,
                         _params: dict[str, Any] = params) -> Negotiator:
-                return strategies.make(_name, side, 1, protocol, **_params)
+                return specs.build(_spec, side, protocol, **_params)
 
         out.append(Entrant(name, sides, factory, note))
     return out
