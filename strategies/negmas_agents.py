@@ -3,7 +3,7 @@
 ``negmas:CLASS`` plays a negotiator class of NegMAS's ``negmas.sao`` (default
 ``BoulwareTBNegotiator``); ``genius:AGENT`` one of the agents of the ANAC
 competitions 2010-2019 that ``negmas-genius-agents`` reimplements in Python
-(default ``AgentK``, the winner of the first ANAC). Both need the optional
+(default ``HardHeaded``, the winner of ANAC 2011). Both need the optional
 extra (``pip install -e ".[negmas]"``); NegMAS is imported only when one of
 them is named, so the rest of the project works without it.
 
@@ -422,9 +422,9 @@ class NegmasNegotiator(Strategy):
 
 
 class GeniusAgent(NegmasNegotiator):
-    """Plays an ANAC agent of negmas-genius-agents (default AgentK), one per negotiation."""
+    """Plays an ANAC agent of negmas-genius-agents (default HardHeaded), one per negotiation."""
 
     name = "genius"
     family = "genius"
-    default_class = "AgentK"
+    default_class = "HardHeaded"  # quick on small grids (AgentK searches for seconds)
     argument = "AGENT"

@@ -47,7 +47,7 @@ ENV_ID = "negotiation_market/Bargaining-v0"
 class BargainingEnv(gym.Env):
     """One side of alternating-offers bargaining against a registered strategy."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,

@@ -96,7 +96,7 @@ class StrategyNegotiator(SAONegotiator):
             side = SELLER if utility[-1] > utility[0] else BUYER
         reserved = self.ufun.reserved_value
         floor = -np.inf if reserved is None else float(reserved)
-        ok = np.flatnonzero(utility >= floor) + 1
+        ok = np.flatnonzero(utility >= floor - 1e-9) + 1  # a rounding error decides nothing
         if ok.size:
             self.lo, self.hi = int(ok.min()), int(ok.max())
         else:  # nothing acceptable: the reservation lies off the grid

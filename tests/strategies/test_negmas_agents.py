@@ -223,7 +223,7 @@ def test_classifier_promises_only_what_every_class_keeps():
 
 def test_bare_names_play_their_default_class():
     assert specs.build("negmas", SELLER, GAME).negotiator_class.__name__ == "BoulwareTBNegotiator"
-    assert specs.build("genius", BUYER, GAME).negotiator_class.__name__ == "AgentK"
+    assert specs.build("genius", BUYER, GAME).negotiator_class.__name__ == "HardHeaded"
 
 
 # --- bad specs: one line naming the problem and the fix -------------------------------------------
