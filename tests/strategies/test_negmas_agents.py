@@ -215,10 +215,15 @@ def test_classifier_promises_only_what_every_class_keeps():
     for cls in (NegmasNegotiator, GeniusAgent):
         assert cls.classifier["stochastic"] and not cls.classifier["individually_rational"]
         assert not cls.classifier["learns"] and cls.classifier["long_run_time"]
-    # a NegMAS class that draws at random, and one that accepts at a loss
+    # a NegMAS class that accepts at a loss ...
     rec = ours(wrapped("negmas", "NiceNegotiator", SELLER), wrapped("negmas", "ToughNegotiator",
                                                                     BUYER), BUYER)
     assert 0 < rec.level[0] < FLOOR  # the Tough Buyer's best price, below the Seller's floor
+    # ... and one that draws at random: the protocol's seed changes its moves
+    games = [ours(wrapped("negmas", "RandomNegotiator", SELLER, n=1),
+                  wrapped("negmas", "LinearTBNegotiator", BUYER), np.arange(6) % 2,
+                  seed=seed).actions for seed in (1, 2)]
+    assert not np.array_equal(*games)
 
 
 def test_bare_names_play_their_default_class():
