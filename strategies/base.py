@@ -27,7 +27,9 @@ class Strategy:
     play), ``learns`` (updates itself from outcomes), ``stochastic``,
     ``individually_rational`` (never agrees to a price outside its
     reservation range), ``memory`` (what it remembers beyond the current
-    observation).
+    observation); optionally ``long_run_time`` (plays at another library's
+    pace, one negotiation at a time, so default line-ups such as the
+    tournament's leave it out unless it is named).
     """
 
     name: ClassVar[str] = ""
