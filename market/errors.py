@@ -12,3 +12,9 @@ from __future__ import annotations
 
 class UsageError(ValueError):
     """Bad user input. The message names the parameter and the allowed range."""
+
+
+class RunFailed(RuntimeError):
+    """Work that could not finish for a reason outside the user's input (a worker killed,
+    a machine gone). The message says what happened and what was kept; the command line
+    prints it as one line on stderr with exit code 1."""

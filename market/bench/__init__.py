@@ -96,9 +96,13 @@ def spread(values: Sequence[float]) -> tuple[float, float]:
     return (float(min(values)), float(max(values)))
 
 
-def run_sections(names: list[str], repeats: int, quick: bool) -> list[BenchRow]:
+def run_sections(names: list[str], repeats: int, quick: bool,
+                 on_section: Callable[[int, str], None] | None = None) -> list[BenchRow]:
+    """Run the sections in order; ``on_section(i, name)`` as section ``i`` starts."""
     rows: list[BenchRow] = []
-    for name in names:
+    for i, name in enumerate(names):
+        if on_section is not None:
+            on_section(i, name)
         mod = importlib.import_module(f"market.bench.{name}")
         rows.extend(mod.run(repeats=repeats, quick=quick))
     return rows

@@ -15,10 +15,12 @@ import argparse
 import difflib
 import importlib
 import os
+import re
 import sys
 from typing import NoReturn
 
-from market.errors import UsageError
+from market.errors import RunFailed, UsageError
+from market.processes import Terminated, sigterm_exits
 
 #: command name -> module, in the order ``--help`` lists them
 COMMANDS = [
@@ -74,6 +76,35 @@ def unknown_command(name: str) -> str:
     return f"run.py: error: unknown command {name!r}{hint}; choose from: {', '.join(COMMANDS)}"
 
 
+_NEGATIVE = re.compile(r"^-(\d|\.\d)")
+
+
+def glue_negative_values(parser: Parser, argv: list[str]) -> list[str]:
+    """``--value-range -10,10`` as ``--value-range=-10,10``.
+
+    argparse reads a token that starts with ``-`` as an option unless it is a
+    plain negative number, so a range or list starting with a negative
+    number would be refused; an option that takes one value gets the next
+    token glued to it when that token starts like a negative number.
+    """
+    if not argv or argv[0] not in COMMANDS:
+        return argv
+    sub = parser._subparsers._group_actions[0].choices[argv[0]]
+    takes_value = {opt for a in sub._actions if a.option_strings and a.nargs is None
+                   and a.const is None for opt in a.option_strings}
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in takes_value and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
@@ -83,12 +114,19 @@ def main(argv: list[str] | None = None) -> int:
     if not argv[0].startswith("-") and argv[0] not in COMMANDS:
         print(unknown_command(argv[0]), file=sys.stderr)
         return 2
-    args = parser.parse_args(argv)
+    args = parser.parse_args(glue_negative_values(parser, argv))
     if args.command is None:  # options only (e.g. --json)
         print(overview(parser))
         return 0
     try:
-        return int(args._module.run(args) or 0)
+        with sigterm_exits():
+            return int(args._module.run(args) or 0)
+    except Terminated:
+        print(f"run.py {args.command}: terminated", file=sys.stderr)
+        return 143
+    except RunFailed as exc:
+        print(f"run.py {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
     except (UsageError, ValueError) as exc:
         if os.environ.get("NEGOTIATION_DEBUG"):
             raise

@@ -19,8 +19,9 @@ import os
 import time
 from typing import Any
 
-from market.cli.common import check_output_path, emit_json, int_in
+from market.cli.common import check_output_path, emit_json, int_in, number_in
 from market.errors import UsageError
+from market.processes import Terminated
 
 HELP = "many market runs over a parameter grid (process pool or Dask), results to Parquet"
 
@@ -50,8 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", default=None, metavar="ADDRESS|local",
                    help="run on a Dask distributed scheduler (host:port), or 'local' to start "
                    "a LocalCluster on this machine")
-    p.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
-                   help="how long to try reaching --scheduler (default 5)")
+    p.add_argument("--connect-timeout", type=number_in("--connect-timeout", 0.1, 3600),
+                   default=5.0, metavar="SECONDS",
+                   help="how long to try reaching --scheduler, in [0.1, 3600] (default 5)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.out.endswith(".parquet"):
         raise UsageError(f"--out must be a .parquet file (got {args.out!r})")
     check_output_path(args.out, "--out")
-    if not args.connect_timeout > 0:
-        raise UsageError(f"--connect-timeout must be > 0 seconds (got {args.connect_timeout})")
+    if args.per_step:
+        check_output_path(batch.steps_path(args.out), "--per-step")
     grid = batch.validate_grid(grid, fill=args.fill)
     specs = batch.expand(grid, args.iterations, args.seed, args.steps, args.fill)
     processes = args.processes or os.cpu_count() or 1
@@ -77,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         result = _run_with_progress(batch, specs, args, processes, meta)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):
         from rich.console import Console
 
         Console(stderr=True, soft_wrap=True).print(
@@ -101,35 +103,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_with_progress(batch: Any, specs: list, args: argparse.Namespace, processes: int,
                        meta: dict[str, Any]) -> Any:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from market.cli.progress import progress_bar
 
     where = f"Dask {args.scheduler}" if args.scheduler else f"{processes} process(es)"
     failed = 0
-    with Progress(
-        TextColumn("[bold]batch[/] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("left"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,  # a bar left behind would make an error more than one line
-    ) as progress:
-        task = progress.add_task(where, total=len(specs))
+    with progress_bar("batch", len(specs), "runs", quiet=args.json) as update:
+        update(description=where)
 
         def on_result(outcome: Any, done: int, total: int) -> None:
             nonlocal failed
             failed += outcome.failed
             desc = where + (f" [red]{failed} failed[/]" if failed else "")
-            progress.update(task, completed=done, description=desc)
+            update(completed=done, description=desc)
 
         return batch.run_batch(specs, args.out, processes=processes, scheduler=args.scheduler,
                                per_step=args.per_step, on_result=on_result, meta=meta,

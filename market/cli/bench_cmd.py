@@ -48,8 +48,12 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from market.bench import missed, run_sections
+    from market.cli.progress import progress_bar
 
-    rows = run_sections(sections(args.only), args.repeats, args.quick)
+    names = sections(args.only)
+    with progress_bar("bench", len(names), "sections", quiet=args.json) as update:
+        rows = run_sections(names, args.repeats, args.quick,
+                            on_section=lambda i, name: update(completed=i, description=name))
     failed = missed(rows)
     with_target = [r for r in rows if r.target is not None]
     if args.json:

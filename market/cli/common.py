@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -25,6 +26,22 @@ def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[
             ) from None
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise argparse.ArgumentTypeError(f"{name} must be an integer {rng} (got {value})")
+        return value
+
+    return parse
+
+
+def number_in(name: str, lo: float, hi: float) -> Callable[[str], float]:
+    """argparse ``type=`` for a finite number in ``[lo, hi]``; the error names ``name``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and lo <= value <= hi):
+            raise argparse.ArgumentTypeError(f"{name} must be a number in [{lo:g}, {hi:g}] "
+                                             f"(got {text!r})")
         return value
 
     return parse

@@ -20,7 +20,8 @@ from market.errors import UsageError
 from market.game import qtable
 from market.limits import check_table_cells
 
-HELP = "exact evaluation: values, best responses and NashConv of saved Q-tables or of the SPE"
+HELP = ("exact evaluation: values, best responses, NashConv and subgame perfection of saved "
+        "Q-tables or of the SPE")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,7 +53,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                           f"the equilibrium at P={protocol.prices}, T={protocol.rounds}",
                           "lower --prices or --rounds")
         seller, buyer = evaluation.spe(protocol)
-        policies, source, layout = True, "spe", "subgame-perfect equilibrium (pure policies)"
+        policies, source = True, "spe"
+        layout = "a subgame-perfect equilibrium (indifferent responders accept), pure policies"
     else:
         want = None
         if args.prices is not None or args.rounds is not None:
@@ -65,6 +67,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         layout = "role-aware (2, S, A)" if pair.role_aware else "document layout (S, A)"
     rep = evaluation.report(seller, buyer, protocol, policies=policies)
     test = evaluation.exact_test(seller, buyer, protocol, args.episodes, policies=policies)
+    gaps = evaluation.subgame_gaps(seller, buyer, protocol, policies=policies)
+    outcomes = evaluation.outcomes(seller, buyer, protocol, policies=policies)
     names = ("seller", "buyer")
     rows = [
         {
@@ -85,6 +89,12 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         "rows": rows,
         "deal_probability": {f"{names[f]}_first": rep["deal"][f] for f in (0, 1)},
         "nash_conv": rep["nash_conv"],
+        "subgame_gap": {names[side]: float(gaps[:, side].max()) for side in (0, 1)},
+        "subgame_perfect": bool(not gaps.any()),
+        "outcome": {f"{names[f]}_first": [float(outcomes[f, 0]), float(outcomes[f, 1])]
+                    for f in (0, 1)},
+        "spe_outcomes": {f"{k}_first": [[o[1], o[2]] for o in v]
+                         for k, v in evaluation.spe_outcomes(protocol).items()},
         "test": test,
     }
 
@@ -114,6 +124,22 @@ def run(args: argparse.Namespace) -> int:
         f"{deal['buyer_first']:.4f} (buyer first)"
     )
     console.print(f"[bold]NashConv: {result['nash_conv']:.6g}[/bold]  (0 = equilibrium)")
+    gap = result["subgame_gap"]
+    verdict = "subgame perfect" if result["subgame_perfect"] else "not subgame perfect"
+    console.print(
+        f"[bold]subgame perfection:[/bold] largest one-shot deviation gain in any subgame: "
+        f"seller {gap['seller']:.4g}, buyer {gap['buyer']:.4g} ({verdict})"
+    )
+
+    def pairs(xs: list[list[float]]) -> str:
+        return ", ".join(f"({a:.3g}, {b:.3g})" for a, b in xs)
+
+    out, spe = result["outcome"], result["spe_outcomes"]
+    for first in ("seller", "buyer"):
+        console.print(
+            f"{first} first: outcome ({out[first + '_first'][0]:.3g}, "
+            f"{out[first + '_first'][1]:.3g}); pure subgame-perfect outcomes of the game: "
+            f"{pairs(spe[first + '_first'])}", highlight=False)
     t = result["test"]
     console.print(
         f"greedy test, {t['episodes']:,} episodes alternating the first mover (exact "

@@ -181,19 +181,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_steps(model: Any, steps: int, quiet: bool) -> None:
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    from market.cli.progress import progress_bar
 
-    console = Console(stderr=True)
-    with Progress(
-        TextColumn("market"), BarColumn(), TextColumn("{task.completed}/{task.total} steps"),
-        TimeRemainingColumn(), console=console, transient=True,
-        disable=quiet or not console.is_terminal,
-    ) as progress:
-        task = progress.add_task("steps", total=steps)
+    with progress_bar("market", steps, "steps", quiet=quiet) as update:
         for _ in range(steps):
             model.step()
-            progress.advance(task)
+            update(advance=1)
 
 
 def _strategy_table(model: Any) -> list[dict[str, Any]]:

@@ -56,6 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from market.cli.progress import progress_bar
     from market.game.rules import Protocol
     from market.game.tables import load_tables
     from market.runs.tournament import (
@@ -85,9 +86,10 @@ def run(args: argparse.Namespace) -> int:
                                  cache=cache) + genius_entrants(protocol, genius)
     pairings = (sum("seller" in e.sides for e in entrants)
                 * sum("buyer" in e.sides for e in entrants))
-    result = _with_progress(args.json, pairings, lambda on_pairing: run_tournament(
-        entrants, protocol, args.repetitions, args.seed, args.seller_range, args.buyer_range,
-        on_pairing=on_pairing))
+    with progress_bar("tournament", pairings, "pairings", quiet=args.json) as update:
+        result = run_tournament(entrants, protocol, args.repetitions, args.seed,
+                                args.seller_range, args.buyer_range,
+                                on_pairing=lambda seller, buyer: update(advance=1))
     files = write_outputs(result, Path(args.out))
     if args.json:
         data = result.as_dict()
@@ -96,17 +98,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print_result(result, files)
     return 0
-
-
-def _with_progress(quiet: bool, pairings: int, run):  # noqa: ANN001, ANN202
-    """Run the tournament under a progress bar of its pairings (none with --json)."""
-    if quiet:
-        return run(None)
-    from rich.progress import Progress
-
-    with Progress(transient=True) as progress:
-        task = progress.add_task("pairings", total=pairings)
-        return run(lambda seller, buyer: progress.advance(task))
 
 
 def print_result(result, files) -> None:  # noqa: ANN001 - rich types imported lazily

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import ipaddress
 import os
 import socket
 import subprocess
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from market.cli.common import int_in
 from market.errors import UsageError
+from market.processes import preexec_die_with_parent
 
 HELP = "serve the market and the two-agent game in the browser (Solara, offline)"
 
@@ -31,9 +33,26 @@ START_TIMEOUT = 120.0
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def host_address(text: str) -> str:
+    """argparse ``type=`` for ``--host``: a name or address, not empty."""
+    host = text.strip()
+    if not host:
+        raise argparse.ArgumentTypeError(
+            "--host must be an address (default 127.0.0.1; 0.0.0.0 for every interface)")
+    return host
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1, this machine only)")
+    p.add_argument("--host", type=host_address, default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1, this machine only; another "
+                        "address serves the page to the network, with a warning)")
     p.add_argument("--port", type=int_in("--port", 1024, 65535), default=8765,
                    help="TCP port in [1024, 65535] (default 8765)")
     p.add_argument("--page", choices=tuple(PAGES), default="market",
@@ -106,11 +125,17 @@ def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("solara_assets") is None:
         print("warning: solara-assets is not installed; the page fetches its JavaScript from a "
               "CDN and stays blank without internet (pip install solara-assets)", file=sys.stderr)
-    base = f"http://{args.host}:{args.port}"
+    if not is_loopback(args.host):
+        print(f"warning: serving on {args.host}: anyone who can reach this machine on port "
+              f"{args.port} can use the page", file=sys.stderr)
+    wildcard = args.host in ("0.0.0.0", "::")
+    shown = "127.0.0.1" if wildcard else (f"[{args.host}]" if ":" in args.host else args.host)
+    base = f"http://{shown}:{args.port}"
     url = base + PAGES[args.page]
-    # the server's own messages go to stderr so that stdout carries only the address (or JSON)
+    # the server's own messages go to stderr so that stdout carries only the address (or JSON);
+    # the kernel ends the server if this process is killed (Ctrl-C and SIGTERM stop it below)
     proc = subprocess.Popen(server_command(args.host, args.port), env=server_env(), cwd=ROOT,
-                            stdout=sys.stderr)
+                            stdout=sys.stderr, preexec_fn=preexec_die_with_parent)
     try:
         if not wait_until_up(base + "/", proc):
             code = proc.poll()

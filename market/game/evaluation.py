@@ -32,7 +32,15 @@ import numpy as np
 
 from market.game import qtable
 from market.game.qtable import legal_rows
-from market.game.rules import BUYER, SELLER, Negotiator, Observation, Protocol, side_index
+from market.game.rules import (
+    BUYER,
+    SELLER,
+    SIDE_NAMES,
+    Negotiator,
+    Observation,
+    Protocol,
+    side_index,
+)
 
 #: two values closer than this count as a tie (values live in [0, 1])
 TIE_TOL = 1e-12
@@ -206,11 +214,7 @@ def _sweep(
     any_max = bool(max_even.any())
     out = (pol_s.copy(), pol_b.copy()) if any_max and record else pols
     rank = _rank(protocol)
-    levels = np.arange(1, P + 1)
-    accept_val = np.zeros((P, _K))
-    accept_val[:, _SELLER] = levels / P
-    accept_val[:, _BUYER] = 1.0 - levels / P
-    accept_val[:, _DEAL] = 1.0
+    accept_val = _accept_values(P)
 
     nxt = np.zeros((2 * n, P, _K))  # outcome at move m+1 for each offer level on the table
     for m in range(2 * T - 1, -1, -1):
@@ -404,6 +408,112 @@ def spe(protocol: Protocol) -> tuple[np.ndarray, np.ndarray]:
     return s.copy(), b.copy()
 
 
+def subgame_gaps(
+    seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, *, policies: bool = False
+) -> np.ndarray:
+    """How far a pair is from subgame perfection: each side's largest one-shot deviation gain.
+
+    In every subgame, reachable or not (every move ``m`` and offer ``p`` on
+    the table, for both first movers), the mover's best single action
+    followed by the pair's own play is compared with what the pair's play
+    gives it there. By the one-shot deviation principle (a finite game), the
+    pair is subgame perfect exactly when both gains are 0; NashConv only
+    looks at the subgames the pair reaches.
+
+    Returns ``(2, 2)`` gains ``[first mover][side]`` (or ``(n, 2, 2)`` for a
+    batch). Arguments as :func:`nash_conv`.
+    """
+    s, batched = _batch(_as_policy(seller, protocol, policies, "seller"))
+    b, _ = _batch(_as_policy(buyer, protocol, policies, "buyer"))
+    s, b = np.broadcast_arrays(s, b)
+    n = s.shape[0]
+    P, T, A = protocol.prices, protocol.rounds, protocol.n_actions
+    first = np.repeat([SELLER, BUYER], n)
+    stacked = (np.concatenate([s, b]), np.concatenate([b, s]))  # movers at even, odd moves
+    movers = (first, 1 - first)
+    accept_val = _accept_values(P)
+    gaps = np.zeros((2 * n, 2))  # [element][role of the mover: 0 first, 1 second]
+    nxt = np.zeros((2 * n, P, _K))
+    idx = np.arange(2 * n)
+    for m in range(2 * T - 1, -1, -1):
+        role = m % 2
+        rows = slice(0, 1) if m == 0 else qtable.round_rows(protocol, (m - 1) // 2)
+        pi = stacked[role][:, role, rows, :]  # (2n, r, A)
+        r = pi.shape[1]
+        q = np.zeros((2 * n, r, A, _K))
+        q[:, :, :P, :] = nxt[:, None, :, :]
+        if m > 0:
+            q[:, :, P, :] = accept_val
+        own = q[idx, :, :, movers[role]]  # (2n, r, A)
+        played = (pi * own).sum(axis=-1)
+        best = np.where(protocol.legal(m), own, -np.inf).max(axis=-1)
+        gaps[:, role] = np.maximum(gaps[:, role], (best - played).max(axis=-1))
+        val = pi[:, :, :P] @ nxt
+        if m > 0:
+            val += pi[:, :, P, None] * accept_val
+        nxt = val
+    gaps = np.where(gaps > TIE_TOL, gaps, 0.0)
+    out = np.zeros((n, 2, 2))  # [pair][first][side]
+    for f in (SELLER, BUYER):
+        part = gaps[f * n : (f + 1) * n]
+        out[:, f, f] = part[:, 0]  # the first mover's own moves
+        out[:, f, 1 - f] = part[:, 1]
+    return out if batched else out[0]
+
+
+def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]]:
+    """Every pure subgame-perfect outcome of the game, per first mover.
+
+    Backward induction over sets: in each subgame (move, offer on the table)
+    the outcomes some pure subgame-perfect equilibrium can lead to. A child's
+    outcome is reachable when the mover weakly prefers it to the worst the
+    other children can be made to give it (the continuations of different
+    subgames are chosen independently). Outcomes are ``(level, seller
+    reward, buyer reward)`` with level 0 for no deal; ties are exact in
+    levels, so the sets are exact. Several outcomes arise because a
+    responder offered its zero-surplus price gets 0 whether it accepts or
+    rejects.
+    """
+    P, T = protocol.prices, protocol.rounds
+
+    def reward(level: int, side: int) -> float:
+        if level == 0:
+            return 0.0
+        return level / P if side == SELLER else 1.0 - level / P
+
+    result: dict[str, list[tuple[int, float, float]]] = {}
+    for f in (SELLER, BUYER):
+        after: list[frozenset[int]] = []  # outcome sets at move m + 1, per offer level 1..P
+        for m in range(2 * T - 1, -1, -1):
+            mover = f if m % 2 == 0 else 1 - f
+            legal = protocol.legal(m)
+            tables = [0] if m == 0 else list(range(1, P + 1))
+            now = []
+            for p in tables:
+                children = [after[k - 1] for k in range(1, P + 1) if legal[k - 1]]
+                if m > 0:
+                    children += [frozenset({p}), frozenset({0})]  # accept, reject
+                worst = [min(reward(o, mover) for o in c) for c in children]
+                sets = set()
+                for i, c in enumerate(children):
+                    bar = max((w for j, w in enumerate(worst) if j != i), default=-np.inf)
+                    sets |= {o for o in c if reward(o, mover) >= bar}
+                now.append(frozenset(sets))
+            after = now
+        result[SIDE_NAMES[f]] = [(o, reward(o, SELLER), reward(o, BUYER)) for o in sorted(after[0])]
+    return result
+
+
+def _accept_values(P: int) -> np.ndarray:
+    """(P, K) outcome vectors of accepting level ``1..P``: rewards and a deal."""
+    levels = np.arange(1, P + 1)
+    out = np.zeros((P, _K))
+    out[:, _SELLER] = levels / P
+    out[:, _BUYER] = 1.0 - levels / P
+    out[:, _DEAL] = 1.0
+    return out
+
+
 def exact_test(
     seller: np.ndarray,
     buyer: np.ndarray,
@@ -452,5 +562,7 @@ __all__ = [
     "outcomes",
     "report",
     "spe",
+    "spe_outcomes",
+    "subgame_gaps",
     "values",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 from market.files import atomic_path
 from market.game import qtable
 from market.game.rules import Protocol
+from market.limits import TABLE_CELLS_MAX
 
 
 @dataclass
@@ -45,6 +47,11 @@ class TablePair:
             if not np.isfinite(arr).all():
                 raise ValueError(f"{name} table holds non-finite values")
             setattr(self, name, arr)
+        if self.seller.shape[0] != self.buyer.shape[0]:
+            raise ValueError(
+                "the seller and buyer tables have different layouts (one role-aware "
+                "(2, S, A), the other (S, A)); both must have the same"
+            )
 
     @property
     def role_aware(self) -> bool:
@@ -67,34 +74,42 @@ def save_tables(path: str | os.PathLike[str], tables: TablePair) -> None:
         )
 
 
+#: what a table file may hold: these arrays, no more
+ARRAYS = ("seller", "buyer", "prices", "rounds", "meta")
+#: ``meta`` is short JSON: at most this many characters and this many levels of nesting
+META_CHARS_MAX = 1_000_000
+META_DEPTH_MAX = 32
+
+
 def load_tables(path: str | os.PathLike[str], protocol: Protocol | None = None) -> TablePair:
-    """Read a table file; ``ValueError`` with one clear line if it is missing, corrupt
-    or made for another game than ``protocol``."""
+    """Read a table file; ``ValueError`` naming the file in one line if it is missing,
+    corrupt, too large, of the wrong types, or made for another game than ``protocol``.
+
+    Nothing is trusted before it is checked: the zip's members and every
+    array's header (dtype, shape, bytes) are read and checked against the
+    sizes the game allows before any array is loaded, so a lying header
+    cannot make us allocate; ``meta`` must be a bounded JSON object; no
+    pickle is ever read.
+    """
     p = os.fspath(path)
     if os.path.isdir(p):
         raise ValueError(f"{p}: is a directory, not a .npz Q-table file")
+    if not os.path.exists(p):
+        raise ValueError(f"{p}: no such file")
+    with open(p, "rb") as fh:
+        if fh.read(6) == b"\x93NUMPY":
+            raise ValueError(f"{p}: not a .npz Q-table file (a single .npy array); "
+                             "run.py train --save writes one")
     try:
-        data = np.load(p, allow_pickle=False)
-    except FileNotFoundError:
-        raise ValueError(f"{p}: no such file") from None
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        with zipfile.ZipFile(p) as zf:
+            headers = _headers(zf, p)
+            arrays = {name: _read(zf, name, headers[name], p) for name in headers}
+    except zipfile.BadZipFile:
+        raise ValueError(f"{p}: not a .npz Q-table file (not a zip archive of arrays)") from None
+    except (OSError, EOFError, zlib.error, NotImplementedError) as exc:
         raise ValueError(f"{p}: not a readable .npz Q-table file ({exc})") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ValueError(f"{p}: not a .npz Q-table file (a single .npy array)")
-    try:
-        with data:
-            missing = {"seller", "buyer", "prices", "rounds"} - set(data.files)
-            if missing:
-                raise ValueError(f"{p}: not a Q-table file (missing {', '.join(sorted(missing))})")
-            prices, rounds = _size(data["prices"], "prices", p), _size(data["rounds"], "rounds", p)
-            seller, buyer = _real(data["seller"], "seller", p), _real(data["buyer"], "buyer", p)
-            meta = json.loads(str(data["meta"])) if "meta" in data.files else {}
-    except (zipfile.BadZipFile, OSError, EOFError, KeyError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{p}: not a readable .npz Q-table file ({exc})") from None
-    except ValueError as exc:
-        if str(exc).startswith(p):
-            raise
-        raise ValueError(f"{p}: not a readable .npz Q-table file ({exc})") from None
+    prices, rounds = _size(arrays["prices"], "prices", p), _size(arrays["rounds"], "rounds", p)
+    meta = _meta(arrays["meta"], p) if "meta" in arrays else {}
     try:
         file_protocol = Protocol(prices, rounds)
     except ValueError as exc:
@@ -105,20 +120,99 @@ def load_tables(path: str | os.PathLike[str], protocol: Protocol | None = None) 
             f"P={protocol.prices}, T={protocol.rounds}"
         )
     try:
-        return TablePair(file_protocol, seller, buyer, meta)
+        return TablePair(file_protocol, arrays["seller"], arrays["buyer"], meta)
     except ValueError as exc:
         raise ValueError(f"{p}: {exc}") from None
 
 
+def _headers(zf: zipfile.ZipFile, path: str) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
+    """Each member's dtype and shape, from its ``.npy`` header, checked before any data."""
+    members = {info.filename.removesuffix(".npy"): info for info in zf.infolist()}
+    missing = {"seller", "buyer", "prices", "rounds"} - set(members)
+    if missing:
+        raise ValueError(f"{path}: not a Q-table file (missing {', '.join(sorted(missing))})")
+    extra = sorted(set(members) - set(ARRAYS))
+    if extra:
+        raise ValueError(f"{path}: not a Q-table file (unexpected arrays: {', '.join(extra)})")
+    out = {}
+    for name, info in members.items():
+        with zf.open(info) as fh:
+            try:
+                fmt = np.lib.format
+                version = fmt.read_magic(fh)
+                read = fmt.read_array_header_1_0 if version == (1, 0) else (
+                    fmt.read_array_header_2_0)
+                shape, _, dtype = read(fh, max_header_size=10_000)
+            except ValueError as exc:
+                raise ValueError(f"{path}: {name} is not a numpy array ({exc})") from None
+        if dtype.hasobject:
+            raise ValueError(f"{path}: {name} holds Python objects; table files hold numbers "
+                             "and text only (never pickles)")
+        cells = int(np.prod(shape, dtype=object))
+        if name in ("seller", "buyer") and cells > TABLE_CELLS_MAX:
+            raise ValueError(f"{path}: {name} has {cells:,} cells (at most {TABLE_CELLS_MAX:,})")
+        if name not in ("seller", "buyer") and shape != ():
+            what = "one JSON text" if name == "meta" else "one integer"
+            raise ValueError(f"{path}: {name} must be {what} (got shape {shape})")
+        if cells * dtype.itemsize > info.file_size:
+            raise ValueError(f"{path}: {name}'s header claims more data than the file holds")
+        out[name] = (dtype, shape)
+    return out
+
+
+def _read(zf: zipfile.ZipFile, name: str, header: tuple[np.dtype, tuple[int, ...]],
+          path: str) -> np.ndarray:
+    dtype, _ = header
+    if name == "meta":
+        if dtype.kind != "U" or dtype.itemsize // 4 > META_CHARS_MAX:
+            raise ValueError(f"{path}: meta must be one JSON text of at most "
+                             f"{META_CHARS_MAX:,} characters (got {dtype})")
+    elif name in ("seller", "buyer"):
+        if dtype.kind not in "fiu":
+            raise ValueError(f"{path}: the {name} table must hold real numbers (got {dtype})")
+    elif dtype.kind not in "iu":
+        raise ValueError(f"{path}: {name} must be one integer (got {dtype})")
+    with zf.open(f"{name}.npy") as fh:
+        return np.lib.format.read_array(fh, allow_pickle=False)
+
+
 def _size(arr: np.ndarray, name: str, path: str) -> int:
-    """A game size stored in the file: one integer, nothing else."""
-    if arr.shape != () or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"{path}: {name} must be one integer (got {arr.dtype} {arr.shape})")
+    """A game size stored in the file (shape and dtype checked from its header)."""
     return int(arr)
 
 
-def _real(arr: np.ndarray, name: str, path: str) -> np.ndarray:
-    """A Q-table stored in the file: real numbers only."""
-    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise ValueError(f"{path}: the {name} table must hold real numbers (got {arr.dtype})")
-    return arr
+def _meta(arr: np.ndarray, path: str) -> dict[str, Any]:
+    """The JSON object in ``meta``, refused before parsing if it nests too deep."""
+    text = str(arr)
+    depth = _depth(text)
+    if depth > META_DEPTH_MAX:
+        raise ValueError(f"{path}: meta nests {depth} levels deep (at most {META_DEPTH_MAX})")
+    try:
+        meta = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: meta is not JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: meta must be a JSON object (got {type(meta).__name__})")
+    return meta
+
+
+def _depth(text: str) -> int:
+    """Deepest nesting of ``[``/``{`` outside JSON strings (no recursion, so any length)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest

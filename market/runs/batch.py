@@ -36,6 +36,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import tomllib
 import traceback
 import types
@@ -48,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.errors import UsageError
+from market.errors import RunFailed, UsageError
 
 #: fills each side's share left by the named strategies
 DEFAULT_FILL = "averaging"
@@ -440,7 +441,10 @@ class PartStore:
         f = self._row_file(spec.run)
         try:
             data = json.loads(f.read_text())
-        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            return None
+        # a part of another shape (damaged, or not ours) is no finished run: run it again
+        if not (isinstance(data, dict) and isinstance(data.get("row"), dict)):
             return None
         if data.get("key") != _roundtrip(spec.key()) or data["row"].get("error") is not None:
             return None
@@ -649,9 +653,20 @@ def process_pool(processes: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from market.processes import GUARD_ENV, die_with
+
+    # the resource tracker (started with this interpreter's -W options) cleans up after a
+    # killed batch and would then warn about the semaphores it cleaned: noise on stderr
+    quiet = "ignore:resource_tracker:UserWarning"
+    if quiet not in sys.warnoptions:
+        sys.warnoptions.append(quiet)
+    os.environ[GUARD_ENV] = str(os.getpid())  # read by the fork server's guard
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["market.runs.batch", "market.sim.model"])
-    return ProcessPoolExecutor(max_workers=processes, mp_context=ctx)
+    ctx.set_forkserver_preload(["market.runs.forkserver_guard", "market.runs.batch",
+                                "market.sim.model"])
+    # each worker ends when this process does, even if it is killed outright
+    return ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=die_with,
+                               initargs=(os.getpid(),))
 
 
 def _run_pool(
@@ -662,6 +677,7 @@ def _run_pool(
     executor: Any = None,
 ) -> None:
     from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     owned = executor is None
     pool = process_pool(processes) if owned else executor
@@ -677,14 +693,35 @@ def _run_pool(
             while pending:
                 ready, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in ready:
-                    finished(fut.result())
+                    try:
+                        outcome = fut.result()
+                    except BrokenProcessPool:
+                        raise RunFailed(
+                            "a worker process died (killed, or out of memory); every finished "
+                            "run is saved: run the same command again to go on"
+                        ) from None
+                    finished(outcome)
                     nxt = next(queue, None)
                     if nxt is not None:
                         pending.add(pool.submit(run_one, nxt, per_step))
         except BaseException:
             for fut in pending:
                 fut.cancel()
+            if owned:  # stop now: do not wait for the runs in flight (they are saved parts)
+                _stop_workers(pool)
             raise
+
+
+def _stop_workers(pool: Any) -> None:
+    """Cancel what is queued and end the pool's worker processes at once."""
+    workers = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in workers:
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    for proc in workers:
+        with contextlib.suppress(Exception):
+            proc.join(5)
 
 
 def _run_dask(

@@ -23,7 +23,7 @@ def test_targets_mark_rows_met_or_missed():
 def test_check_exits_1_only_when_a_target_is_missed(monkeypatch, capsys, value, check, code):
     rows = [BenchRow("training", "speed-up", value, "x", target=at_least(10, ">= 10x")),
             BenchRow("training", "rate", 5.0, "episodes/s", spread=(4.0, 6.0))]
-    monkeypatch.setattr(bench, "run_sections", lambda names, repeats, quick: rows)
+    monkeypatch.setattr(bench, "run_sections", lambda names, repeats, quick, on_section=None: rows)
     args = ["bench", "--only", "training", "--json"] + (["--check"] if check else [])
     assert main(args) == code
     out = json.loads(capsys.readouterr().out)
@@ -34,7 +34,7 @@ def test_check_exits_1_only_when_a_target_is_missed(monkeypatch, capsys, value, 
 
 def test_text_output_says_missed_and_summarises(monkeypatch, capsys):
     rows = [BenchRow("training", "speed-up", 7.3, "x", target=at_least(10, ">= 10x"))]
-    monkeypatch.setattr(bench, "run_sections", lambda names, repeats, quick: rows)
+    monkeypatch.setattr(bench, "run_sections", lambda names, repeats, quick, on_section=None: rows)
     assert main(["bench", "--only", "training"]) == 0
     out = capsys.readouterr().out
     assert "MISSED" in out and "targets: 0 of 1 met; missed: training: speed-up" in out

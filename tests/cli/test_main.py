@@ -78,3 +78,22 @@ def test_an_unwritable_output_fails_before_training_and_leaves_nothing(tmp_path)
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and "--save" in out.stderr
     assert not plot.exists()
+
+
+def test_a_value_starting_with_a_minus_sign_is_read_as_a_value(capsys):
+    from market.cli import main
+
+    assert main(["market", "--value-range", "-10,10", "--cost-range", "-5,5", "--steps", "2",
+                 "--buyers", "4", "--sellers", "4", "--json"]) == 0
+    import json
+
+    params = json.loads(capsys.readouterr().out)["parameters"]
+    assert params["value_range"] == [-10.0, 10.0] and params["cost_range"] == [-5.0, 5.0]
+
+
+@pytest.mark.parametrize("value", ["inf", "1e308", "0", "-1", "nan", "x"])
+def test_connect_timeout_is_a_finite_number_in_range(value):
+    out = run_cli("batch", "--param", "n_buyers=5", "--scheduler", "127.0.0.1:1",
+                  "--connect-timeout", value, "--out", "/nonexistent/x.parquet")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert "--connect-timeout must be a number in [0.1, 3600]" in out.stderr

@@ -378,6 +378,73 @@ def test_evaluate_bad_input_exit_2(args, table_file, tmp_path, capsys):
     assert len(err) == 1
 
 
+class TestSubgamePerfection:
+    """One-shot deviation gains in every subgame, and the pure subgame-perfect outcomes."""
+
+    @staticmethod
+    def _threat_pair():
+        """T = 1, P = 5. Seller first offers 3; the Buyer accepts only levels <= 3 (a threat
+        to walk away from 4, which it would regret: accepting 4 pays 0.2). Buyer first
+        offers 1, the Seller accepts. A Nash equilibrium, not subgame perfect."""
+        pr = Protocol(5, 1)
+        S, A = qtable.n_rows(pr), pr.n_actions
+        accept, reject = pr.accept, pr.reject
+        seller, buyer = np.zeros((2, S, A)), np.zeros((2, S, A))
+        for pol in (seller, buyer):
+            pol[:, 1:S - 1, accept] = 1.0  # final decisions: accept
+        seller[:, 0, 2] = 1.0  # opening: level 3
+        buyer[:, 0, 0] = 1.0  # opening: level 1
+        buyer[1, 4:6, accept] = 0.0  # as second mover, refuse 4 and 5
+        buyer[1, 4:6, reject] = 1.0
+        return pr, seller, buyer
+
+    def test_a_nash_equilibrium_with_an_empty_threat_is_not_subgame_perfect(self):
+        pr, seller, buyer = self._threat_pair()
+        assert ev.nash_conv(seller, buyer, pr, policies=True) == pytest.approx(0.0)
+        gaps = ev.subgame_gaps(seller, buyer, pr, policies=True)
+        # [first][side]: with the Seller first, the Buyer would gain 0.2 by accepting 4
+        assert gaps[SELLER, BUYER] == pytest.approx(0.2)
+        assert gaps[SELLER, SELLER] == 0 and gaps[BUYER].sum() == 0
+
+    @pytest.mark.parametrize("P,T", [(2, 1), (3, 2), (5, 5), (7, 3)])
+    def test_the_spe_strategy_has_no_profitable_deviation_anywhere(self, P, T):
+        pr = Protocol(P, T)
+        s, b = ev.spe(pr)
+        assert not ev.subgame_gaps(s, b, pr, policies=True).any()
+        # and its outcome is one of the game's pure subgame-perfect outcomes
+        out = ev.outcomes(s, b, pr, policies=True)
+        sets = ev.spe_outcomes(pr)
+        for first, name in ((SELLER, "seller"), (BUYER, "buyer")):
+            rewards = {(round(o[1], 9), round(o[2], 9)) for o in sets[name]}
+            assert (round(out[first, 0], 9), round(out[first, 1], 9)) in rewards
+
+    def test_pure_spe_outcomes_at_the_original_size(self):
+        """Seller first: it asks P and the Buyer accepts or rejects (indifferent at 0), so
+        (1, 0) and (0.8, 0.2); Buyer first: level 1, (0.2, 0.8) only."""
+        sets = ev.spe_outcomes(Protocol(5, 5))
+        assert [o[0] for o in sets["seller"]] == [4, 5]
+        assert [o[0] for o in sets["buyer"]] == [1]
+
+    def test_batched_gaps_match_one_by_one(self, rng):
+        pr = Protocol(4, 3)
+        tables = rng.integers(0, 3, (5, 2, 2, qtable.n_rows(pr), pr.n_actions)).astype(float)
+        batch = ev.subgame_gaps(tables[:, 0], tables[:, 1], pr)
+        for i in range(5):
+            np.testing.assert_allclose(batch[i], ev.subgame_gaps(*tables[i], pr))
+        # a gap is never smaller than the gain NashConv sees on the path
+        nc = ev.nash_conv(tables[:, 0], tables[:, 1], pr)
+        assert (batch.max(axis=(1, 2)) >= nc / 2 - 1e-12).all()
+
+
+def test_evaluate_reports_subgame_perfection_and_the_spe_outcomes(capsys):
+    assert main(["evaluate", "--spe", "--prices", "5", "--rounds", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["subgame_perfect"] is True and out["subgame_gap"] == {"seller": 0, "buyer": 0}
+    assert out["spe_outcomes"]["seller_first"] == [[0.8, pytest.approx(0.2)], [1.0, 0.0]]
+    assert out["outcome"]["seller_first"] == [1.0, 0.0]  # indifferent responders accept
+    assert "indifferent responders accept" in out["layout"]
+
+
 @pytest.mark.parametrize("P, T", [(3, 2), (5, 5), (6, 3)])
 def test_policy_of_the_spe_strategy_is_the_spe(P, T):
     """A strategy that decides from what it observes now, turned into the evaluator's policy."""

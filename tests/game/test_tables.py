@@ -158,3 +158,82 @@ class TestMalformedFiles:
     def test_a_directory(self, tmp_path):
         with pytest.raises(ValueError, match="directory"):
             load_tables(tmp_path)
+
+
+def _write(path, **arrays):
+    base = {"seller": np.zeros((27, 7)), "buyer": np.zeros((27, 7)), "prices": np.int64(5),
+            "rounds": np.int64(5)}
+    base.update(arrays)
+    np.savez(path, **{k: v for k, v in base.items() if v is not None})
+    return path
+
+
+@pytest.mark.parametrize("meta,needle", [
+    ("[" * 100_000 + "]" * 100_000, "nests 100000 levels"),
+    ('{"a": ' * 40 + "1" + "}" * 40, "nests 40 levels"),
+    ("[1, 2]", "must be a JSON object"),
+    ('"text"', "must be a JSON object"),
+    ("{not json", "meta is not JSON"),
+    (np.arange(3), "meta must be one JSON text"),
+])
+def test_meta_is_a_bounded_json_object(tmp_path, meta, needle):
+    path = _write(tmp_path / "m.npz", meta=np.asarray(meta) if isinstance(meta, str) else meta)
+    with pytest.raises(ValueError, match=needle) as info:
+        load_tables(path)
+    assert str(path) in str(info.value)
+
+
+def test_deep_but_allowed_meta_and_brackets_inside_strings_load(tmp_path):
+    meta = {"note": "[[[[" * 100, "nested": [[[[1]]]]}
+    path = _write(tmp_path / "ok.npz", meta=np.str_(json.dumps(meta)))
+    assert load_tables(path).meta == meta
+
+
+def test_a_lying_header_is_refused_before_allocating(tmp_path):
+    path = _write(tmp_path / "lie.npz")
+    lying = tmp_path / "lying.npz"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(lying, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "seller.npy":
+                data = data.replace(b"(27, 7)", b"(27000, 700)")  # 151 MB claimed
+            dst.writestr(info.filename, data)
+    with pytest.raises(ValueError, match="claims more data than the file holds") as info:
+        load_tables(lying)
+    assert "lying.npz" in str(info.value)
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b"just some text, not numbers\n", "not a zip archive"),
+    (b"", "not a zip archive"),
+])
+def test_a_text_file_named_npz_says_so_without_pickle_advice(tmp_path, content, needle):
+    path = tmp_path / "text.npz"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=needle) as info:
+        load_tables(path)
+    assert "pickle" not in str(info.value)
+
+
+def test_unexpected_arrays_and_mixed_layouts_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="unexpected arrays: extra"):
+        load_tables(_write(tmp_path / "x.npz", extra=np.zeros(3)))
+    mixed = _write(tmp_path / "mixed.npz", seller=np.zeros((2, 27, 7)))
+    with pytest.raises(ValueError, match="different layouts"):
+        load_tables(mixed)
+    huge = _write(tmp_path / "big.npz", prices=np.zeros(4, dtype=np.int64))
+    with pytest.raises(ValueError, match="prices must be one integer"):
+        load_tables(huge)
+
+
+@pytest.mark.parametrize("command", [["evaluate", "{f}"], ["baseline", "--seller", "qlearning:{f}"],
+                                     ["train", "--load", "{f}", "--cycles", "0"],
+                                     ["tournament", "--qtable", "{f}", "--out", "{d}"]])
+def test_every_command_refuses_a_bad_table_in_one_line(tmp_path, command):
+    f = _write(tmp_path / "deep.npz", meta=np.str_("[" * 100_000 + "]" * 100_000))
+    args = [a.format(f=f, d=tmp_path / "out") for a in command]
+    done = run_cli(*args)
+    assert done.returncode == 2, done.stderr
+    err = done.stderr.strip().splitlines()
+    assert len(err) == 1 and "deep.npz" in err[0] and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -117,7 +117,7 @@ def test_same_seed_same_tables_and_another_seed_differs():
 
 
 def test_seed_preset_only_seller_beats_only_buyer():
-    """docs/reference-figures.md: with only the Seller trained its wallet is far above the only-Buyer case."""
+    """With only the Seller trained its wallet is far above the only-Buyer case."""
     seller = train(preset("seed", train="seller", seeds=4, test_episodes=200), nash_conv=False)
     buyer = train(preset("seed", train="buyer", seeds=4, test_episodes=200), nash_conv=False)
     s, b = seller.test.exact_seller_wallet, buyer.test.exact_seller_wallet
@@ -198,4 +198,4 @@ def test_bench_reference_trainer_agrees_with_the_array_trainer():
            for s, b in (reference_train(seed=i, train_both=False) for i in range(4))]
     arr = train(preset("seed", train="seller", seeds=4, test_episodes=1000), nash_conv=False)
     assert abs(np.median(ref) - arr.test.exact_seller_wallet.median()) < 150
-    assert min(ref) > 3000  # docs/reference-figures.md: 3,491 (3,350-3,586), only the Seller trained
+    assert min(ref) > 3000  # docs/reference-figures.md: 3,491 (3,350-3,586)

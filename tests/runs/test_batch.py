@@ -299,3 +299,16 @@ def test_a_server_that_is_not_a_dask_scheduler_fails_in_bounded_time(tmp_path):
     assert p.returncode == 2
     assert len(p.stderr.strip().splitlines()) == 1 and "--scheduler" in p.stderr
     assert not (tmp_path / "x.parquet").exists()
+
+
+@pytest.mark.parametrize("content", ["[1]", '{"key": 1}', '{"row": 5}', "[" * 100_000, "\xff"])
+def test_a_damaged_part_file_is_run_again(tmp_path, content):
+    specs = small_specs()[:2]
+    out = tmp_path / "r.parquet"
+    ref = batch.run_batch(specs, tmp_path / "ref.parquet", processes=1).table
+    parts = batch.parts_dir(out)
+    parts.mkdir()
+    (parts / "run-0000000.json").write_text(content)
+    res = batch.run_batch(specs, out, processes=1)
+    assert (res.reused, res.ran) == (0, 2)
+    pd.testing.assert_frame_equal(res.table, ref)

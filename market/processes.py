@@ -1,0 +1,105 @@
+"""Child processes that end with their parent, however the parent ends.
+
+A batch's pool workers, a local Dask cluster and the browser view's server
+are processes of their own. When the command that started them ends
+normally or by Ctrl-C, it stops them itself; but a SIGKILL (or a crash that
+skips cleanup) gives it no chance, and orphans would keep running, holding
+the caller's terminal or pipe open. So every child watches the process that
+started it: on Linux the kernel signals the child when its parent dies
+(``PR_SET_PDEATHSIG``), and a watchdog thread checks that the named
+ancestor is alive twice a second and ends the child if it is not (the
+parent of a pool worker is a fork server, not the command, so the kernel's
+signal alone is not enough). SIGTERM is turned into a normal exit in the
+command, so its cleanup runs as on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+#: seconds between two looks at the watched process
+WATCH_INTERVAL = 0.5
+#: environment variable naming the process that helper processes must not outlive
+GUARD_ENV = "NEGOTIATION_GUARD_PID"
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` is running: it exists and is not a zombie.
+
+    A killed process stays a zombie until its own parent reaps it, and that
+    parent may be waiting for our pipes to close first; so a zombie counts
+    as gone.
+    """
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux): existing is all we can tell
+    return state not in (b"Z", b"X")
+
+
+def die_with(pid: int, interval: float = WATCH_INTERVAL) -> None:
+    """End this process as soon as process ``pid`` is gone (call it in the child).
+
+    Asks the kernel for SIGTERM when the direct parent dies (Linux), and
+    starts a daemon thread that ends this process when ``pid`` (the
+    command, possibly a grandparent) no longer exists or this process was
+    handed to another parent.
+    """
+    _parent_death_signal(signal.SIGTERM)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while alive(pid) and os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, name=f"die-with-{pid}", daemon=True).start()
+
+
+def preexec_die_with_parent() -> None:
+    """``preexec_fn`` for subprocesses: the kernel ends the child when the parent dies."""
+    _parent_death_signal(signal.SIGTERM)
+
+
+def _parent_death_signal(sig: int) -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, int(sig), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+
+
+class Terminated(SystemExit):
+    """Raised in the main thread on SIGTERM, so cleanup runs as for Ctrl-C."""
+
+
+@contextlib.contextmanager
+def sigterm_exits() -> Iterator[None]:
+    """Within the block, SIGTERM raises :class:`Terminated` (exit code 143)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,159 @@
+"""Children end with their parent: pool workers, the fork server and the view's server.
+
+Fault tests: the command is killed outright (SIGKILL, no cleanup possible)
+or terminated (SIGTERM), and every process it started must be gone within
+a few seconds, so nothing keeps running or holds the caller's pipe open.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from market.processes import alive
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` now (children, grandchildren...), from /proc."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parent[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, frontier = set(), {pid}
+    while frontier:
+        frontier = {c for c, p in parent.items() if p in frontier} - out
+        out |= frontier
+    return out
+
+
+def wait_for(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def gone(pids: set[int]) -> bool:
+    return not any(alive(p) for p in pids)
+
+
+def test_a_child_that_watches_its_grandparent_ends_when_it_dies():
+    """die_with watches a named ancestor, not only the direct parent."""
+    code = ("import subprocess, sys, time; "
+            "c = subprocess.Popen([sys.executable, '-c', "
+            "'import os, sys, time; from market.processes import die_with; "
+            "die_with(int(sys.argv[1])); time.sleep(60)', sys.argv[1]]); "
+            "print(c.pid, flush=True); time.sleep(60)")
+    grand = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    middle = subprocess.Popen([sys.executable, "-c", code, str(grand.pid)],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    child = int(middle.stdout.readline())
+    try:
+        assert alive(child)
+        grand.kill()
+        grand.wait()
+        assert wait_for(lambda: gone({child}), 5), "the watcher outlived the process it watched"
+    finally:
+        middle.kill()
+        middle.wait()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_batch_leaves_no_worker_behind(tmp_path, sig):
+    out = tmp_path / "r.parquet"
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "run.py"), "batch", "--param", "n_buyers=300,400",
+         "--iterations", "10", "--steps", "300", "--processes", "2", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # wait until the pool's workers run (fork server + 2 workers + resource tracker)
+        assert wait_for(lambda: len(descendants(proc.pid)) >= 3, 90), "the pool never started"
+        children = descendants(proc.pid)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)  # returns only once every pipe holder is gone
+        assert wait_for(lambda: gone(children), 5), "workers outlived the batch"
+        if sig == signal.SIGTERM:
+            assert proc.returncode == 143 and "Traceback" not in err
+            assert "run the same command again" in err
+        else:
+            assert proc.returncode == -signal.SIGKILL
+            assert "Traceback" not in err and "leaked" not in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_killed_worker_is_one_line_and_the_batch_resumes(tmp_path):
+    out = tmp_path / "r.parquet"
+    args = [sys.executable, str(ROOT / "run.py"), "batch", "--param", "n_buyers=100,200",
+            "--iterations", "4", "--steps", "150", "--processes", "2", "--out", str(out)]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        parts = tmp_path / "r.parts"
+        assert wait_for(lambda: parts.is_dir() and any(parts.iterdir()), 120)
+        server = [p for p in descendants(proc.pid) if "forkserver" in _cmdline(p)]
+        workers = [p for s in server for p in descendants(s)]
+        assert workers, "no pool worker found"
+        os.kill(workers[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 1
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "a worker process died" in lines[0], err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    done = subprocess.run(args + ["--json"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert '"reused": 0' not in done.stdout  # the finished runs were kept and reused
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_view_leaves_no_server_behind(sig):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "viz", "--port", str(port)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    try:
+        assert "Market view" in proc.stdout.readline(), "the server did not come up"
+        children = descendants(proc.pid)
+        assert children
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        assert wait_for(lambda: gone(children), 10), "the Solara server outlived run.py viz"
+        if sig == signal.SIGTERM:
+            assert proc.returncode == 143
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

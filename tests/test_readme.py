@@ -1,0 +1,123 @@
+"""Every example in the README runs as shown, top to bottom, so the README cannot drift.
+
+The README is written as one sequence a person can paste: later examples use
+the files earlier ones wrote under ``out/``. This test runs its ``bash``
+blocks in order (and its ``python`` blocks) in a fresh folder, each
+``run.py`` command shortened by capping the options that make it long
+(steps, seeds, repetitions...), and fails on the first command that does not
+exit 0. The setup and test blocks (installation, the test suite itself) and
+the server (``viz``, driven by the browser test) are not run here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+RUN = ".venv/bin/python run.py"
+
+#: option -> cap, per command: a value above the cap is lowered to it, a missing
+#: option is added with it (what makes each command quick enough for the suite)
+CAPS: dict[str, dict[str, int]] = {
+    "train": {"--cycles": 3, "--seeds": 3, "--test-episodes": 50},
+    "market": {"--steps": 10, "--buyers": 60, "--sellers": 60},
+    "batch": {"--steps": 5, "--iterations": 1, "--processes": 1},
+    "tournament": {"--repetitions": 5},
+    "bench": {"--repeats": 1},
+    "report": {},
+}
+#: flags added to every such command
+FLAGS: dict[str, list[str]] = {"bench": ["--quick"], "report": ["--quick"]}
+#: commands not run here, and why
+SKIP = {"viz": "serves until Ctrl-C; tests/view/test_browser.py drives the server"}
+
+
+def blocks(text: str) -> list[tuple[str, str]]:
+    """The README's ``bash`` and ``python`` blocks, in order, without setup and test."""
+    out = []
+    for m in re.finditer(r"(<!-- (?:setup|test) -->\s*)?```(bash|python)\n(.*?)```", text, re.S):
+        if m.group(1):
+            continue
+        out.append((m.group(2), m.group(3)))
+    return out
+
+
+def shorten(command: list[str]) -> list[str] | None:
+    """The arguments of one ``run.py`` command with its long options capped (None: skip)."""
+    if not command:
+        return command
+    name = command[0]
+    if name in SKIP:
+        return None
+    args = list(command)
+    for option, cap in CAPS.get(name, {}).items():
+        if option in args:
+            i = args.index(option)
+            if int(args[i + 1]) > cap:
+                args[i + 1] = str(cap)
+        elif not any(a.startswith(option + "=") for a in args):
+            args += [option, str(cap)]
+    return args + [f for f in FLAGS.get(name, []) if f not in args]
+
+
+def rewrite(block: str, python: str) -> str:
+    """A bash block with every ``run.py`` command shortened and pointed at this checkout."""
+    lines = block.replace("\\\n", " ").splitlines()
+    out = []
+    for line in lines:
+        code = line.split(" #", 1)[0] if not line.lstrip().startswith("#") else ""
+        if RUN not in code:
+            out.append(line)
+            continue
+        parts = []
+        for piece in re.split(r"\s(;|&&)\s", code):
+            if piece in (";", "&&"):
+                parts.append(piece)
+                continue
+            head, _, rest = piece.partition(RUN)
+            args = shorten(shlex.split(rest))
+            if args is None:
+                parts.append("true")
+                continue
+            parts.append(f"{head}{shlex.quote(python)} {shlex.quote(str(ROOT / 'run.py'))} "
+                         + shlex.join(args))
+        out.append(" ".join(parts))
+    return "\n".join(out)
+
+
+def test_readme_examples_run_in_order(tmp_path):
+    text = README.read_text()
+    found = blocks(text)
+    assert found, "the README has example blocks"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    for kind, block in found:
+        if kind == "python":
+            cmd = [sys.executable, "-c", block]
+        else:
+            cmd = ["bash", "-euo", "pipefail", "-c", rewrite(block, sys.executable)]
+        done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, (
+            f"README example failed (exit {done.returncode}):\n{block}\n"
+            f"stdout:\n{done.stdout[-2000:]}\nstderr:\n{done.stderr[-2000:]}"
+        )
+
+
+@pytest.mark.parametrize("line,expected", [
+    (f"{RUN} market --steps 200 --buyers 500", ["market", "--steps", "10", "--buyers", "60",
+                                                "--sellers", "60"]),
+    (f"{RUN} train --load t.npz --cycles 0", ["train", "--load", "t.npz", "--cycles", "0",
+                                              "--seeds", "3", "--test-episodes", "50"]),
+])
+def test_long_commands_are_capped_not_changed(line, expected):
+    rewritten = rewrite(line, "py")
+    assert shlex.split(rewritten)[2:] == expected
+    assert rewrite(f"{RUN} viz --port 8800", "py") == "true"
