@@ -70,6 +70,13 @@ def _negmas(n: int, adapted: bool) -> tuple[float, list[int]]:
 
 
 def run(repeats: int = 5, quick: bool = False) -> list[BenchRow]:
+    try:
+        import negmas  # noqa: F401
+    except ImportError:  # the rest of the bench runs without the extra
+        from strategies.negmas_agents import INSTALL
+
+        return [BenchRow("negmas", "not measured", float("nan"), "",
+                         note=f"the negmas extra is not installed: {INSTALL}")]
     n_ours, n_negmas = (2_000, 6) if quick else (20_000, 40)
     _ours(100)  # warm-up: imports, first calls
     _negmas(2, False)
