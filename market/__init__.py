@@ -10,7 +10,8 @@ Layers, bottom to top; a layer imports only the layers below it:
 3. :mod:`strategies` (a package beside this one): every strategy, its
    registry and the parser of strategy specs.
 4. :mod:`market.sim`: the Mesa market (agents, model, parameters, ledger,
-   learners, metrics).
+   learners, metrics); :mod:`market.interop`: the game inside NegMAS and as
+   PettingZoo and Gymnasium environments.
 5. :mod:`market.plots`: figures of training, of a market run, of a batch.
 6. :mod:`market.runs` and :mod:`market.view`: many runs (tournament, batch,
    Dask cluster); the browser and terminal views.

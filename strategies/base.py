@@ -27,7 +27,9 @@ class Strategy:
     play), ``learns`` (updates itself from outcomes), ``stochastic``,
     ``individually_rational`` (never agrees to a price outside its
     reservation range), ``memory`` (what it remembers beyond the current
-    observation).
+    observation); optionally ``long_run_time`` (plays at another library's
+    pace, one negotiation at a time, so default line-ups such as the
+    tournament's leave it out unless it is named).
     """
 
     name: ClassVar[str] = ""
@@ -55,6 +57,15 @@ class Strategy:
         self.params: dict[str, Any] = dict(params)
 
     # --- what a spec's argument means (see :mod:`strategies.specs`) -----------------
+    @classmethod
+    def check_spec(cls, arg: str | None) -> None:
+        """Refuse ``NAME`` or ``NAME:arg`` before any work (``ValueError`` naming the fix).
+
+        The spec parser calls it for every spec, so a strategy whose argument
+        names something that must exist (a class of another library) or that
+        needs an optional dependency is refused by every command alike.
+        """
+
     @classmethod
     def spec_params(cls, arg: str, side: int | str, protocol: Protocol) -> dict[str, Any]:
         """Constructor parameters for ``NAME:arg``; ``ValueError`` if ``arg`` is unusable."""

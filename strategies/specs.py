@@ -48,6 +48,7 @@ def parse(text: str | Spec, option: str | None = None) -> Spec:
     except UsageError as exc:
         raise UsageError(f"{_where(option)}{exc}") from None
     if not colon:
+        _check(cls, None, option)
         return Spec(name)
     if not cls.argument:
         takers = [n for n in registry.names() if registry.get(n).argument]
@@ -56,7 +57,16 @@ def parse(text: str | Spec, option: str | None = None) -> Spec:
                          f"(only {hint or 'none'})")
     if not arg.strip():
         raise UsageError(f"{_where(option)}{name}: give {cls.argument} after ':' (got {text!r})")
+    _check(cls, arg.strip(), option)
     return Spec(name, arg.strip())
+
+
+def _check(cls: type[Strategy], arg: str | None, option: str | None) -> None:
+    """The class's own check of ``NAME[:ARG]``, worded as every other bad spec."""
+    try:
+        cls.check_spec(arg)
+    except ValueError as exc:
+        raise UsageError(f"{_where(option)}{exc}") from None
 
 
 def build(

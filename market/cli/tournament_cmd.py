@@ -30,7 +30,9 @@ def parse_range(text: str) -> tuple[int, int]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategies", default="",
-                   help="comma-separated strategy names (default: every registered strategy)")
+                   help="comma-separated strategy names or specs such as "
+                   "negmas:NaiveTitForTatNegotiator (default: every registered strategy but "
+                   "negmas and genius, which play at NegMAS's speed)")
     p.add_argument("--repetitions", type=int_in("--repetitions", 1, 1_000_000), default=100,
                    help="negotiations per pairing and first mover (default 100)")
     p.add_argument("--prices", type=int_in("--prices", 2, 1000), default=5,
@@ -45,6 +47,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Q-tables for the qlearning entrant (default: trained by self-play "
                    "once, under a second once the training kernel is compiled, and kept in "
                    "DIR for later runs)")
+    p.add_argument("--genius", default=None, metavar="N|AGENTS",
+                   help="add ANAC agents (NegMAS's negmas-genius-agents): the first N, "
+                   "competition by competition from 2010, or a comma list such as "
+                   "AgentK,HardHeaded; they play at NegMAS's speed, one negotiation at a time")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0, help="seed (default 0)")
     p.add_argument("--out", default="tournament", metavar="DIR",
                    help="directory for the CSV files and the heatmap (default ./tournament)")
@@ -54,19 +60,26 @@ def run(args: argparse.Namespace) -> int:
     from market.cli.progress import progress_bar
     from market.game.rules import Protocol
     from market.game.tables import load_tables
-    from market.runs.tournament import registry_entrants, run_tournament, write_outputs
+    from market.runs.tournament import (
+        genius_entrants,
+        genius_lineup,
+        registry_entrants,
+        run_tournament,
+        write_outputs,
+    )
     from strategies import specs
 
     protocol = Protocol(args.prices, args.rounds)
     names = [s.strip() for s in args.strategies.split(",") if s.strip()] or None
     for n in names or []:
-        if specs.parse(n, "--strategies").arg is not None:
-            raise UsageError(f"--strategies takes names (got {n!r}); give a saved table "
-                             "with --qtable")
+        spec = specs.parse(n, "--strategies")
+        if spec.name == "qlearning" and spec.arg is not None:
+            raise UsageError(f"--strategies: give a saved table with --qtable (got {n!r})")
     for opt, rng in (("--seller-range", args.seller_range), ("--buyer-range", args.buyer_range)):
         if rng is not None and not 1 <= rng[0] <= rng[1] <= protocol.prices:
             raise UsageError(f"{opt} must satisfy 1 <= LO <= HI <= P={protocol.prices} "
                              f"(got {rng[0]}-{rng[1]})")
+    genius = genius_lineup(args.genius, protocol) if args.genius is not None else []
     check_output_dir(args.out, "--out")
     tables = load_tables(args.qtable, protocol) if args.qtable else None
     cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
@@ -77,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
         entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
                                      cache=cache, progress=trained)
+        entrants += genius_entrants(protocol, genius)
         pairings = (sum("seller" in e.sides for e in entrants)
                     * sum("buyer" in e.sides for e in entrants))
         update(description="pairings", completed=0, total=pairings)

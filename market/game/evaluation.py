@@ -32,7 +32,15 @@ import numpy as np
 
 from market.game import qtable
 from market.game.qtable import legal_rows
-from market.game.rules import BUYER, SELLER, SIDE_NAMES, Protocol, side_index
+from market.game.rules import (
+    BUYER,
+    SELLER,
+    SIDE_NAMES,
+    Negotiator,
+    Observation,
+    Protocol,
+    side_index,
+)
 
 #: two values closer than this count as a tie (values live in [0, 1])
 TIE_TOL = 1e-12
@@ -70,6 +78,47 @@ def greedy_policy(tables: np.ndarray, protocol: Protocol) -> np.ndarray:
     pol = best / np.maximum(count, 1)
     if pol.shape[-3] == 1:
         pol = np.repeat(pol, 2, axis=-3)
+    return pol
+
+
+def policy_of(
+    negotiator: Negotiator,
+    protocol: Protocol,
+    lo: int = 1,
+    hi: int | None = None,
+    rng: np.random.Generator | None = None,
+) -> np.ndarray:
+    """The ``(2, S, A)`` policy of a strategy whose moves depend only on what it observes now.
+
+    Asks ``negotiator`` (a registered strategy, on its own side) for its
+    action in every row of both roles, its acceptable levels being
+    ``lo..hi`` (default the whole grid), with no own or earlier offers
+    remembered. Exact for strategies whose decision is a function of the
+    role, the opponent's offer and the round (the time-dependent ones,
+    ``hardliner``, ``spe``, a saved Q-table without ties): it lets the
+    evaluator compute a best response to them. Rows a role never reaches
+    get the strategy's answer all the same (any legal action serves).
+    """
+    P, T = protocol.prices, protocol.rounds
+    hi = P if hi is None else hi
+    rng = np.random.default_rng(0) if rng is None else rng
+    S, A = qtable.n_rows(protocol), protocol.n_actions
+    pol = np.zeros((2, S, A))
+    offers = np.arange(1, P + 1)
+    for role in (0, 1):  # 0: it moved first, 1: second
+        asks = [(0, slice(0, 1), np.zeros(1, dtype=np.int64))]  # the start row, at move 0
+        asks += [(2 * t + 2 - role, qtable.round_rows(protocol, t), offers) for t in range(T)]
+        for move, rows, offer in asks:
+            n = len(offer)
+            zero = np.zeros(n, dtype=np.int64)
+            obs = Observation(protocol=protocol, move=move, offer=offer, own=zero,
+                              first=np.full(n, role == 0), lo=zero + lo, hi=zero + hi,
+                              member=np.zeros(n, dtype=np.intp), prev_offer=zero,
+                              negotiation=np.arange(n))
+            a = np.asarray(negotiator.act(obs, rng), dtype=np.int64)
+            if a.shape != (n,) or not protocol.legal(move)[a].all():
+                raise ValueError(f"the strategy played an illegal action at move {move}")
+            pol[role, np.arange(S)[rows], a] = 1.0
     return pol
 
 

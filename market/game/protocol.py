@@ -59,6 +59,96 @@ class IllegalAction(RuntimeError):
     """A strategy returned an action the protocol does not allow at that move."""
 
 
+class Lockstep:
+    """A batch of negotiations in progress: the mechanism's state, one move at a time.
+
+    :func:`negotiate` drives it with strategies until every negotiation has
+    ended; the environments for outside learners (:mod:`market.interop`)
+    drive one negotiation with actions that arrive one step at a time. Both
+    go through :meth:`observe` and :meth:`play`, so the rules of a move
+    (who moves, what is legal, what an action does to the table) live here
+    once.
+    """
+
+    def __init__(self, protocol: Protocol, first: np.ndarray | int, n: int) -> None:
+        self.protocol = protocol
+        self.first = np.broadcast_to(np.asarray(first, dtype=np.int8), (n,)).copy()
+        self.actions = np.full((n, protocol.max_moves), -1, dtype=np.int32)
+        self.level = np.zeros(n, dtype=np.int64)
+        self.n_moves = np.zeros(n, dtype=np.int64)
+        self.last = np.zeros((2, n), dtype=np.int64)  # last offer made by each side
+        self.prev = np.zeros((2, n), dtype=np.int64)  # the offer each side made before its last
+        self.active = np.ones(n, dtype=bool)
+        #: the move about to be played
+        self.move = 0
+
+    @property
+    def done(self) -> bool:
+        """Every negotiation has ended (or the last move has been played)."""
+        return self.move >= self.protocol.max_moves or not self.active.any()
+
+    def mover(self) -> np.ndarray:
+        """The side moving now, per negotiation."""
+        return self.first if self.move % 2 == 0 else 1 - self.first
+
+    def to_move(self, side: int) -> np.ndarray:
+        """Indices of the negotiations still running in which ``side`` moves now."""
+        return np.flatnonzero(self.active & (self.mover() == side))
+
+    def observe(
+        self,
+        side: int,
+        rows: np.ndarray,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        member: np.ndarray,
+        time_left: np.ndarray | None = None,
+    ) -> Observation:
+        """What ``side`` sees now in negotiations ``rows`` (its bounds and members given)."""
+        return Observation(
+            protocol=self.protocol,
+            move=self.move,
+            offer=self.last[1 - side, rows],
+            own=self.last[side, rows],
+            first=self.first[rows] == side,
+            lo=lo,
+            hi=hi,
+            member=member,
+            time_left=time_left,
+            prev_offer=self.prev[1 - side, rows],
+            negotiation=rows,
+        )
+
+    def legal(self, actions: np.ndarray) -> np.ndarray:
+        """Which of ``actions`` the rules allow now."""
+        a = np.asarray(actions, dtype=np.int64)
+        ok = (a >= 0) & (a < self.protocol.n_actions)
+        return ok & self.protocol.legal(self.move)[np.where(ok, a, 0)]
+
+    def play(self, chosen: np.ndarray) -> None:
+        """Play the move: ``chosen[i]`` is the action of negotiation ``i`` (ignored if it ended).
+
+        Offers go on the table, accept ends with a deal at the opponent's
+        last offer, reject ends without one.
+        """
+        P = self.protocol.prices
+        rows = np.flatnonzero(self.active)
+        a = np.asarray(chosen, dtype=np.int64)[rows]
+        self.actions[rows, self.move] = a
+        self.n_moves[rows] = self.move + 1
+        mv = self.mover()[rows]
+        offered = a < P
+        self.prev[mv[offered], rows[offered]] = self.last[mv[offered], rows[offered]]
+        self.last[mv[offered], rows[offered]] = a[offered] + 1
+        acc = a == P
+        self.level[rows[acc]] = self.last[1 - mv[acc], rows[acc]]
+        self.active[rows[~offered]] = False
+        self.move += 1
+
+    def record(self) -> BatchRecord:
+        return BatchRecord(self.protocol, self.actions, self.first, self.level, self.n_moves)
+
+
 def negotiate(
     protocol: Protocol,
     seller: Side,
@@ -76,59 +166,28 @@ def negotiate(
     n = len(seller.group)
     if len(buyer.group) != n:
         raise ValueError("seller and buyer batches differ in length")
-    P = protocol.prices
-    first_arr = np.broadcast_to(np.asarray(first, dtype=np.int8), (n,)).copy()
-    actions = np.full((n, protocol.max_moves), -1, dtype=np.int32)
-    level = np.zeros(n, dtype=np.int64)
-    n_moves = np.zeros(n, dtype=np.int64)
-    last = np.zeros((2, n), dtype=np.int64)  # last offer made by each side
-    prev = np.zeros((2, n), dtype=np.int64)  # the offer each side made before its last
-    active = np.ones(n, dtype=bool)
+    state = Lockstep(protocol, first, n)
     sides = (seller, buyer)
-    for m in range(protocol.max_moves):
-        if not active.any():
-            break
-        legal = protocol.legal(m)
-        mover = first_arr if m % 2 == 0 else 1 - first_arr
+    while not state.done:
         chosen = np.empty(n, dtype=np.int64)
         for s in (SELLER, BUYER):
-            rows_s = np.flatnonzero(active & (mover == s))
+            rows_s = state.to_move(s)
             if rows_s.size == 0:
                 continue
             side = sides[s]
             groups = side.group[rows_s]
             for g in np.unique(groups):
                 rows = rows_s[groups == g] if len(side.strategies) > 1 else rows_s
-                obs = Observation(
-                    protocol=protocol,
-                    move=m,
-                    offer=last[1 - s, rows],
-                    own=last[s, rows],
-                    first=first_arr[rows] == s,
-                    lo=side.lo[rows],
-                    hi=side.hi[rows],
-                    member=side.member[rows],
-                    time_left=None if time_left is None else time_left[rows],
-                    prev_offer=prev[1 - s, rows],
+                obs = state.observe(
+                    s, rows, side.lo[rows], side.hi[rows], side.member[rows],
+                    None if time_left is None else time_left[rows],
                 )
                 a = np.asarray(side.strategies[g].act(obs, rng), dtype=np.int64)
-                if (
-                    a.shape != rows.shape
-                    or not ((a >= 0) & (a < protocol.n_actions)).all()
-                    or not legal[a].all()
-                ):
+                if a.shape != rows.shape or not state.legal(a).all():
                     name = getattr(side.strategies[g], "name", type(side.strategies[g]).__name__)
-                    raise IllegalAction(f"strategy {name!r} played an illegal action at move {m}")
+                    raise IllegalAction(
+                        f"strategy {name!r} played an illegal action at move {state.move}"
+                    )
                 chosen[rows] = a
-        rows = np.flatnonzero(active)
-        a = chosen[rows]
-        actions[rows, m] = a
-        n_moves[rows] = m + 1
-        mv = mover[rows]
-        offered = a < P
-        prev[mv[offered], rows[offered]] = last[mv[offered], rows[offered]]
-        last[mv[offered], rows[offered]] = a[offered] + 1
-        acc = a == P
-        level[rows[acc]] = last[1 - mv[acc], rows[acc]]
-        active[rows[~offered]] = False
-    return BatchRecord(protocol, actions, first_arr, level, n_moves)
+        state.play(chosen)
+    return state.record()

@@ -98,7 +98,11 @@ class Observation:
     ``member``: which member of the strategy's population is moving;
     ``time_left``: steps left in the trading period (market clock), if any;
     ``prev_offer``: the opponent's offer before ``offer`` (0 if none), which
-    strategies that answer the opponent's last concession need.
+    strategies that answer the opponent's last concession need;
+    ``negotiation``: each row's index in the batch the mechanism is running,
+    the same at every move of one negotiation, which a strategy that keeps
+    state per negotiation (an outside negotiator, one per negotiation) keys
+    it by.
     """
 
     protocol: Protocol
@@ -111,6 +115,7 @@ class Observation:
     member: np.ndarray
     time_left: np.ndarray | None = None
     prev_offer: np.ndarray | None = None
+    negotiation: np.ndarray | None = None
 
     @property
     def t(self) -> int:

@@ -154,7 +154,8 @@ def validate_grid(
                 raise UsageError(f"unknown parameter {key!r} (mix shares are "
                                  f"{'|'.join(mixes) or 'unsupported'}.<strategy>)")
             spec = specs.parse(strat, f"parameter {key}")
-            if spec.arg is not None and not Path(spec.arg).is_file():
+            is_file_arg = spec.cls.argument.startswith("FILE")  # a saved table, not a class
+            if spec.arg is not None and is_file_arg and not Path(spec.arg).is_file():
                 raise UsageError(f"parameter {key}: no such table file {spec.arg!r}")
             out[key] = [_share(key, v) for v in values]
             continue

@@ -208,19 +208,27 @@ def registry_entrants(
     cache: Any = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Entrant]:
-    """Entrants for registered strategies (all by default), each built fresh per pairing.
+    """Entrants for registered strategies, each built fresh per pairing.
 
-    Strategies that learn are frozen (``learning=False``). A Q-learner plays
-    ``tables`` (a :class:`~market.game.tables.TablePair`) when given, otherwise a
-    pair of tables trained by self-play (:func:`selfplay_tables`, kept in ``cache``;
+    By default every registered strategy except those that play at another
+    library's speed (classifier ``long_run_time``: ``negmas``, ``genius``),
+    which join when named or through :func:`genius_entrants`. Strategies
+    that learn are frozen (``learning=False``). A Q-learner plays ``tables``
+    (a :class:`~market.game.tables.TablePair`) when given, otherwise a pair
+    of tables trained by self-play (:func:`selfplay_tables`, kept in ``cache``;
     ``progress(done, total)`` hears its training episodes).
     """
     import strategies
+    from strategies import specs
 
-    chosen = list(names) if names else strategies.names()
+    chosen = list(names) if names else [
+        n for n in strategies.names() if not strategies.get(n).classifier.get("long_run_time")
+    ]
     out = []
     for name in chosen:
-        cls = strategies.get(name)
+        spec = specs.parse(name, "--strategies")  # a name, or a spec such as negmas:CLASS
+        name = str(spec)
+        cls = spec.cls
         sides = tuple(cls.classifier.get("sides", ("seller", "buyer")))
         note = ""
         params: dict[str, Any] = {}
@@ -240,12 +248,75 @@ def registry_entrants(
                                        **_params)
         else:
 
-            def factory(side: str, _name: str = name,
+            def factory(side: str, _spec: Any = spec,
                         _params: dict[str, Any] = params) -> Negotiator:
-                return strategies.make(_name, side, 1, protocol, **_params)
+                return specs.build(_spec, side, protocol, **_params)
 
         out.append(Entrant(name, sides, factory, note))
     return out
+
+
+def genius_entrants(protocol: Protocol, agents: Sequence[str]) -> list[Entrant]:
+    """Entrants for ANAC agents (``genius:AGENT``), named by their spec, built fresh per pairing.
+
+    Each plays through :mod:`strategies.negmas_agents`: one NegMAS negotiator
+    per negotiation, at NegMAS's speed.
+    """
+    from strategies import specs
+
+    out = []
+    for agent in agents:
+        spec = specs.parse(f"genius:{agent}", "--genius")
+
+        def factory(side: str, _spec: Any = spec) -> Negotiator:
+            return specs.build(_spec, side, protocol, option="--genius")
+
+        out.append(Entrant(str(spec), ("seller", "buyer"), factory))
+    return out
+
+
+def genius_lineup(text: str, protocol: Protocol) -> list[str]:
+    """The ANAC agents ``--genius`` names: a count N (the first N, competition by competition
+    from 2010, that can play this game) or a comma list of agent names.
+
+    :class:`~market.errors.UsageError` (one line, naming ``--genius`` and the
+    fix) when the extra is missing, a name is unknown, a count is out of
+    range or a named agent cannot play a game of this size.
+    """
+    from market.errors import UsageError
+    from strategies import specs
+    from strategies.negmas_agents import anac_agents, check_game
+
+    text = str(text).strip()
+    try:
+        agents = anac_agents()
+    except ValueError as exc:
+        raise UsageError(f"--genius: {exc}") from None
+    if text.isdigit():
+        n = int(text)
+        if not 1 <= n <= len(agents):
+            raise UsageError(f"--genius must be a count in [1, {len(agents)}] or a comma list "
+                             f"of ANAC agents (got {text!r})")
+        playable = []
+        for agent in agents:
+            try:
+                check_game(agent, protocol)
+            except ValueError:
+                continue
+            playable.append(agent)
+        return playable[:n]
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    if not names:
+        raise UsageError(f"--genius takes a count or a comma list of ANAC agents (got {text!r})")
+    for name in names:
+        specs.parse(f"genius:{name}", "--genius")
+        try:
+            check_game(name, protocol)
+        except ValueError as exc:
+            raise UsageError(f"--genius: {exc}") from None
+    if len(set(names)) != len(names):
+        raise UsageError(f"--genius names an agent twice (got {text!r})")
+    return names
 
 
 def selfplay_tables(

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import strategies
 from market.cli import main
 from market.game import evaluation as ev
 from market.game import qtable
@@ -442,3 +443,27 @@ def test_evaluate_reports_subgame_perfection_and_the_spe_outcomes(capsys):
     assert out["spe_outcomes"]["seller_first"] == [[0.8, pytest.approx(0.2)], [1.0, 0.0]]
     assert out["outcome"]["seller_first"] == [1.0, 0.0]  # indifferent responders accept
     assert "indifferent responders accept" in out["layout"]
+
+
+@pytest.mark.parametrize("P, T", [(3, 2), (5, 5), (6, 3)])
+def test_policy_of_the_spe_strategy_is_the_spe(P, T):
+    """A strategy that decides from what it observes now, turned into the evaluator's policy."""
+    pr = Protocol(P, T)
+    for side in (SELLER, BUYER):
+        got = ev.policy_of(strategies.make("spe", side, 1, pr), pr)
+        np.testing.assert_array_equal(got, ev.spe(pr)[side])
+
+
+def test_policy_of_the_hardliner_by_hand():
+    """P = 3, T = 2, Seller floor 2: it always asks 3; before the final decision it accepts only
+    3; at the final decision (second mover, round 1) it takes 2 or 3 and rejects 1."""
+    pr = Protocol(3, 2)
+    pol = ev.policy_of(strategies.make("hardliner", SELLER, 1, pr), pr, lo=2, hi=3)
+    acts = pol.argmax(axis=-1)
+    offer3, accept, reject = 2, 3, 4
+    assert acts[0, 0] == offer3  # opens at 3
+    assert list(acts[:, qtable.row(pr, 3, 0)]) == [accept, accept]
+    assert list(acts[:, qtable.row(pr, 2, 0)]) == [offer3, offer3]
+    assert [acts[1, qtable.row(pr, p, 1)] for p in (1, 2, 3)] == [reject, accept, accept]
+    assert (pol[:, -1] == 0).all()  # terminal row
+    ev._check_policy(pol, pr, "hardliner")

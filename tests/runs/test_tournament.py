@@ -12,11 +12,14 @@ import pandas as pd
 import pytest
 
 import strategies
+from market.errors import UsageError
 from market.game import qtable
 from market.game.rules import Protocol
 from market.game.tables import TablePair, save_tables
 from market.runs.tournament import (
     Entrant,
+    genius_entrants,
+    genius_lineup,
     registry_entrants,
     run_tournament,
     selfplay_tables,
@@ -170,7 +173,44 @@ def test_cli_json_and_files(tmp_path):
     assert (tmp_path / "mean_payoff.csv").exists() and (tmp_path / "heatmap.png").exists()
 
 
+def test_default_lineup_leaves_out_strategies_at_another_library_speed():
+    names = [e.name for e in registry_entrants(P5T5, tables="unused")]
+    slow = [n for n in strategies.names() if strategies.get(n).classifier.get("long_run_time")]
+    assert {"negmas", "genius"} <= set(slow)
+    assert not set(slow) & set(names) and "averaging" in names
+
+
+def test_genius_lineup_by_count_and_by_name():
+    pytest.importorskip("negmas_genius_agents")
+    from strategies.negmas_agents import anac_agents
+
+    agents = anac_agents()
+    assert agents[:3] == ["AgentK", "Yushu", "Nozomi"]  # ANAC 2010 first
+    assert genius_lineup("3", P5T5) == agents[:3]
+    everyone = genius_lineup(str(len(agents)), P5T5)
+    assert "SAGA" not in everyone and len(everyone) == len(agents) - 1  # needs P >= 20
+    assert "SAGA" in genius_lineup(str(len(agents)), Protocol(21, 5))
+    assert genius_lineup(" HardHeaded, AgentK ", P5T5) == ["HardHeaded", "AgentK"]
+    for bad, needle in (("0", "count in \\[1, "), ("Nope", "unknown class 'Nope'"),
+                        ("SAGA", "SAGA cannot play P=5"), ("AgentK,AgentK", "twice"),
+                        (",", "a count or a comma list")):
+        with pytest.raises(UsageError, match=needle):
+            genius_lineup(bad, P5T5)
+
+
+def test_anac_agents_play_in_the_tournament():
+    pytest.importorskip("negmas_genius_agents")
+    field = entrants("hardliner") + genius_entrants(P5T5, ["HardHeaded", "AgentK"])
+    res = run_tournament(field, P5T5, repetitions=2, seed=3)
+    assert list(res.seller_payoff.index) == ["hardliner", "genius:HardHeaded", "genius:AgentK"]
+    assert res.deal_rate.notna().to_numpy().all()
+    again = run_tournament(field, P5T5, repetitions=2, seed=3)
+    pd.testing.assert_frame_equal(res.seller_payoff, again.seller_payoff)
+
+
 @pytest.mark.parametrize("args, names", [
+    (["--genius", "0"], "--genius"),
+    (["--genius", "NotAnAgent"], "--genius"),
     (["--strategies", "nope"], "--strategies"),
     (["--seller-range", "0-9"], "--seller-range"),
     (["--buyer-range", "x"], "--buyer-range"),

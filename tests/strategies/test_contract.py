@@ -26,6 +26,12 @@ from strategies import specs
 NAMES = strategies.names()
 CLASSIFIER_KEYS = {"sides", "learns", "stochastic", "individually_rational", "memory"}
 GAMES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: fewer games for strategies that play at another library's speed (NegMAS, one at a time)
+SLOW_GAMES = settings(GAMES, max_examples=12)
+
+
+def games_for(name: str) -> settings:
+    return SLOW_GAMES if strategies.get(name).classifier.get("long_run_time") else GAMES
 
 
 def sides_of(name: str) -> list[int]:
@@ -111,7 +117,7 @@ def test_plays_the_sides_it_claims_and_refuses_the_others(name):
 def test_plays_only_legal_actions(name):
     """``negotiate`` refuses (raises) any illegal action; every row gets one action."""
 
-    @GAMES
+    @games_for(name)
     @given(games(name))
     def check(game):
         protocol, _, _, rec = play(name, game)
@@ -130,7 +136,7 @@ def test_never_trades_at_a_loss_when_it_says_so(name):
     which may be accepted.
     """
 
-    @GAMES
+    @games_for(name)
     @given(games(name))
     def check(game):
         protocol, player, sides, rec = play(name, game)
@@ -152,7 +158,7 @@ def test_deterministic_when_it_says_so(name):
     """Against a deterministic opponent, the random stream changes nothing."""
     deterministic = [o for o in NAMES if not strategies.get(o).classifier["stochastic"]]
 
-    @GAMES
+    @games_for(name)
     @given(games(name), st.sampled_from(deterministic))
     def check(game, opponent):
         if 1 - game["side"] not in sides_of(opponent):

@@ -1,0 +1,134 @@
+"""One side of the game as a Gymnasium environment, the other side played by a strategy.
+
+The agent plays ``side`` (``"seller"`` or ``"buyer"``); the opponent is any
+registered strategy named by a spec as the command line takes it
+(``"averaging"``, ``"boulware"``, ``"spe"``, ``"qlearning:tables.npz"``,
+``"negmas:NaiveTitForTatNegotiator"``, ``"genius:AgentK"``), which moves
+inside ``reset`` and ``step`` until it is the agent's turn. Observations are
+the four numbers of :mod:`market.interop.episode` (opponent's last offer,
+round, own last offer, moved first), ``info["action_mask"]`` the legal
+actions (Gymnasium's convention for masks); an episode is one negotiation
+and ends when it does (``terminated``; it never truncates: no negotiation
+exceeds ``2T`` moves). The reward comes at the end. All random choices (the
+first mover when it is random, a random opponent's moves) come from the
+environment's ``np_random``, seeded by ``reset(seed=...)``.
+
+    import gymnasium as gym
+    import market.interop.gymnasium_env  # registers the id
+
+    env = gym.make("negotiation_market/Bargaining-v0", opponent="boulware", side="seller")
+    obs, info = env.reset(seed=0)
+
+Needs the ``rl`` extra (``pip install -e ".[rl]"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:
+    import gymnasium as gym
+    from gymnasium import spaces
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError('market.interop.gymnasium_env needs Gymnasium: pip install -e ".[rl]"') \
+        from exc
+
+from market.errors import UsageError
+from market.game import evaluation
+from market.game.rules import SIDE_NAMES, Negotiator
+from market.interop.episode import Episode, Settings
+from strategies import specs
+
+ENV_ID = "negotiation_market/Bargaining-v0"
+
+
+class BargainingEnv(gym.Env):
+    """One side of alternating-offers bargaining against a registered strategy."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        side: str = "seller",
+        opponent: str | Negotiator = "averaging",
+        prices: int = 5,
+        rounds: int = 5,
+        *,
+        first: str = "random",
+        seller_range: tuple[int, int] | None = None,
+        buyer_range: tuple[int, int] | None = None,
+        reward: str = "two-agent",
+        render_mode: str | None = None,
+    ) -> None:
+        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward)
+        if side not in SIDE_NAMES:
+            raise UsageError(f"side must be 'seller' or 'buyer' (got {side!r})")
+        if render_mode not in (None, "ansi"):
+            raise UsageError(f"render_mode must be None or 'ansi' (got {render_mode!r})")
+        self.side = SIDE_NAMES.index(side)
+        self.render_mode = render_mode
+        protocol = self.settings.protocol
+        if isinstance(opponent, str):
+            self.opponent = specs.build(opponent, 1 - self.side, protocol, option="opponent")
+        else:
+            self.opponent = opponent
+        self.observation_space = spaces.Box(0, self.settings.observation_high(), shape=(4,),
+                                            dtype=np.int64)
+        self.action_space = spaces.Discrete(protocol.n_actions)
+        self.episode: Episode | None = None
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.episode = Episode(self.settings, self.settings.draw_first(self.np_random))
+        self._opponent_moves()
+        return self.episode.observation(self.side), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self.episode is None or self.episode.done:
+            raise RuntimeError("the negotiation is over: call reset()")
+        legal = self.episode.play(int(action))
+        self._opponent_moves()
+        done = self.episode.done
+        reward = self.episode.rewards()[self.side] if done else 0.0
+        info = self._info()
+        if not legal:
+            info["illegal_action"] = int(action)
+        return self.episode.observation(self.side), float(reward), done, False, info
+
+    def _opponent_moves(self) -> None:
+        episode = self.episode
+        while not episode.done and episode.mover != self.side:
+            episode.play_strategy(self.opponent, self.np_random)
+
+    def _info(self) -> dict[str, Any]:
+        episode = self.episode
+        info: dict[str, Any] = {"action_mask": episode.mask(self.side),
+                                "first": SIDE_NAMES[episode.first]}
+        if episode.done:
+            info["deal_level"] = episode.level
+        return info
+
+    def opponent_policy(self) -> np.ndarray:
+        """The opponent's ``(2, S, A)`` policy, for :mod:`market.game.evaluation`.
+
+        Exact for opponents whose moves depend only on what they observe
+        (see :func:`market.game.evaluation.policy_of`): then
+        ``evaluation.best_response(env.opponent_policy(), side, protocol)``
+        is the best this environment's agent can do.
+        """
+        lo, hi = self.settings.range_of(1 - self.side)
+        return evaluation.policy_of(self.opponent, self.settings.protocol, lo, hi)
+
+    def render(self) -> str | None:
+        """The moves so far as text (``render_mode="ansi"``)."""
+        if self.render_mode is None or self.episode is None:
+            return None
+        return self.episode.render()
+
+
+if ENV_ID not in gym.registry:
+    gym.register(id=ENV_ID, entry_point=f"{__name__}:BargainingEnv")

@@ -1,0 +1,133 @@
+"""The two-agent game as a PettingZoo AEC environment: agents ``seller`` and ``buyer``.
+
+Alternating offers are turn-based, which is what PettingZoo's AEC API
+(agent environment cycle) models: ``env.agent_selection`` is the side to
+move, ``env.last()`` gives its observation, ``env.step(action)`` plays it.
+Each agent observes ``{"observation": [last offer, round, own last offer,
+moved first], "action_mask": legal actions}`` (see
+:mod:`market.interop.episode`); actions are the protocol's indices
+(``0 .. P-1`` offer level ``a + 1``, ``P`` accept, ``P + 1`` reject).
+Rewards come at the end, the protocol's two-agent rewards by default.
+``first="random"`` draws the first mover at every reset from the reset's
+seed, so ``reset(seed=s)`` replays the same game.
+
+    from market.interop.pettingzoo_env import env
+
+    game = env(prices=5, rounds=5)
+    game.reset(seed=0)
+    for agent in game.agent_iter():
+        obs, reward, terminated, truncated, info = game.last()
+        action = None if terminated or truncated else game.action_space(agent).sample(
+            obs["action_mask"])
+        game.step(action)
+
+Needs the ``rl`` extra (``pip install -e ".[rl]"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError('market.interop.pettingzoo_env needs PettingZoo: pip install -e ".[rl]"') \
+        from exc
+
+from market.game.rules import SIDE_NAMES, side_index
+from market.interop.episode import Episode, Settings
+
+
+class BargainingEnv(AECEnv):
+    """Alternating-offers bargaining between a Seller and a Buyer (PettingZoo AEC)."""
+
+    metadata = {"name": "bargaining_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+
+    def __init__(
+        self,
+        prices: int = 5,
+        rounds: int = 5,
+        *,
+        first: str = "random",
+        seller_range: tuple[int, int] | None = None,
+        buyer_range: tuple[int, int] | None = None,
+        reward: str = "two-agent",
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward)
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi' (got {render_mode!r})")
+        self.render_mode = render_mode
+        self.possible_agents = list(SIDE_NAMES)
+        self.agents = list(self.possible_agents)
+        n = self.settings.protocol.n_actions
+        high = self.settings.observation_high()
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(0, high, shape=(4,), dtype=np.int64),
+                "action_mask": spaces.Box(0, 1, shape=(n,), dtype=np.int8),
+            })
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
+        self._rng = np.random.default_rng()
+        self.episode: Episode | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.episode = Episode(self.settings, self.settings.draw_first(self._rng))
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.agent_selection = SIDE_NAMES[self.episode.mover]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        side = side_index(agent)
+        return {"observation": self.episode.observation(side),
+                "action_mask": self.episode.mask(side)}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        legal = self.episode.play(int(action))
+        self.infos[agent] = {} if legal else {"illegal_action": int(action)}
+        if self.episode.done:
+            seller, buyer = self.episode.rewards()
+            self.rewards = {"seller": seller, "buyer": buyer}
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.agent_selection = SIDE_NAMES[1 - side_index(agent)]
+        else:
+            self.agent_selection = SIDE_NAMES[self.episode.mover]
+        self._accumulate_rewards()
+
+    def render(self) -> str | None:
+        """The moves so far as text (``render_mode="ansi"``)."""
+        if self.render_mode is None or self.episode is None:
+            return None
+        return self.episode.render()
+
+    def close(self) -> None:
+        pass
+
+
+def env(**kwargs: Any) -> BargainingEnv:
+    """The environment, as PettingZoo's own environments are built (``env(**kwargs)``)."""
+    return BargainingEnv(**kwargs)

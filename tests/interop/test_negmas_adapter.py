@@ -1,0 +1,101 @@
+"""Our strategies inside NegMAS: a negotiation in NegMAS's SAOMechanism ends as in our protocol.
+
+For every pair of our deterministic strategies and both first movers, the
+same agreement, the same price and the same number of moves; a saved
+Q-table plays inside NegMAS as it does here; the game (P, T, the acceptable
+range) is read from the mechanism, whatever the issue's values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("negmas")
+
+from negmas import SAOMechanism, make_issue  # noqa: E402
+from negmas.preferences import AffineUtilityFunction  # noqa: E402
+
+import strategies  # noqa: E402
+from market.game import qtable  # noqa: E402
+from market.game.protocol import Side, negotiate  # noqa: E402
+from market.game.rules import BUYER, SELLER, Protocol  # noqa: E402
+from market.game.tables import TablePair, save_tables  # noqa: E402
+from market.interop.negmas_adapter import StrategyNegotiator, run_negotiation  # noqa: E402
+
+DETERMINISTIC = [n for n in strategies.names()
+                 if not strategies.get(n).classifier["stochastic"]
+                 and not strategies.get(n).classifier.get("long_run_time")]
+GAME = Protocol(7, 4)
+FLOOR, CEILING = 2, 6
+
+
+def ours(seller, buyer, first, protocol=GAME, floor=FLOOR, ceiling=CEILING):
+    make = lambda spec, side: (  # noqa: E731
+        strategies.specs.build(spec, side, protocol) if isinstance(spec, str) else spec)
+    rec = negotiate(protocol, Side.single(make(seller, SELLER), 1, floor, protocol.prices),
+                    Side.single(make(buyer, BUYER), 1, 1, ceiling), first,
+                    np.random.default_rng(0))
+    return int(rec.level[0]), int(rec.n_moves[0])
+
+
+def test_the_deterministic_strategies_are_the_registered_ones():
+    assert {"averaging", "boulware", "conceder", "hardliner", "linear", "spe",
+            "tit-for-tat"} <= set(DETERMINISTIC)
+
+
+@pytest.mark.parametrize("first", [SELLER, BUYER])
+@pytest.mark.parametrize("seller", DETERMINISTIC)
+def test_every_pair_ends_in_negmas_as_in_our_protocol(seller, first):
+    for buyer in DETERMINISTIC:
+        out = run_negotiation(seller, buyer, prices=GAME.prices, rounds=GAME.rounds,
+                              seller_floor=FLOOR, buyer_ceiling=CEILING, first=first)
+        assert (out.level, out.n_moves) == ours(seller, buyer, first), (seller, buyer, first)
+
+
+def test_a_saved_q_table_plays_inside_negmas_as_here(tmp_path):
+    """Random tables have no ties, so the greedy learner is deterministic."""
+    rng = np.random.default_rng(3)
+    shape = (2, qtable.n_rows(GAME), GAME.n_actions)
+    path = tmp_path / "t.npz"
+    save_tables(path, TablePair(GAME, rng.random(shape), rng.random(shape)))
+    spec = f"qlearning:{path}"
+    for opponent in ("averaging", "boulware", "tit-for-tat"):
+        for first in (SELLER, BUYER):
+            out = run_negotiation(spec, opponent, prices=GAME.prices, rounds=GAME.rounds,
+                                  seller_floor=FLOOR, buyer_ceiling=CEILING, first=first)
+            assert (out.level, out.n_moves) == ours(spec, opponent, first)
+
+
+def test_the_game_is_read_from_the_mechanism_whatever_the_issue_values():
+    """A price issue 0..100 with NegMAS's own utility functions: P = 101 values, T = n_steps,
+    the ranges from the reserved values (Seller 20-100, Buyer 0-80), sides from the
+    utilities; the negotiation ends as ours on levels 21..101 and 1..81."""
+    issues = [make_issue((0, 100), "price")]
+    seller_u = AffineUtilityFunction(weights=[0.01], issues=issues, reserved_value=0.2)
+    buyer_u = AffineUtilityFunction(weights=[-0.01], bias=1.0, issues=issues,
+                                    reserved_value=0.2)
+    for first in (SELLER, BUYER):
+        mech = SAOMechanism(issues=issues, n_steps=10)
+        s, b = StrategyNegotiator("boulware"), StrategyNegotiator("conceder")
+        pairs = [(s, seller_u), (b, buyer_u)]
+        for neg, u in pairs if first == SELLER else pairs[::-1]:
+            mech.add(neg, ufun=u)
+        mech.run()
+        assert (s.protocol, s.side, s.lo, s.hi) == (Protocol(101, 10), SELLER, 21, 101)
+        assert (b.side, b.lo, b.hi) == (BUYER, 1, 81)
+        level, moves = ours("boulware", "conceder", first, Protocol(101, 10), 21, 81)
+        assert mech.agreement == (level - 1,)  # level k is the price k - 1
+        assert sum(len(h.new_offers) for h in mech.history) + 1 == moves
+
+
+def test_side_can_be_given_and_bad_games_are_refused():
+    issues = [make_issue((1, 5), "price"), make_issue((1, 3), "quantity")]
+    mech = SAOMechanism(issues=issues, n_steps=3)
+    flat = AffineUtilityFunction(weights=[0.0, 0.0], issues=issues)
+    mech.add(StrategyNegotiator("averaging", side="seller"), ufun=flat)
+    mech.add(StrategyNegotiator("averaging", side="buyer"), ufun=flat)
+    with pytest.raises(ValueError, match="single discrete price issue"):
+        mech.run()
+    with pytest.raises(ValueError, match="unknown strategy"):
+        StrategyNegotiator("nope")

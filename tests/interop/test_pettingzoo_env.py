@@ -1,0 +1,70 @@
+"""The PettingZoo AEC environment passes PettingZoo's own checks and plays the protocol."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+from pettingzoo.test import api_test, seed_test  # noqa: E402
+
+from market.interop.pettingzoo_env import BargainingEnv, env  # noqa: E402
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"prices": 5, "rounds": 3},
+    {"prices": 4, "rounds": 2, "first": "buyer", "reward": "surplus", "seller_range": (2, 4),
+     "buyer_range": (1, 3)},
+])
+def test_api_test_passes(kwargs, capsys):
+    with warnings.catch_warnings():
+        # PettingZoo's advice for Dict observations and agent names such as "player_0"
+        warnings.simplefilter("ignore", UserWarning)
+        api_test(env(**kwargs), num_cycles=200)
+    assert "Passed API test" in capsys.readouterr().out
+
+
+def test_seed_test_passes():
+    seed_test(lambda: env(prices=6, rounds=4), num_cycles=100)
+
+
+def test_a_scripted_game_and_its_rewards():
+    game = env(prices=5, rounds=3, first="seller")
+    game.reset(seed=0)
+    assert game.agent_selection == "seller"
+    game.step(4)  # Seller offers 5
+    assert game.agent_selection == "buyer"
+    obs = game.observe("buyer")
+    np.testing.assert_array_equal(obs["observation"], [5, 1, 0, 0])
+    np.testing.assert_array_equal(obs["action_mask"], [1] * 7)
+    game.step(5)  # Buyer accepts
+    assert all(game.terminations.values())
+    assert game.rewards == {"seller": 1.0, "buyer": 0.0}
+    assert game.render() is None  # no render mode asked for
+    for _ in game.agent_iter():  # both agents step out with None
+        game.step(None)
+    assert game.agents == []
+
+
+def test_random_first_mover_follows_the_reset_seed():
+    firsts = []
+    for seed in range(12):
+        game = BargainingEnv(prices=3, rounds=2)
+        game.reset(seed=seed)
+        firsts.append(game.agent_selection)
+        again = BargainingEnv(prices=3, rounds=2)
+        again.reset(seed=seed)
+        assert again.agent_selection == firsts[-1]
+    assert set(firsts) == {"seller", "buyer"}
+
+
+def test_illegal_action_walks_away_and_is_reported():
+    game = env(prices=4, rounds=2, first="buyer", render_mode="ansi")
+    game.reset(seed=0)
+    game.step(5)  # reject at move 0, where only offers are legal
+    assert all(game.terminations.values())
+    assert game.infos["buyer"] == {"illegal_action": 5}
+    assert game.render() == "move 0: buyer rejects\nNO DEAL"
