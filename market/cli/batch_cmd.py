@@ -19,8 +19,10 @@ import os
 import time
 from typing import Any
 
-from market.cli.common import check_output_path, emit_json, int_in, number_in
+from market.cli.common import emit_json, int_in, number_in
 from market.errors import UsageError
+from market.files import check_output_path
+from market.limits import BATCH_RUNS_MAX, STEPS_MAX
 from market.processes import Terminated
 
 HELP = "many market runs over a parameter grid (process pool or Dask), results to Parquet"
@@ -32,9 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "n_buyers=50,100 or buyer_mix.qlearning=0,0.5,1")
     p.add_argument("--grid", default=None, metavar="FILE.toml",
                    help="the grid as TOML: NAME = [values]; [buyer_mix] tables for shares")
-    p.add_argument("--iterations", type=int_in("--iterations", 1, 1_000_000), default=5,
+    p.add_argument("--iterations", type=int_in("--iterations", 1, BATCH_RUNS_MAX), default=5,
                    help="runs per grid point, each with its own seed (default 5)")
-    p.add_argument("--steps", type=int_in("--steps", 1, 10_000_000), default=100,
+    p.add_argument("--steps", type=int_in("--steps", 1, STEPS_MAX), default=100,
                    help="model steps per run (default 100)")
     p.add_argument("--processes", type=int_in("--processes", 1, 4096), default=None,
                    help="worker processes, or Dask workers with --scheduler local "
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.out, "--out")
     if args.per_step:
         check_output_path(batch.steps_path(args.out), "--per-step")
-    grid = batch.validate_grid(grid, fill=args.fill)
+    grid = batch.validate_grid(grid, fill=args.fill, steps=args.steps)
     specs = batch.expand(grid, args.iterations, args.seed, args.steps, args.fill)
     processes = args.processes or os.cpu_count() or 1
     meta = {"seed": args.seed, "iterations": args.iterations, "steps": args.steps,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from market.cli.common import check_output_dir, emit_json
+from market.cli.common import emit_json
+from market.files import check_output_dir, check_outputs
 
 HELP = "plot a batch results table: earnings vs mix, efficiency and price vs each parameter"
 
@@ -23,12 +24,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from market.plots.results import plot_results
+    import matplotlib
 
+    from market.files import all_or_nothing
+    from market.plots.results import result_figures
+
+    matplotlib.use("Agg")
     src = Path(args.results)
     out = Path(args.out) if args.out else src.with_name(src.stem + "_plots")
     check_output_dir(out, "--out")
-    files = plot_results(src, out)
+    figures = result_figures(src, out)  # the table read and checked, the files planned
+    check_outputs({f: "--out" for f in figures.files})
+    with all_or_nothing():
+        files = figures.draw()
     if args.json:
         emit_json({"results": str(src), "files": [str(f) for f in files]})
         return 0

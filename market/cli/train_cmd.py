@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from market.cli.common import check_output_path, emit_json, int_in
+from market.cli.common import emit_json, int_in
 from market.errors import UsageError
+from market.files import check_output_path
 from market.game import qtable
-from market.limits import check_table_cells
 
 HELP = "train Q-learners (the document's trainer or the tuned default) and test them"
 
@@ -68,7 +68,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
-    from market.game.training import preset
+    from market.game.training import check_size, preset
 
     first = args.trained_first
     if args.first_old is not None:
@@ -103,12 +103,7 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
             raise UsageError(f"{opt} must name a {ext} file (got {path!r})")
         check_output_path(path, opt)
     cfg = preset(args.preset, **over)
-    pr = cfg.protocol
-    roles = 2 if cfg.role_aware else 1
-    # live tables and the frozen scheme's snapshots, both sides, every seed
-    check_table_cells(3 * 2 * roles * qtable.n_rows(pr) * pr.n_actions * cfg.seeds,
-                      f"training {cfg.seeds} seed(s) at P={pr.prices}, T={pr.rounds}",
-                      "lower --prices, --rounds or --seeds")
+    check_size(cfg, "lower --prices, --rounds or --seeds")
     return cfg
 
 
@@ -135,6 +130,7 @@ def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from market.files import all_or_nothing
     from market.game.tables import TablePair, load_tables, save_tables
     from market.game.training import summarize
 
@@ -144,19 +140,19 @@ def run(args: argparse.Namespace) -> int:
     res = _progress_runner(cfg, loaded, args.json)
     wall = time.perf_counter() - t0
     summary = _summary(res, wall, summarize)
-    if args.plot:
-        from market.plots.training import plot_history
+    if args.plot and not len(res.history):
+        raise UsageError("--plot needs at least one training cycle (--cycles >= 1)")
+    with all_or_nothing():  # the figure and the tables, both or neither
+        if args.plot:
+            from market.plots.training import plot_history
 
-        if len(res.history):
             plot_history(res.history, args.plot, title=_title(cfg))
             summary["plot"] = args.plot
-        else:
-            raise UsageError("--plot needs at least one training cycle (--cycles >= 1)")
-    if args.save:
-        meta = {**cfg.as_dict(), "nash_conv": float(res.test["nash_conv"].iloc[0]),
-                "seed_index": 0}
-        save_tables(args.save, TablePair(res.protocol, res.seller[0], res.buyer[0], meta))
-        summary["saved"] = args.save
+        if args.save:
+            meta = {**cfg.as_dict(), "nash_conv": float(res.test["nash_conv"].iloc[0]),
+                    "seed_index": 0}
+            save_tables(args.save, TablePair(res.protocol, res.seller[0], res.buyer[0], meta))
+            summary["saved"] = args.save
     if args.json:
         emit_json(summary)
         return 0
