@@ -47,6 +47,24 @@ def number_in(name: str, lo: float, hi: float) -> Callable[[str], float]:
     return parse
 
 
+def path_text(name: str) -> Callable[[str], str]:
+    """argparse ``type=`` for a file or folder name: not blank, no NUL character.
+
+    An empty ``--out ""`` would otherwise mean the current folder, or no
+    file at all, without a word; the error names ``name``.
+    """
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{name} must name a file or folder (got {text!r})")
+        if "\x00" in text:
+            raise argparse.ArgumentTypeError(f"{name}: a path cannot hold a NUL character "
+                                             f"(got {text!r})")
+        return text
+
+    return parse
+
+
 def _range_text(lo: float | None, hi: float | None) -> str:
     if lo is not None and hi is not None:
         return f"in [{lo}, {hi}]"

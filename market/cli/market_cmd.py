@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from market.cli.common import emit_json, int_in
+from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
 from market.files import check_output_dir, check_outputs
 from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
@@ -81,7 +81,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="draw each Q-learner's learning parameters (lr, gamma, exploration)")
     p.add_argument("--agent-data", choices=("period", "step", "none"), default="period",
                    help="when to record agent-level data (default: end of each period)")
-    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+    p.add_argument("--out", type=lambda text: Path(path_text("--out")(text)), default=None,
+                   metavar="DIR",
                    help="write the model, periods, prices and agents tables (Parquet), "
                         "summary.json and market.png")
 

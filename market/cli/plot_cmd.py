@@ -11,15 +11,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from market.cli.common import emit_json
+from market.cli.common import emit_json, path_text
 from market.files import check_output_dir, check_outputs
 
 HELP = "plot a batch results table: earnings vs mix, efficiency and price vs each parameter"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("results", metavar="RESULTS.parquet", help="a table written by run.py batch")
-    p.add_argument("--out", default=None, metavar="DIR",
+    p.add_argument("results", type=path_text("RESULTS"), metavar="RESULTS.parquet",
+                   help="a table written by run.py batch")
+    p.add_argument("--out", type=path_text("--out"), default=None, metavar="DIR",
                    help="folder for the PNGs (default: RESULTS_plots beside the table)")
 
 

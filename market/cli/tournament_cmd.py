@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from market.cli.common import emit_json, int_in
+from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
 from market.files import check_output_dir, check_outputs
 from market.limits import PRICES_MAX, ROUNDS_MAX
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Seller's acceptable levels (default: 1-P, the whole range)")
     p.add_argument("--buyer-range", type=parse_range, default=None, metavar="LO-HI",
                    help="Buyer's acceptable levels (default: 1-P, the whole range)")
-    p.add_argument("--qtable", default=None, metavar="FILE.npz",
+    p.add_argument("--qtable", type=path_text("--qtable"), default=None, metavar="FILE.npz",
                    help="Q-tables for the qlearning entrant (default: trained by self-play "
                    "once, under a second once the training kernel is compiled, and kept in "
                    "DIR for later runs)")
@@ -54,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "competition by competition from 2010, or a comma list such as "
                    "AgentK,HardHeaded; they play at NegMAS's speed, one negotiation at a time")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0, help="seed (default 0)")
-    p.add_argument("--out", default="tournament", metavar="DIR",
+    p.add_argument("--out", type=path_text("--out"), default="tournament", metavar="DIR",
                    help="directory for the CSV files and the heatmap (default ./tournament)")
 
 

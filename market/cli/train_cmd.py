@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from market.cli.common import emit_json, int_in
+from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
 from market.files import check_output_path
 from market.game import qtable
@@ -59,11 +59,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int_in("--seed", 0), default=None, help="random seed (>= 0)")
     p.add_argument("--seeds", type=int_in("--seeds", 1, 100_000), default=1,
                    help="independent seeds trained together (medians reported)")
-    p.add_argument("--plot", metavar="FILE.png", help="save the training figure")
-    p.add_argument("--save", metavar="FILE.npz",
+    p.add_argument("--plot", type=path_text("--plot"), metavar="FILE.png",
+                   help="save the training figure")
+    p.add_argument("--save", type=path_text("--save"), metavar="FILE.npz",
                    help="save the final tables (of the first seed)")
-    p.add_argument("--load", metavar="FILE.npz", help="start from (or, with --cycles 0, test) "
-                   "saved tables")
+    p.add_argument("--load", type=path_text("--load"), metavar="FILE.npz",
+                   help="start from (or, with --cycles 0, test) saved tables")
     p.add_argument("--no-tables", action="store_true", help="do not print the Q-tables")
 
 
