@@ -39,7 +39,6 @@ import json
 import math
 import os
 import shutil
-import sys
 import tomllib
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -638,13 +637,9 @@ def process_pool(processes: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from market.processes import GUARD_ENV, die_with
+    from market.processes import GUARD_ENV, die_with, quiet_resource_tracker
 
-    # the resource tracker (started with this interpreter's -W options) cleans up after a
-    # killed batch and would then warn about the semaphores it cleaned: noise on stderr
-    quiet = "ignore:resource_tracker:UserWarning"
-    if quiet not in sys.warnoptions:
-        sys.warnoptions.append(quiet)
+    quiet_resource_tracker()
     os.environ[GUARD_ENV] = str(os.getpid())  # read by the fork server's guard
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["market.runs.forkserver_guard", "market.runs.batch",
