@@ -84,7 +84,10 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{opt} must satisfy 1 <= LO <= HI <= P={protocol.prices} "
                              f"(got {rng[0]}-{rng[1]})")
     genius = genius_lineup(args.genius, protocol) if args.genius is not None else []
-    tables = load_tables(args.qtable, protocol) if args.qtable else None
+    try:
+        tables = load_tables(args.qtable, protocol) if args.qtable else None
+    except ValueError as exc:
+        raise UsageError(f"--qtable: {exc}") from None
     learner = "qlearning" in (names if names is not None else registry.names())
     check_size(protocol, args.repetitions, trains=learner and tables is None,
                advice="lower --repetitions, --prices or --rounds")

@@ -76,8 +76,6 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
         if first is not None and first != args.first_old:
             raise UsageError(f"--first {args.first_old} contradicts --trained-first {first} "
                              "(--first is the old name of --trained-first)")
-        print("run.py train: note: --first is now --trained-first (the side trained in the "
-              "first cycle, not the first mover)", file=sys.stderr)
         first = args.first_old
     over = {
         "cycles": args.cycles, "episodes": args.episodes, "test_episodes": args.test_episodes,
@@ -105,6 +103,11 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
         check_output_path(path, opt)
     cfg = preset(args.preset, **over)
     check_size(cfg, "lower --prices, --rounds or --seeds")
+    if args.plot and not cfg.total_episodes:
+        raise UsageError("--plot needs at least one training cycle (--cycles >= 1)")
+    if args.first_old is not None:  # once every check passed: an error stays one line
+        print("run.py train: note: --first is now --trained-first (the side trained in the "
+              "first cycle, not the first mover)", file=sys.stderr)
     return cfg
 
 
@@ -132,17 +135,15 @@ def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from market.files import all_or_nothing
-    from market.game.tables import TablePair, load_tables, save_tables
+    from market.game.tables import TablePair, save_tables
     from market.game.training import summarize
 
-    loaded = load_tables(args.load) if args.load else None
+    loaded = _load(args.load) if args.load else None
     cfg = _config(args, loaded)
     t0 = time.perf_counter()
     res = _progress_runner(cfg, loaded, args.json)
     wall = time.perf_counter() - t0
     summary = _summary(res, wall, summarize)
-    if args.plot and not len(res.history):
-        raise UsageError("--plot needs at least one training cycle (--cycles >= 1)")
     with all_or_nothing():  # the figure and the tables, both or neither
         if args.plot:
             from market.plots.training import plot_history
@@ -159,6 +160,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     _print(res, summary, args)
     return 0
+
+
+def _load(path: str) -> Any:
+    from market.game.tables import load_tables
+
+    try:
+        return load_tables(path)
+    except ValueError as exc:
+        raise UsageError(f"--load: {exc}") from None
 
 
 def _title(cfg: Any) -> str:

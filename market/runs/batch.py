@@ -110,6 +110,8 @@ def load_grid_toml(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
         data = tomllib.loads(p.read_text())
     except FileNotFoundError:
         raise UsageError(f"--grid: no such file {os.fspath(p)!r}") from None
+    except OSError as exc:  # a folder, no permission
+        raise UsageError(f"--grid {os.fspath(p)}: cannot be read ({exc.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"--grid {os.fspath(p)}: not valid TOML ({exc})") from None
     grid: dict[str, list[Any]] = {}
@@ -182,7 +184,9 @@ def validate_grid(
         kwargs = model_kwargs(point, fill)  # every combination's mixes must add up
         if cls is None:  # and every value must be in range, before any run starts
             try:
-                market_params.check(kwargs, steps=steps)
+                p = market_params.check(kwargs, steps=steps)
+                for side in ("seller", "buyer"):  # the fill, even where no share leaves room
+                    specs.check_for_game(fill, p.protocol, side, "--fill")
             except ValueError as exc:
                 # a value check's message starts with the parameter's name; a size
                 # cap's (UsageError) is already a whole sentence
