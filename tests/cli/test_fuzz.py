@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import os
@@ -45,7 +46,7 @@ from hypothesis import strategies as st
 
 from market.cli import build_parser, main
 
-FUZZ = settings(max_examples=25, deadline=None, database=None, derandomize=True,
+FUZZ = settings(max_examples=20, deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 #: numbers and near-numbers: out of every range, huge, negative, not finite, not numbers
@@ -153,6 +154,7 @@ def fixtures(tmp_path_factory) -> dict[str, str]:
 
 
 # --- drawing a command line -----------------------------------------------------------------
+@functools.cache
 def options(command: str) -> dict[str, argparse.Action]:
     """The command's options and positionals (by their first name), from its parser."""
     sub = build_parser()._subparsers._group_actions[0].choices[command]
