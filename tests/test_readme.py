@@ -1,12 +1,14 @@
 """Every example in the README runs as shown, top to bottom, so the README cannot drift.
 
 The README is written as one sequence a person can paste: later examples use
-the files earlier ones wrote under ``out/``. This test runs its ``bash``
-blocks in order (and its ``python`` blocks) in a fresh folder, each
-``run.py`` command shortened by capping the options that make it long
-(steps, seeds, repetitions...), and fails on the first command that does not
-exit 0. The setup and test blocks (installation, the test suite itself) and
-the server (``viz``, driven by the browser test) are not run here.
+the files earlier ones wrote under ``out/``. This test runs the ``bash`` and
+``python`` blocks of each section in order, in a fresh folder that holds the
+files earlier sections wrote (made once by the README commands that write
+them), so sections run in parallel; each ``run.py`` command is shortened by
+capping the options that make it long (steps, seeds, repetitions...), and a
+command that does not exit 0 fails its section. The setup and test blocks
+(installation, the test suite itself) and the server (``viz``, driven by the
+browser test) are not run here.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,22 +96,81 @@ def rewrite(block: str, python: str) -> str:
     return "\n".join(out)
 
 
-def test_readme_examples_run_in_order(tmp_path):
-    text = README.read_text()
-    found = blocks(text)
-    assert found, "the README has example blocks"
+def sections(text: str) -> list[tuple[str, str]]:
+    """The README cut at its ``## `` headings: (title, text) in order."""
+    parts = re.split(r"^## ", text, flags=re.M)
+    return [(p.splitlines()[0].strip(), p) for p in parts[1:]]
+
+
+#: ``out/...`` files a command writes, and files a command reads
+WRITES = re.compile(r"(?:--save|--out|--plot)[ =](out/[\w./-]+)|cat > (out/[\w./-]+)")
+READS = re.compile(r"(?:qlearning:|--load[ =]|evaluate |plot |--grid[ =])(out/[\w./-]+?)(?:=|\s|$)")
+
+
+def code(text: str) -> str:
+    return "\n".join(block for _, block in blocks(text))
+
+
+def produced(text: str) -> set[str]:
+    """Files the examples of ``text`` write."""
+    return {a or b for a, b in WRITES.findall(code(text) or text)}
+
+
+def needed(text: str) -> set[str]:
+    """Files a section's examples read but do not write: earlier sections made them."""
+    return set(READS.findall(code(text))) - produced(text)
+
+
+def producer(name: str) -> str:
+    """The README line that writes ``name`` (the first one)."""
+    for line in README.read_text().replace("\\\n", " ").splitlines():
+        if RUN in line and name in produced(line):
+            return line
+    raise AssertionError(f"no README command writes {name}")
+
+
+def run_block(kind: str, block: str, cwd: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
-    for kind, block in found:
-        if kind == "python":
-            cmd = [sys.executable, "-c", block]
-        else:
-            cmd = ["bash", "-euo", "pipefail", "-c", rewrite(block, sys.executable)]
-        done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=600)
-        assert done.returncode == 0, (
-            f"README example failed (exit {done.returncode}):\n{block}\n"
-            f"stdout:\n{done.stdout[-2000:]}\nstderr:\n{done.stderr[-2000:]}"
-        )
+    if kind == "python":
+        cmd = [sys.executable, "-c", block]
+    else:
+        cmd = ["bash", "-euo", "pipefail", "-c", rewrite(block, sys.executable)]
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, (
+        f"README example failed (exit {done.returncode}):\n{block}\n"
+        f"stdout:\n{done.stdout[-2000:]}\nstderr:\n{done.stderr[-2000:]}"
+    )
+
+
+@pytest.fixture(scope="session")
+def earlier_outputs(tmp_path_factory) -> Path:
+    """The files later sections read, each made by the README command that writes it."""
+    home = tmp_path_factory.mktemp("readme-outputs")
+    for name in sorted(set().union(*(needed(t) for _, t in sections(README.read_text())))):
+        run_block("bash", producer(name), home)
+    return home
+
+
+SECTIONS = [title for title, text in sections(README.read_text()) if blocks(text)]
+
+
+@pytest.mark.parametrize("title", SECTIONS)
+def test_readme_examples_run_in_order(title, tmp_path, earlier_outputs):
+    """Each section's examples, in order, in a fresh folder holding what earlier ones wrote."""
+    text = dict(sections(README.read_text()))[title]
+    for name in needed(text):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(earlier_outputs / name, tmp_path / name)
+    for kind, block in blocks(text):
+        run_block(kind, block, tmp_path)
+
+
+def test_every_example_is_in_a_section_and_every_read_file_is_written():
+    text = README.read_text()
+    assert sum(len(blocks(t)) for _, t in sections(text)) == len(blocks(text))
+    written = produced(text)
+    for _, section in sections(text):
+        assert needed(section) <= written
 
 
 @pytest.mark.parametrize("line,expected", [
