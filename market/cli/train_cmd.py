@@ -26,6 +26,7 @@ from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
 from market.files import check_output_path
 from market.game import qtable
+from market.limits import PRICES_MAX, ROUNDS_MAX
 
 HELP = "train Q-learners (the document's trainer or the tuned default) and test them"
 
@@ -52,9 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "'original' reproduces the original project's test loop, which never "
                    "updates the first mover's observation (it repeats its opening offer and "
                    "never accepts)")
-    p.add_argument("--prices", "-P", type=int_in("--prices", 2, 1000), default=None,
+    p.add_argument("--prices", "-P", type=int_in("--prices", 2, PRICES_MAX), default=None,
                    help="price levels P (>= 2, default 5)")
-    p.add_argument("--rounds", "-T", type=int_in("--rounds", 1, 1000), default=None,
+    p.add_argument("--rounds", "-T", type=int_in("--rounds", 1, ROUNDS_MAX), default=None,
                    help="rounds T (>= 1, default 5)")
     p.add_argument("--seed", type=int_in("--seed", 0), default=None, help="random seed (>= 0)")
     p.add_argument("--seeds", type=int_in("--seeds", 1, 100_000), default=1,

@@ -196,11 +196,7 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
     for limit in LIMITS:
         limit(p, say)
     _check_spec_files(p, say)
-    check_memory(memory_estimate(p, steps), "the market" + (f" over {steps:,} steps" if steps
-                                                             else ""),
-                 f"lower {say('n_buyers')}/{say('n_sellers')}, {say('prices')}/{say('rounds')}"
-                 + (", the steps" if steps else "")
-                 + (f" or record less ({say('agent_data')})" if p.agent_data != "none" else ""))
+    _check_memory(p, say, steps)
     return p
 
 
@@ -382,6 +378,14 @@ AGENT_RECORD_BYTES = 160
 #: price level that saw deals in a step (the prices table)
 STEP_BYTES = 2048
 PRICE_ROW_BYTES = 32
+
+
+def _check_memory(p: Params, say: Namer, steps: int | None) -> None:
+    what = "the market" + (f" over {steps:,} steps" if steps else "")
+    advice = (f"lower {say('n_buyers')}/{say('n_sellers')}, {say('prices')}/{say('rounds')}"
+              + (", the steps" if steps else "")
+              + (f" or record less ({say('agent_data')})" if p.agent_data != "none" else ""))
+    check_memory(memory_estimate(p, steps), what, advice)
 
 
 def memory_estimate(p: Params, steps: int | None = None) -> float:
