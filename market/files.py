@@ -1,17 +1,140 @@
-"""Writing result files so that a crash or a bad value never leaves half a file.
+"""Writing result files so that a crash or a bad value never leaves half a file, or half a set.
 
 Everything goes to a temporary name in the destination folder and is renamed
 into place only once complete (``os.replace`` is atomic on one filesystem).
+
+A command that writes several files does it in two steps:
+
+1. before any work, :func:`check_outputs` checks every path it will write
+   (not a folder, in a folder that exists or can be created, writable), so
+   a bad path is refused in one line naming the user's path and option;
+2. the writes go inside :func:`all_or_nothing`: every file written through
+   this module in the block is staged beside its destination and they are
+   renamed into place together when the block ends; if anything fails
+   midway, the staged files, any file already renamed and the folders the
+   block created are removed, and the error names the user's path, never a
+   temporary name.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from market.errors import UsageError
+
+
+# --- checks, before any work ---------------------------------------------------------------
+def check_output_path(path: str | os.PathLike[str] | None, option: str) -> None:
+    """Fail before any long work if the file ``path`` cannot be written (a directory, no
+    permission). ``option`` names the path in the message."""
+    if path is None:
+        return
+    p = os.path.abspath(os.fspath(path))
+    if os.path.isdir(p):
+        raise UsageError(f"{option}: {os.fspath(path)} is a directory, not a file")
+    parent = os.path.dirname(p)
+    while not os.path.exists(parent):  # folders that do not exist yet are created on write
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: cannot write {os.fspath(path)} ({parent} is not a "
+                         "writable folder)")
+
+
+def check_output_dir(path: str | os.PathLike[str] | None, option: str) -> None:
+    """Fail before any long work if the folder ``path`` cannot be created or written."""
+    if path is None:
+        return
+    p = os.path.abspath(os.fspath(path))
+    if os.path.exists(p) and not os.path.isdir(p):
+        raise UsageError(f"{option} must be a folder (got the file {os.fspath(path)!r})")
+    probe = p
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: cannot write in {os.fspath(path)} ({probe} is not writable)")
+
+
+def check_outputs(paths: Mapping[str | os.PathLike[str], str]) -> None:
+    """Check every file a command will write (path -> the option that names it), up front."""
+    for path, option in paths.items():
+        check_output_path(path, option)
+
+
+# --- staging: several files all together or none ---------------------------------------------
+@dataclass
+class _Stage:
+    """Files written in an :func:`all_or_nothing` block, waiting to be renamed into place."""
+
+    pending: dict[Path, Path] = field(default_factory=dict)  # destination -> staged file
+    created: list[Path] = field(default_factory=list)  # folders made for them, outermost first
+
+
+_STAGE: contextvars.ContextVar[_Stage | None] = contextvars.ContextVar("stage", default=None)
+
+
+@contextlib.contextmanager
+def all_or_nothing() -> Iterator[None]:
+    """Files written through this module inside the block appear together at its end, or none.
+
+    On an error (in the block, or while renaming) every file of the block
+    is removed, along with the folders made for them, and the error is
+    raised again (an ``OSError`` naming the destination, not a temporary
+    file). Blocks nest: an inner block joins the outer one.
+    """
+    if _STAGE.get() is not None:
+        yield
+        return
+    stage = _Stage()
+    token = _STAGE.set(stage)
+    try:
+        yield
+    except BaseException:
+        _STAGE.reset(token)
+        _discard(stage, [])
+        raise
+    _STAGE.reset(token)
+    done: list[Path] = []
+    for dest, tmp in stage.pending.items():
+        try:
+            os.replace(tmp, dest)
+        except OSError as exc:
+            _discard(stage, done)
+            raise _named(exc, dest) from None
+        done.append(dest)
+
+
+def _discard(stage: _Stage, renamed: list[Path]) -> None:
+    for path in [*renamed, *stage.pending.values()]:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    for folder in reversed(stage.created):  # innermost first; only if nothing else is in it
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; the ones created, outermost first."""
+    missing = []
+    probe = folder
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return list(reversed(missing))
+
+
+def _named(exc: OSError, dest: Path) -> OSError:
+    """The same error, naming the user's path instead of a temporary file."""
+    return OSError(exc.errno, exc.strerror or str(exc), os.fspath(dest))
 
 
 @contextlib.contextmanager
@@ -19,21 +142,45 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` on success.
 
     The temporary name keeps the suffix so that libraries choosing a format
-    from it (matplotlib, pyarrow, numpy) behave as for the real name.
+    from it (matplotlib, pyarrow, numpy) behave as for the real name. Inside
+    :func:`all_or_nothing` the rename waits for the end of the block.
     """
     dest = Path(path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.stem}.", suffix=dest.suffix, dir=dest.parent)
+    stage = _STAGE.get()
+    created = _make_parents(dest.parent)
+    if stage is not None:
+        stage.created.extend(created)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{dest.stem}.", suffix=dest.suffix, dir=dest.parent)
+    except OSError as exc:
+        if stage is None:
+            _discard(_Stage(created=created), [])
+        raise _named(exc, dest) from None
     os.close(fd)
     tmp_path = Path(tmp)
     os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
     try:
         yield tmp_path
-        os.replace(tmp_path, dest)
-    except BaseException:
+        if stage is not None:
+            old = stage.pending.pop(dest, None)  # written twice: the last one stands
+            if old is not None:
+                old.unlink(missing_ok=True)
+            stage.pending[dest] = tmp_path
+        else:
+            os.replace(tmp_path, dest)
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
+        if stage is None:
+            _discard(_Stage(created=created), [])
+        if isinstance(exc, OSError) and _mentions(exc, tmp):
+            raise _named(exc, dest) from None
         raise
+
+
+def _mentions(exc: OSError, path: str) -> bool:
+    names = (exc.filename, exc.filename2)
+    return any(isinstance(n, str | os.PathLike) and os.fspath(n) == path for n in names)
 
 
 def _umask() -> int:
@@ -53,13 +200,16 @@ def save_figure(fig: Any, path: str | os.PathLike[str], dpi: int = 120) -> Path:
     """Save a matplotlib figure as PNG atomically and close it."""
     import matplotlib.pyplot as plt
 
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
+    finally:
+        plt.close(fig)
     return Path(path)
 
 
 def write_text(text: str, path: str | os.PathLike[str]) -> Path:
+    """Write ``text`` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(text)
     return Path(path)

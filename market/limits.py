@@ -1,10 +1,15 @@
 """Size limits: how large a game, a population or a run one command may ask for.
 
 One home for the caps so that every command that takes a size refuses the
-same values with the same words, before it allocates anything.
+same values with the same words, before it allocates anything. Fixed caps
+bound each number on its own; :func:`check_memory` bounds what they add up
+to against this machine's memory, since a run of sizes each within its cap
+can still need more than the machine has.
 """
 
 from __future__ import annotations
+
+import os
 
 from market.errors import UsageError
 
@@ -18,6 +23,15 @@ STEPS_MAX = 1_000_000
 PRICES_MAX = 1000
 #: rounds T of a market's protocol
 ROUNDS_MAX = 1000
+#: largest |price| of a reservation-price range: sums of prices over every trade of a run
+#: (up to TRADERS_MAX x STEPS_MAX of them) stay finite and keep cents exact
+MONEY_MAX = 1e12
+#: points of one batch grid (each is checked before any run starts)
+GRID_POINTS_MAX = 100_000
+#: runs of one batch (grid points x iterations); each is a row of the table and a part file
+BATCH_RUNS_MAX = 1_000_000
+#: share of this machine's memory one run may be estimated to need
+MEMORY_SHARE = 0.8
 
 
 def check_table_cells(cells: float, what: str, advice: str) -> None:
@@ -27,3 +41,33 @@ def check_table_cells(cells: float, what: str, advice: str) -> None:
             f"{what} would need {cells:,.0f} Q-table cells ({cells * 8 / 2**30:.1f} GiB; "
             f"at most {TABLE_CELLS_MAX:,}): {advice}"
         )
+
+
+def machine_memory() -> int | None:
+    """Bytes of physical memory of this machine (None where the system does not say)."""
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * size if pages > 0 and size > 0 else None
+
+
+def check_memory(estimate: float, what: str, advice: str) -> None:
+    """Refuse work estimated to need more than :data:`MEMORY_SHARE` of this machine's memory.
+
+    The message names the estimate and the limit, so a user can tell how far
+    over it is and what to lower.
+    """
+    total = machine_memory()
+    if total is None:
+        return
+    limit = MEMORY_SHARE * total
+    if estimate > limit:
+        raise UsageError(
+            f"{what} would need about {_gib(estimate)} of memory (at most {_gib(limit)}, "
+            f"{MEMORY_SHARE:.0%} of this machine's {_gib(total)}): {advice}"
+        )
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:,.1f} GiB"

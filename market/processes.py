@@ -71,6 +71,19 @@ def die_with(pid: int, interval: float = WATCH_INTERVAL) -> None:
     threading.Thread(target=watch, name=f"die-with-{pid}", daemon=True).start()
 
 
+def quiet_resource_tracker() -> None:
+    """Keep multiprocessing's resource tracker quiet when the command is killed.
+
+    After a SIGKILL the tracker (started with this interpreter's ``-W``
+    options) cleans up the pool's semaphores and warns about each: noise on
+    the caller's stderr for a cleanup that went right. Call before the first
+    process pool or local cluster starts.
+    """
+    quiet = "ignore:resource_tracker:UserWarning"
+    if quiet not in sys.warnoptions:
+        sys.warnoptions.append(quiet)
+
+
 def preexec_die_with_parent() -> None:
     """``preexec_fn`` for subprocesses: the kernel ends the child when the parent dies."""
     _parent_death_signal(signal.SIGTERM)

@@ -9,6 +9,8 @@ everywhere and a bad one is refused with the same words.
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +69,37 @@ def _check(cls: type[Strategy], arg: str | None, option: str | None) -> None:
         cls.check_spec(arg)
     except ValueError as exc:
         raise UsageError(f"{_where(option)}{exc}") from None
+
+
+def check_for_game(
+    spec: str | Spec, protocol: Protocol, side: int | str, option: str | None = None
+) -> None:
+    """Refuse, before any work, a spec whose argument cannot play ``side`` of ``protocol``.
+
+    What :func:`build` would find, without building: a saved Q-table is read
+    and checked (a damaged file, a mixed layout, another game's P and T), a
+    class of another library must be able to play this many levels. The
+    message names the file or class, prefixed by ``option``. A check that
+    passed is remembered for the same file (unchanged) and game, so checking
+    every point of a batch grid reads each file once.
+    """
+    spec = parse(spec, option)
+    if spec.arg is None:
+        return
+    try:
+        stat = os.stat(spec.arg)
+        stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+    except (OSError, ValueError):
+        stamp = None
+    try:
+        _checked(spec, protocol, side, stamp)
+    except ValueError as exc:
+        raise UsageError(f"{_where(option)}{exc}") from None
+
+
+@functools.lru_cache(maxsize=256)
+def _checked(spec: Spec, protocol: Protocol, side: int | str, stamp: object) -> None:
+    spec.cls.spec_params(spec.arg, side, protocol)
 
 
 def build(

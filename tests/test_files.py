@@ -39,3 +39,57 @@ def test_files_get_the_usual_permissions(tmp_path):
     finally:
         os.umask(mask)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+# --- several files: checked up front, written all or none -------------------------------------
+def test_every_output_path_is_checked_before_any_work(tmp_path):
+    from market.errors import UsageError
+    from market.files import check_outputs
+
+    (tmp_path / "out" / "market.png").mkdir(parents=True)
+    (tmp_path / "blocker").write_text("a file")
+    check_outputs({tmp_path / "new" / "deeper" / "a.parquet": "--out"})  # made on write
+    with pytest.raises(UsageError, match=r"^--out: .*out/market\.png is a directory, not a file$"):
+        check_outputs({tmp_path / "out" / "model.parquet": "--out",
+                       tmp_path / "out" / "market.png": "--out"})
+    with pytest.raises(UsageError, match="--save: cannot write .*blocker/t.npz"):
+        check_outputs({tmp_path / "blocker" / "t.npz": "--save"})
+    assert not (tmp_path / "new").exists()  # checking creates nothing
+
+
+def test_all_or_nothing_writes_every_file_at_the_end(tmp_path):
+    from market.files import all_or_nothing, write_text
+
+    with all_or_nothing():
+        write_text("a", tmp_path / "a.txt")
+        assert not (tmp_path / "a.txt").exists()  # staged, not yet in place
+        write_text("b", tmp_path / "sub" / "b.txt")
+    assert (tmp_path / "a.txt").read_text() == "a"
+    assert (tmp_path / "sub" / "b.txt").read_text() == "b"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.txt", "b.txt", "sub"]
+
+
+def test_a_failure_midway_removes_what_was_written_and_the_folders_made_for_it(tmp_path):
+    from market.files import all_or_nothing, write_parquet, write_text
+
+    (tmp_path / "kept.txt").write_text("old")
+    with pytest.raises(RuntimeError, match="figure failed"), all_or_nothing():
+        write_parquet(pd.DataFrame({"a": [1]}), tmp_path / "out" / "deep" / "model.parquet")
+        write_text("new", tmp_path / "kept.txt")
+        raise RuntimeError("figure failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.txt"]
+    assert (tmp_path / "kept.txt").read_text() == "old"  # an earlier file is left as it was
+
+
+def test_a_write_that_fails_names_the_users_path_not_a_temporary_file(tmp_path):
+    from market.files import all_or_nothing, write_text
+
+    (tmp_path / "out" / "summary.json").mkdir(parents=True)  # appeared after the checks
+    with pytest.raises(OSError) as info, all_or_nothing():
+        write_text("{}", tmp_path / "out" / "model.txt")
+        write_text("{}", tmp_path / "out" / "summary.json")
+    assert info.value.filename == str(tmp_path / "out" / "summary.json")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["summary.json"]
+    with pytest.raises(OSError) as info:  # a single write names it too
+        write_text("{}", tmp_path / "out" / "summary.json")
+    assert info.value.filename == str(tmp_path / "out" / "summary.json")

@@ -100,6 +100,28 @@ def test_a_killed_batch_leaves_no_worker_behind(tmp_path, sig):
             proc.wait()
 
 
+def test_a_killed_batch_on_a_local_dask_cluster_leaves_no_worker_and_no_noise(tmp_path):
+    pytest.importorskip("distributed")
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "run.py"), "batch", "--param", "n_buyers=50,60",
+         "--iterations", "200", "--steps", "300", "--processes", "2", "--scheduler", "local",
+         "--out", str(tmp_path / "r.parquet")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # the cluster's nannies and workers, and the resource tracker
+        assert wait_for(lambda: len(descendants(proc.pid)) >= 3, 90), "no cluster started"
+        assert wait_for(lambda: (tmp_path / "r.parts").is_dir(), 90), "no run finished"
+        children = descendants(proc.pid)
+        proc.kill()
+        _, err = proc.communicate(timeout=30)
+        assert wait_for(lambda: gone(children), 5), "the cluster outlived the batch"
+        assert err == ""  # not even the resource tracker's note on the semaphores it cleaned
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_a_killed_worker_is_one_line_and_the_batch_resumes(tmp_path):
     out = tmp_path / "r.parquet"
     args = [sys.executable, str(ROOT / "run.py"), "batch", "--param", "n_buyers=100,200",

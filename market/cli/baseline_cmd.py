@@ -14,12 +14,12 @@ from typing import Any
 from market.cli.common import int_in
 from market.errors import UsageError
 from market.game import qtable
-from market.limits import check_table_cells
+from market.limits import ROUNDS_MAX, check_table_cells
 
 HELP = "two-agent baseline in the legacy terminal view (DEAL at 32 by default)"
 
+#: whole money units of the price ranges (the grid has one level per unit)
 PRICE_MAX = 100_000
-ROUNDS_MAX = 1_000
 
 
 

@@ -19,36 +19,48 @@ import os
 import time
 from typing import Any
 
-from market.cli.common import check_output_path, emit_json, int_in, number_in
+from market.cli.common import emit_json, int_in, number_in, path_text
 from market.errors import UsageError
+from market.files import check_output_path
+from market.limits import BATCH_RUNS_MAX, STEPS_MAX
 from market.processes import Terminated
 
 HELP = "many market runs over a parameter grid (process pool or Dask), results to Parquet"
+
+
+def scheduler_address(text: str) -> str:
+    """argparse ``type=`` for ``--scheduler``: an address or ``local``, not blank."""
+    address = text.strip()
+    if not address:
+        raise argparse.ArgumentTypeError("--scheduler must be a Dask scheduler's address "
+                                         "HOST:PORT or 'local' (got '')")
+    return address
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
                    help="a swept parameter of the market model (repeatable), e.g. "
                    "n_buyers=50,100 or buyer_mix.qlearning=0,0.5,1")
-    p.add_argument("--grid", default=None, metavar="FILE.toml",
+    p.add_argument("--grid", type=path_text("--grid"), default=None, metavar="FILE.toml",
                    help="the grid as TOML: NAME = [values]; [buyer_mix] tables for shares")
-    p.add_argument("--iterations", type=int_in("--iterations", 1, 1_000_000), default=5,
+    p.add_argument("--iterations", type=int_in("--iterations", 1, BATCH_RUNS_MAX), default=5,
                    help="runs per grid point, each with its own seed (default 5)")
-    p.add_argument("--steps", type=int_in("--steps", 1, 10_000_000), default=100,
+    p.add_argument("--steps", type=int_in("--steps", 1, STEPS_MAX), default=100,
                    help="model steps per run (default 100)")
     p.add_argument("--processes", type=int_in("--processes", 1, 4096), default=None,
                    help="worker processes, or Dask workers with --scheduler local "
                    "(default: all cores)")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0,
                    help="batch seed; run seeds derive from it and the run index (default 0)")
-    p.add_argument("--out", default="batch.parquet", metavar="FILE.parquet",
+    p.add_argument("--out", type=path_text("--out"), default="batch.parquet",
+                   metavar="FILE.parquet",
                    help="results table (default batch.parquet); per-step data goes to "
                    "FILE.steps.parquet")
     p.add_argument("--per-step", action="store_true",
                    help="also keep every run's per-step model variables")
     p.add_argument("--fill", default="averaging", metavar="STRATEGY",
                    help="strategy filling each side's share left by *_mix.* (default averaging)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS|local",
+    p.add_argument("--scheduler", type=scheduler_address, default=None, metavar="ADDRESS|local",
                    help="run on a Dask distributed scheduler (host:port), or 'local' to start "
                    "a LocalCluster on this machine")
     p.add_argument("--connect-timeout", type=number_in("--connect-timeout", 0.1, 3600),
@@ -71,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.out, "--out")
     if args.per_step:
         check_output_path(batch.steps_path(args.out), "--per-step")
-    grid = batch.validate_grid(grid, fill=args.fill)
+    grid = batch.validate_grid(grid, fill=args.fill, steps=args.steps)
     specs = batch.expand(grid, args.iterations, args.seed, args.steps, args.fill)
     processes = args.processes or os.cpu_count() or 1
     meta = {"seed": args.seed, "iterations": args.iterations, "steps": args.steps,

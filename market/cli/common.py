@@ -1,16 +1,16 @@
-"""Shared pieces of the command line: argument types, output checks, JSON output."""
+"""Shared pieces of the command line: argument types and JSON output.
+
+The checks of output paths live in :mod:`market.files`, beside the writes they guard.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
-
-from market.errors import UsageError
 
 
 def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
@@ -47,6 +47,24 @@ def number_in(name: str, lo: float, hi: float) -> Callable[[str], float]:
     return parse
 
 
+def path_text(name: str) -> Callable[[str], str]:
+    """argparse ``type=`` for a file or folder name: not blank, no NUL character.
+
+    An empty ``--out ""`` would otherwise mean the current folder, or no
+    file at all, without a word; the error names ``name``.
+    """
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{name} must name a file or folder (got {text!r})")
+        if "\x00" in text:
+            raise argparse.ArgumentTypeError(f"{name}: a path cannot hold a NUL character "
+                                             f"(got {text!r})")
+        return text
+
+    return parse
+
+
 def _range_text(lo: float | None, hi: float | None) -> str:
     if lo is not None and hi is not None:
         return f"in [{lo}, {hi}]"
@@ -55,34 +73,6 @@ def _range_text(lo: float | None, hi: float | None) -> str:
     if hi is not None:
         return f"<= {hi}"
     return ""
-
-
-def check_output_path(path: str | os.PathLike[str] | None, option: str) -> None:
-    """Fail before any long work if ``path`` cannot be written (a directory, no permission)."""
-    if path is None:
-        return
-    p = os.path.abspath(os.fspath(path))
-    if os.path.isdir(p):
-        raise UsageError(f"{option}: {path} is a directory, not a file")
-    parent = os.path.dirname(p)
-    while not os.path.exists(parent):  # folders that do not exist yet are created on write
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{option}: cannot write {path} ({parent} is not a writable folder)")
-
-
-def check_output_dir(path: str | os.PathLike[str] | None, option: str) -> None:
-    """Fail before any long work if the folder ``path`` cannot be created or written."""
-    if path is None:
-        return
-    p = os.path.abspath(os.fspath(path))
-    if os.path.exists(p) and not os.path.isdir(p):
-        raise UsageError(f"{option} must be a folder (got the file {os.fspath(path)!r})")
-    probe = p
-    while not os.path.exists(probe):
-        probe = os.path.dirname(probe)
-    if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
-        raise UsageError(f"{option}: cannot write in {os.fspath(path)} ({probe} is not writable)")
 
 
 def emit_json(data: Any) -> None:

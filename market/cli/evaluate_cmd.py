@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from market.cli.common import emit_json, int_in
+from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
 from market.game import qtable
 from market.limits import check_table_cells
@@ -25,7 +25,7 @@ HELP = ("exact evaluation: values, best responses, NashConv and subgame perfecti
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", nargs="?", metavar="FILE.npz",
+    p.add_argument("file", nargs="?", type=path_text("FILE.npz"), metavar="FILE.npz",
                    help="Q-tables saved by `train --save` (arrays seller, buyer)")
     p.add_argument("--spe", action="store_true",
                    help="evaluate the subgame-perfect equilibrium instead of a file")

@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from market.cli.common import check_output_dir, emit_json, int_in
+from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
+from market.files import check_output_dir, check_outputs
 from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
 
 HELP = "run a market of many Buyers and Sellers with mixed strategies"
@@ -32,6 +33,9 @@ FLAGS = {
     "value_dist": "--distribution", "cost_dist": "--distribution", "first": "--first",
     "teams": "--teams", "agent_data": "--agent-data",
 }
+#: the files ``--out DIR`` receives, all checked before the run and written all or none
+OUTPUT_FILES = ("model.parquet", "periods.parquet", "prices.parquet", "agents.parquet",
+                "summary.json", "market.png")
 #: summary keys the printed table lays out itself; any other metric marked ``show`` gets a row
 LAID_OUT = {"efficiency", "deals", "mean_price", "price_std", "ce_price_lo", "ce_price_hi",
             "ce_quantity", "buyer_share", "seller_share"}
@@ -77,7 +81,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="draw each Q-learner's learning parameters (lr, gamma, exploration)")
     p.add_argument("--agent-data", choices=("period", "step", "none"), default="period",
                    help="when to record agent-level data (default: end of each period)")
-    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+    p.add_argument("--out", type=lambda text: Path(path_text("--out")(text)), default=None,
+                   metavar="DIR",
                    help="write the model, periods, prices and agents tables (Parquet), "
                         "summary.json and market.png")
 
@@ -104,10 +109,12 @@ def run(args: argparse.Namespace) -> int:
         clock=args.clock,
         learner_params="drawn" if args.drawn_learners else "fixed",
         agent_data=args.agent_data,
-    ), names=FLAGS)
+    ), names=FLAGS, steps=args.steps)
     if args.common_wallet and args.teams is None:
         raise UsageError("--common-wallet needs --teams K (the number of teams per side)")
     check_output_dir(args.out, "--out")
+    if args.out is not None:
+        check_outputs({args.out / name: "--out" for name in OUTPUT_FILES})
 
     from market.sim.model import MarketModel
 
@@ -155,10 +162,10 @@ def _strategy_table(model: Any) -> list[dict[str, Any]]:
 
 
 def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, float]) -> list[Path]:
-    """Build every output in memory first, then write each atomically."""
+    """Build every output in memory first, then write them all or none."""
     import json
 
-    from market.files import save_figure, write_parquet, write_text
+    from market.files import all_or_nothing, save_figure, write_parquet, write_text
     from market.plots.market import plot_market
 
     model_df = model.model_frame()
@@ -175,14 +182,15 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
     )
     text = json.dumps(_clean(summary), indent=2) + "\n"
     out: Path = args.out
-    files = [
-        write_parquet(model_df, out / "model.parquet"),
-        write_parquet(periods_df, out / "periods.parquet"),
-        write_parquet(prices_df, out / "prices.parquet"),
-        write_parquet(agents_df, out / "agents.parquet"),
-        write_text(text, out / "summary.json"),
-        save_figure(fig, out / "market.png"),
-    ]
+    with all_or_nothing():
+        files = [
+            write_parquet(model_df, out / "model.parquet"),
+            write_parquet(periods_df, out / "periods.parquet"),
+            write_parquet(prices_df, out / "prices.parquet"),
+            write_parquet(agents_df, out / "agents.parquet"),
+            write_text(text, out / "summary.json"),
+            save_figure(fig, out / "market.png"),
+        ]
     return files
 
 

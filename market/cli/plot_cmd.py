@@ -11,24 +11,33 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from market.cli.common import check_output_dir, emit_json
+from market.cli.common import emit_json, path_text
+from market.files import check_output_dir, check_outputs
 
 HELP = "plot a batch results table: earnings vs mix, efficiency and price vs each parameter"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("results", metavar="RESULTS.parquet", help="a table written by run.py batch")
-    p.add_argument("--out", default=None, metavar="DIR",
+    p.add_argument("results", type=path_text("RESULTS"), metavar="RESULTS.parquet",
+                   help="a table written by run.py batch")
+    p.add_argument("--out", type=path_text("--out"), default=None, metavar="DIR",
                    help="folder for the PNGs (default: RESULTS_plots beside the table)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from market.plots.results import plot_results
+    import matplotlib
 
+    from market.files import all_or_nothing
+    from market.plots.results import result_figures
+
+    matplotlib.use("Agg")
     src = Path(args.results)
     out = Path(args.out) if args.out else src.with_name(src.stem + "_plots")
     check_output_dir(out, "--out")
-    files = plot_results(src, out)
+    figures = result_figures(src, out)  # the table read and checked, the files planned
+    check_outputs({f: "--out" for f in figures.files})
+    with all_or_nothing():
+        files = figures.draw()
     if args.json:
         emit_json({"results": str(src), "files": [str(f) for f in files]})
         return 0

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from market.cli.common import check_output_dir, emit_json, int_in
+from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
+from market.files import check_output_dir, check_outputs
+from market.limits import PRICES_MAX, ROUNDS_MAX
 
 HELP = "every strategy against every other on both sides: payoff matrix (CSV) and heatmap (PNG)"
 
@@ -35,15 +37,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "negmas and genius, which play at NegMAS's speed)")
     p.add_argument("--repetitions", type=int_in("--repetitions", 1, 1_000_000), default=100,
                    help="negotiations per pairing and first mover (default 100)")
-    p.add_argument("--prices", type=int_in("--prices", 2, 1000), default=5,
+    p.add_argument("--prices", type=int_in("--prices", 2, PRICES_MAX), default=5,
                    help="price levels P (default 5)")
-    p.add_argument("--rounds", type=int_in("--rounds", 1, 1000), default=5,
+    p.add_argument("--rounds", type=int_in("--rounds", 1, ROUNDS_MAX), default=5,
                    help="rounds T (default 5)")
     p.add_argument("--seller-range", type=parse_range, default=None, metavar="LO-HI",
                    help="Seller's acceptable levels (default: 1-P, the whole range)")
     p.add_argument("--buyer-range", type=parse_range, default=None, metavar="LO-HI",
                    help="Buyer's acceptable levels (default: 1-P, the whole range)")
-    p.add_argument("--qtable", default=None, metavar="FILE.npz",
+    p.add_argument("--qtable", type=path_text("--qtable"), default=None, metavar="FILE.npz",
                    help="Q-tables for the qlearning entrant (default: trained by self-play "
                    "once, under a second once the training kernel is compiled, and kept in "
                    "DIR for later runs)")
@@ -52,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "competition by competition from 2010, or a comma list such as "
                    "AgentK,HardHeaded; they play at NegMAS's speed, one negotiation at a time")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0, help="seed (default 0)")
-    p.add_argument("--out", default="tournament", metavar="DIR",
+    p.add_argument("--out", type=path_text("--out"), default="tournament", metavar="DIR",
                    help="directory for the CSV files and the heatmap (default ./tournament)")
 
 
@@ -61,13 +63,15 @@ def run(args: argparse.Namespace) -> int:
     from market.game.rules import Protocol
     from market.game.tables import load_tables
     from market.runs.tournament import (
+        check_size,
         genius_entrants,
         genius_lineup,
+        output_files,
         registry_entrants,
         run_tournament,
         write_outputs,
     )
-    from strategies import specs
+    from strategies import registry, specs
 
     protocol = Protocol(args.prices, args.rounds)
     names = [s.strip() for s in args.strategies.split(",") if s.strip()] or None
@@ -80,9 +84,16 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{opt} must satisfy 1 <= LO <= HI <= P={protocol.prices} "
                              f"(got {rng[0]}-{rng[1]})")
     genius = genius_lineup(args.genius, protocol) if args.genius is not None else []
+    try:
+        tables = load_tables(args.qtable, protocol) if args.qtable else None
+    except ValueError as exc:
+        raise UsageError(f"--qtable: {exc}") from None
+    learner = "qlearning" in (names if names is not None else registry.names())
+    check_size(protocol, args.repetitions, trains=learner and tables is None,
+               advice="lower --repetitions, --prices or --rounds")
     check_output_dir(args.out, "--out")
-    tables = load_tables(args.qtable, protocol) if args.qtable else None
     cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
+    check_outputs({**{f: "--out" for f in output_files(args.out)}, cache: "--out"})
     with progress_bar("tournament", None, quiet=args.json) as update:
         def trained(done: int, total: int) -> None:
             update(description="training the qlearning entrant by self-play (episodes per "

@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from market.cli.common import check_output_path, emit_json, int_in
+from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
+from market.files import check_output_path
 from market.game import qtable
-from market.limits import check_table_cells
+from market.limits import PRICES_MAX, ROUNDS_MAX
 
 HELP = "train Q-learners (the document's trainer or the tuned default) and test them"
 
@@ -52,31 +53,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "'original' reproduces the original project's test loop, which never "
                    "updates the first mover's observation (it repeats its opening offer and "
                    "never accepts)")
-    p.add_argument("--prices", "-P", type=int_in("--prices", 2, 1000), default=None,
+    p.add_argument("--prices", "-P", type=int_in("--prices", 2, PRICES_MAX), default=None,
                    help="price levels P (>= 2, default 5)")
-    p.add_argument("--rounds", "-T", type=int_in("--rounds", 1, 1000), default=None,
+    p.add_argument("--rounds", "-T", type=int_in("--rounds", 1, ROUNDS_MAX), default=None,
                    help="rounds T (>= 1, default 5)")
     p.add_argument("--seed", type=int_in("--seed", 0), default=None, help="random seed (>= 0)")
     p.add_argument("--seeds", type=int_in("--seeds", 1, 100_000), default=1,
                    help="independent seeds trained together (medians reported)")
-    p.add_argument("--plot", metavar="FILE.png", help="save the training figure")
-    p.add_argument("--save", metavar="FILE.npz",
+    p.add_argument("--plot", type=path_text("--plot"), metavar="FILE.png",
+                   help="save the training figure")
+    p.add_argument("--save", type=path_text("--save"), metavar="FILE.npz",
                    help="save the final tables (of the first seed)")
-    p.add_argument("--load", metavar="FILE.npz", help="start from (or, with --cycles 0, test) "
-                   "saved tables")
+    p.add_argument("--load", type=path_text("--load"), metavar="FILE.npz",
+                   help="start from (or, with --cycles 0, test) saved tables")
     p.add_argument("--no-tables", action="store_true", help="do not print the Q-tables")
 
 
 def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
-    from market.game.training import preset
+    from market.game.training import check_size, preset
 
     first = args.trained_first
     if args.first_old is not None:
         if first is not None and first != args.first_old:
             raise UsageError(f"--first {args.first_old} contradicts --trained-first {first} "
                              "(--first is the old name of --trained-first)")
-        print("run.py train: note: --first is now --trained-first (the side trained in the "
-              "first cycle, not the first mover)", file=sys.stderr)
         first = args.first_old
     over = {
         "cycles": args.cycles, "episodes": args.episodes, "test_episodes": args.test_episodes,
@@ -103,12 +103,12 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
             raise UsageError(f"{opt} must name a {ext} file (got {path!r})")
         check_output_path(path, opt)
     cfg = preset(args.preset, **over)
-    pr = cfg.protocol
-    roles = 2 if cfg.role_aware else 1
-    # live tables and the frozen scheme's snapshots, both sides, every seed
-    check_table_cells(3 * 2 * roles * qtable.n_rows(pr) * pr.n_actions * cfg.seeds,
-                      f"training {cfg.seeds} seed(s) at P={pr.prices}, T={pr.rounds}",
-                      "lower --prices, --rounds or --seeds")
+    check_size(cfg, "lower --prices, --rounds or --seeds")
+    if args.plot and not cfg.total_episodes:
+        raise UsageError("--plot needs at least one training cycle (--cycles >= 1)")
+    if args.first_old is not None:  # once every check passed: an error stays one line
+        print("run.py train: note: --first is now --trained-first (the side trained in the "
+              "first cycle, not the first mover)", file=sys.stderr)
     return cfg
 
 
@@ -135,33 +135,41 @@ def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from market.game.tables import TablePair, load_tables, save_tables
+    from market.files import all_or_nothing
+    from market.game.tables import TablePair, save_tables
     from market.game.training import summarize
 
-    loaded = load_tables(args.load) if args.load else None
+    loaded = _load(args.load) if args.load else None
     cfg = _config(args, loaded)
     t0 = time.perf_counter()
     res = _progress_runner(cfg, loaded, args.json)
     wall = time.perf_counter() - t0
     summary = _summary(res, wall, summarize)
-    if args.plot:
-        from market.plots.training import plot_history
+    with all_or_nothing():  # the figure and the tables, both or neither
+        if args.plot:
+            from market.plots.training import plot_history
 
-        if len(res.history):
             plot_history(res.history, args.plot, title=_title(cfg))
             summary["plot"] = args.plot
-        else:
-            raise UsageError("--plot needs at least one training cycle (--cycles >= 1)")
-    if args.save:
-        meta = {**cfg.as_dict(), "nash_conv": float(res.test["nash_conv"].iloc[0]),
-                "seed_index": 0}
-        save_tables(args.save, TablePair(res.protocol, res.seller[0], res.buyer[0], meta))
-        summary["saved"] = args.save
+        if args.save:
+            meta = {**cfg.as_dict(), "nash_conv": float(res.test["nash_conv"].iloc[0]),
+                    "seed_index": 0}
+            save_tables(args.save, TablePair(res.protocol, res.seller[0], res.buyer[0], meta))
+            summary["saved"] = args.save
     if args.json:
         emit_json(summary)
         return 0
     _print(res, summary, args)
     return 0
+
+
+def _load(path: str) -> Any:
+    from market.game.tables import load_tables
+
+    try:
+        return load_tables(path)
+    except ValueError as exc:
+        raise UsageError(f"--load: {exc}") from None
 
 
 def _title(cfg: Any) -> str:

@@ -149,6 +149,25 @@ class Lockstep:
         return BatchRecord(self.protocol, self.actions, self.first, self.level, self.n_moves)
 
 
+#: bytes per negotiation row beyond its record: the mechanism's per-row state and a move's
+#: temporaries (measured about 350)
+ROW_BYTES = 400
+#: bytes per row and action a strategy may hold during a move (a learner's Q-values, masks and
+#: draws: measured about 34 for Q-learning, the largest)
+ACTION_BYTES = 36
+
+
+def negotiation_bytes(protocol: Protocol, n: int) -> int:
+    """Peak bytes :func:`negotiate` holds for ``n`` negotiations run together (an upper estimate).
+
+    The record keeps ``2T`` actions per row (int32); each move adds per-row
+    state and, for a strategy that scores every action (Q-learning), a few
+    ``(n, P + 2)`` arrays. Callers that size a batch (the market, the
+    tournament) check this against the machine's memory before running.
+    """
+    return int(n) * (4 * protocol.max_moves + ROW_BYTES + ACTION_BYTES * protocol.n_actions)
+
+
 def negotiate(
     protocol: Protocol,
     seller: Side,

@@ -41,8 +41,9 @@ import pandas as pd
 
 from market.game import kernel
 from market.game.kernel import COUNT_COLUMNS
-from market.game.qtable import legal_rows, round_rows
+from market.game.qtable import legal_rows, n_rows, round_rows
 from market.game.rules import SELLER, SIDE_NAMES, Protocol
+from market.limits import check_table_cells
 
 TRAIN_CHOICES = ("both", "seller", "buyer")
 SCHEMES = ("frozen", "simultaneous")
@@ -163,6 +164,22 @@ PRESETS: dict[str, TrainConfig] = {
         epsilon_clock="run",
     ),
 }
+
+
+def table_cells(config: TrainConfig) -> int:
+    """Q-table cells a training run holds: live tables and the frozen scheme's snapshots, both
+    sides, every seed (what :func:`check_size` bounds)."""
+    pr = config.protocol
+    roles = 2 if config.role_aware else 1
+    return 3 * 2 * roles * n_rows(pr) * pr.n_actions * config.seeds
+
+
+def check_size(config: TrainConfig, advice: str) -> None:
+    """Refuse, before allocating, a training run whose tables would not fit (every caller that
+    trains: the train command, the tournament's self-play entrant). ``advice`` says what to
+    lower, in the caller's words."""
+    check_table_cells(table_cells(config), f"training {config.seeds} seed(s) at "
+                      f"P={config.prices}, T={config.rounds}", advice)
 
 
 def preset(name: str, **overrides: Any) -> TrainConfig:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,18 +40,33 @@ def load_results(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str],
 
     Both lists come from the table's own metadata (written by
     :mod:`market.runs.batch`); a table without it is read by column names.
+    Everything is checked before any figure is drawn (:class:`UsageError`
+    naming the file, one line): metadata of the batch's shape, a value in
+    every row of a parameter column, numbers in the metric columns.
     """
     p = Path(path)
+    where = f"RESULTS {os.fspath(p)}"
     if not p.exists():
         raise UsageError(f"RESULTS: no such file {os.fspath(p)!r}")
+    if p.is_dir():
+        raise UsageError(f"{where}: is a directory, not a Parquet file")
     try:
         df = pd.read_parquet(p)
     except Exception as exc:  # pyarrow raises several types for a non-Parquet file
-        raise UsageError(f"RESULTS {os.fspath(p)}: not a readable Parquet file ({exc})") from None
+        reason = " ".join(str(exc).split())[:200]
+        raise UsageError(f"{where}: not a readable Parquet file ({reason})") from None
     if "run" not in df.columns or "error" not in df.columns:
-        raise UsageError(f"RESULTS {os.fspath(p)}: not a batch results table "
+        raise UsageError(f"{where}: not a batch results table "
                          "(no 'run' and 'error' columns; see `run.py batch`)")
     meta = df.attrs.get("batch") or {}
+    if not isinstance(meta, dict):
+        raise UsageError(f"{where}: its batch metadata must be a mapping as `run.py batch` "
+                         f"writes it (got {type(meta).__name__})")
+    for key in ("params", "metrics"):
+        names = meta.get(key, [])
+        if not isinstance(names, list) or not all(isinstance(c, str) for c in names):
+            raise UsageError(f"{where}: its batch metadata's {key!r} must be a list of column "
+                             f"names (got {names!r:.80})")
     params = [c for c in meta.get("params", []) if c in df.columns]
     metrics = [c for c in meta.get("metrics", []) if c in df.columns]
     if not meta:
@@ -59,7 +75,22 @@ def load_results(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str],
         params = [c for c in df.columns if c not in ID_COLUMNS and c not in metrics
                   and c in _known_parameters() | {c for c in df.columns
                                                   if c.startswith(MIX_PREFIXES)}]
+    for c in params:
+        if df[c].isna().any():
+            raise UsageError(f"{where}: parameter column {c!r} has rows without a value "
+                             "(a batch table has one in every row)")
+        if not df[c].map(_scalar).all():
+            raise UsageError(f"{where}: parameter column {c!r} must hold single numbers, "
+                             "flags or names")
+    for c in metrics:
+        if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]):
+            raise UsageError(f"{where}: metric column {c!r} must hold numbers "
+                             f"(got {df[c].dtype})")
     return df, params, metrics
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, str | int | float | bool | np.generic)
 
 
 def _known_parameters() -> set[str]:
@@ -111,30 +142,61 @@ def earnings_columns(metrics: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
-def plot_results(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write the figures for the table at ``path`` into ``out_dir``; return their paths."""
-    import matplotlib
+@dataclass
+class ResultFigures:
+    """The figures of a results table, planned: which files, then :meth:`draw` writes them.
 
-    matplotlib.use("Agg")
+    Planned before drawing so that a command can check every path first
+    (:func:`market.files.check_outputs`) and write them all or none.
+    """
+
+    files: list[Path]
+    _jobs: list[Callable[[], Path]]
+
+    def draw(self) -> list[Path]:
+        """Draw and save every figure; the paths, in :attr:`files` order."""
+        return [job() for job in self._jobs]
+
+
+def result_figures(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]
+                   ) -> ResultFigures:
+    """Read and check the table at ``path`` and plan its figures in ``out_dir``."""
     df, params, metrics = load_results(path)
     ok = df[df["error"].isna()]
     if ok.empty:
         raise UsageError(f"RESULTS {os.fspath(path)}: every run failed; nothing to plot")
     out = Path(out_dir)
     files: list[Path] = []
+    jobs: list[Callable[[], Path]] = []
+
+    def plan(target: Path, draw: Callable[..., Path], *args: Any) -> None:
+        files.append(target)
+        jobs.append(lambda: draw(*args, target))
+
     sweep = swept(ok, params)
     earn = earnings_columns(metrics)
     plotted = [m.key for m in ledger.plotted() if m.key in ok.columns]
     for x in sweep:
         others = [p for p in sweep if p != x]
-        shown = plotted
-        if shown:
-            files.append(_metric_figure(ok, x, shown, others, out / f"{_slug(x)}_market.png"))
+        if plotted:
+            plan(out / f"{_slug(x)}_market.png", _metric_figure, ok, x, plotted, others)
         if x.startswith(MIX_PREFIXES) and any(earn.values()):
-            files.append(_earnings_figure(ok, x, earn, others, out / f"{_slug(x)}_earnings.png"))
+            plan(out / f"{_slug(x)}_earnings.png", _earnings_figure, ok, x, earn, others)
     if not sweep and any(earn.values()):
-        files.append(_earnings_bars(ok, earn, out / "earnings.png"))
-    return files
+        plan(out / "earnings.png", _earnings_bars, ok, earn)
+    return ResultFigures(files, jobs)
+
+
+def plot_results(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write the figures for the table at ``path`` into ``out_dir``, all or none; their paths."""
+    import matplotlib
+
+    from market.files import all_or_nothing
+
+    matplotlib.use("Agg")
+    figures = result_figures(path, out_dir)
+    with all_or_nothing():
+        return figures.draw()
 
 
 def _slug(name: str) -> str:

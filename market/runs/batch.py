@@ -39,10 +39,9 @@ import json
 import math
 import os
 import shutil
-import sys
 import tomllib
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from market.errors import RunFailed, UsageError
+from market.limits import BATCH_RUNS_MAX, GRID_POINTS_MAX
 from market.sim import params as market_params
 
 #: fills each side's share left by the named strategies
@@ -110,6 +110,8 @@ def load_grid_toml(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
         data = tomllib.loads(p.read_text())
     except FileNotFoundError:
         raise UsageError(f"--grid: no such file {os.fspath(p)!r}") from None
+    except OSError as exc:  # a folder, no permission
+        raise UsageError(f"--grid {os.fspath(p)}: cannot be read ({exc.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"--grid {os.fspath(p)}: not valid TOML ({exc})") from None
     grid: dict[str, list[Any]] = {}
@@ -129,11 +131,15 @@ def load_grid_toml(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
 
 
 def validate_grid(
-    grid: dict[str, list[Any]], cls: type | None = None, fill: str = DEFAULT_FILL
+    grid: dict[str, list[Any]], cls: type | None = None, fill: str = DEFAULT_FILL,
+    steps: int | None = None,
 ) -> dict[str, list[Any]]:
     """Check names and value types against the model; return the grid with coerced values.
 
-    Raises :class:`UsageError` naming the parameter and what it accepts.
+    Raises :class:`UsageError` naming the parameter and what it accepts. The
+    number of points is checked (:data:`~market.limits.GRID_POINTS_MAX`)
+    before any is made; then every point goes through the market's own
+    check (``steps``: the runs' length, for its memory estimate).
     """
     from strategies import specs
 
@@ -169,11 +175,18 @@ def validate_grid(
             raise UsageError(f"parameter {key} is not a single number, flag or name and "
                              "cannot be swept by the batch")
         out[key] = [_coerce(key, v, allowed) for v in values]
+    points = grid_points(out)
+    if points > GRID_POINTS_MAX:
+        sizes = " x ".join(f"{len(v):,}" for v in out.values())
+        raise UsageError(f"the grid has {points:,} points ({sizes} values; at most "
+                         f"{GRID_POINTS_MAX:,}): sweep fewer values")
     for point in _points(out):
         kwargs = model_kwargs(point, fill)  # every combination's mixes must add up
         if cls is None:  # and every value must be in range, before any run starts
             try:
-                market_params.check(kwargs)
+                p = market_params.check(kwargs, steps=steps)
+                for side in ("seller", "buyer"):  # the fill, even where no share leaves room
+                    specs.check_for_game(fill, p.protocol, side, "--fill")
             except ValueError as exc:
                 # a value check's message starts with the parameter's name; a size
                 # cap's (UsageError) is already a whole sentence
@@ -216,9 +229,14 @@ def _coerce(key: str, v: Any, allowed: tuple[type, ...]) -> Any:
 _TYPE_WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a name"}
 
 
-def _points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+def grid_points(grid: dict[str, list[Any]]) -> int:
+    """How many points the grid has (every combination of its values), without making them."""
+    return math.prod(len(v) for v in grid.values())
+
+
+def _points(grid: dict[str, list[Any]]) -> Iterator[dict[str, Any]]:
     keys = list(grid)
-    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values())]
+    return (dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values()))
 
 
 def model_kwargs(point: dict[str, Any], fill: str = DEFAULT_FILL) -> dict[str, Any]:
@@ -281,6 +299,10 @@ def expand(
         raise UsageError(f"--iterations must be >= 1 (got {iterations})")
     if steps < 1:
         raise UsageError(f"--steps must be >= 1 (got {steps})")
+    points = grid_points(grid)
+    if points * iterations > BATCH_RUNS_MAX:
+        raise UsageError(f"--iterations: {points:,} grid point(s) x {iterations:,} iterations "
+                         f"make {points * iterations:,} runs (at most {BATCH_RUNS_MAX:,})")
     specs = []
     for p, point in enumerate(_points(grid)):
         for i in range(iterations):
@@ -572,11 +594,12 @@ def run_batch(
         steps = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     files: list[Path] = []
     if out is not None:
-        from market.files import write_parquet
+        from market.files import all_or_nothing, write_parquet
 
-        if steps is not None:
-            files.append(write_parquet(steps, steps_path(out)))
-        files.insert(0, write_parquet(table, out))
+        with all_or_nothing():  # the table and its steps, both or neither (the parts stay)
+            files.append(write_parquet(table, out))
+            if steps is not None:
+                files.append(write_parquet(steps, steps_path(out)))
         store.remove()
     failed = int(table["error"].notna().sum())
     return BatchResult(table, steps, reused, total - reused, failed,
@@ -618,13 +641,9 @@ def process_pool(processes: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from market.processes import GUARD_ENV, die_with
+    from market.processes import GUARD_ENV, die_with, quiet_resource_tracker
 
-    # the resource tracker (started with this interpreter's -W options) cleans up after a
-    # killed batch and would then warn about the semaphores it cleaned: noise on stderr
-    quiet = "ignore:resource_tracker:UserWarning"
-    if quiet not in sys.warnoptions:
-        sys.warnoptions.append(quiet)
+    quiet_resource_tracker()
     os.environ[GUARD_ENV] = str(os.getpid())  # read by the fork server's guard
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["market.runs.forkserver_guard", "market.runs.batch",

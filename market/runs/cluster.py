@@ -33,6 +33,9 @@ def connect(scheduler: str, processes: int = 1, timeout: float = 5.0) -> Iterato
             "--scheduler needs dask.distributed (pip install 'negotiation-market[cluster]')"
         ) from None
     if scheduler == "local":
+        from market.processes import quiet_resource_tracker
+
+        quiet_resource_tracker()
         cluster = LocalCluster(
             n_workers=processes,
             threads_per_worker=1,

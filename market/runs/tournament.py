@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.game.protocol import Side, negotiate
+from market.game.protocol import Side, negotiate, negotiation_bytes
 from market.game.record import two_agent_rewards
 from market.game.rules import BUYER, SELLER, Negotiator, Protocol
+from market.limits import check_memory
 
 #: builds a fresh negotiator for a side ("seller" or "buyer")
 Factory = Callable[[str], Negotiator]
@@ -142,6 +143,7 @@ def run_tournament(
     """
     if repetitions < 1:
         raise ValueError(f"repetitions must be >= 1 (got {repetitions})")
+    check_size(protocol, repetitions)
     P = protocol.prices
     seller_range = _check_range("seller range", seller_range or (1, P), P)
     buyer_range = _check_range("buyer range", buyer_range or (1, P), P)
@@ -191,6 +193,31 @@ def run_tournament(
         mean_payoff=mean,
         notes={e.name: e.note for e in entrants if e.note},
     )
+
+
+def check_size(protocol: Protocol, repetitions: int, trains: bool = False,
+               advice: str = "lower the repetitions, P or T") -> None:
+    """Refuse, before any work, a tournament too large for this machine.
+
+    Each pairing plays its ``2 x repetitions`` negotiations at once
+    (:func:`~market.game.protocol.negotiation_bytes`); ``trains``: the
+    Q-learning entrant is trained by self-play first (:func:`selfplay_config`,
+    checked as the train command checks its runs, and its NashConv
+    computed). ``advice`` says what to lower, in the caller's words.
+    """
+    from market.game import qtable, training
+    from market.limits import check_table_cells
+
+    check_memory(negotiation_bytes(protocol, 2 * repetitions),
+                 f"{repetitions:,} negotiations per pairing and first mover at "
+                 f"P={protocol.prices}, T={protocol.rounds}", advice)
+    if trains:
+        config = selfplay_config(protocol)
+        training.check_size(config, advice)
+        # backward induction keeps a handful of (2, S, A) arrays per side and seed
+        check_table_cells(16 * config.seeds * qtable.n_rows(protocol) * protocol.n_actions,
+                          f"the NashConv of {config.seeds} self-play seeds at "
+                          f"P={protocol.prices}, T={protocol.rounds}", advice)
 
 
 def _check_range(name: str, rng: tuple[int, int], P: int) -> tuple[int, int]:
@@ -319,8 +346,21 @@ def genius_lineup(text: str, protocol: Protocol) -> list[str]:
     return names
 
 
+#: self-play seeds trained for the tournament's Q-learning entrant (the best one plays)
+SELFPLAY_SEEDS = 4
+
+
+def selfplay_config(protocol: Protocol, seed: int = 0, seeds: int = SELFPLAY_SEEDS,
+                    **overrides: Any) -> Any:
+    """The training run behind the Q-learning entrant: the ``default`` preset on this game."""
+    from market.game import training
+
+    return training.preset("default", prices=protocol.prices, rounds=protocol.rounds,
+                           seed=seed, seeds=seeds, test_episodes=0, **overrides)
+
+
 def selfplay_tables(
-    protocol: Protocol, seed: int = 0, cache: Any = None, seeds: int = 4,
+    protocol: Protocol, seed: int = 0, cache: Any = None, seeds: int = SELFPLAY_SEEDS,
     progress: Callable[[int, int], None] | None = None, **overrides: Any
 ) -> tuple[Any, str]:
     """Q-tables for the tournament's ``qlearning`` entrant, and a note saying what they are.
@@ -347,8 +387,7 @@ def selfplay_tables(
                 return pair, f"self-play tables reused from {cache} (NashConv {nc})"
         except ValueError:
             pass  # stale or foreign file: train again
-    config = training.preset("default", prices=protocol.prices, rounds=protocol.rounds,
-                             seed=seed, seeds=seeds, test_episodes=0, **overrides)
+    config = selfplay_config(protocol, seed, seeds, **overrides)
     result = training.train(config, nash_conv=False, exact=False, progress=progress)
     nc = np.asarray(evaluation.nash_conv(result.seller, result.buyer, protocol), dtype=float)
     best = int(np.argmin(nc))
@@ -362,22 +401,29 @@ def selfplay_tables(
     return pair, note
 
 
-def write_outputs(result: TournamentResult, out_dir: Any) -> list[Any]:
-    """Write the payoff matrices (CSV) and the heatmap (PNG) to ``out_dir``; return the paths."""
+#: the payoff matrices written as CSV, then the heatmap
+MATRICES = ("seller_payoff", "buyer_payoff", "deal_rate", "mean_payoff")
+HEATMAP = "heatmap.png"
+
+
+def output_files(out_dir: Any) -> list[Any]:
+    """The files :func:`write_outputs` writes to ``out_dir``, to check before any work."""
     from pathlib import Path
 
-    from market.files import write_text
-
     out = Path(out_dir)
-    files = []
-    for name, df in (
-        ("seller_payoff", result.seller_payoff),
-        ("buyer_payoff", result.buyer_payoff),
-        ("deal_rate", result.deal_rate),
-        ("mean_payoff", result.mean_payoff),
-    ):
-        files.append(write_text(df.to_csv(float_format="%.6g"), out / f"{name}.csv"))
-    files.append(plot_heatmap(result, out / "heatmap.png"))
+    return [out / f"{name}.csv" for name in MATRICES] + [out / HEATMAP]
+
+
+def write_outputs(result: TournamentResult, out_dir: Any) -> list[Any]:
+    """Write the payoff matrices (CSV) and the heatmap (PNG) to ``out_dir``, all or none;
+    return the paths."""
+    from market.files import all_or_nothing, write_text
+
+    *csv, heatmap = output_files(out_dir)
+    with all_or_nothing():
+        files = [write_text(getattr(result, name).to_csv(float_format="%.6g"), path)
+                 for name, path in zip(MATRICES, csv, strict=True)]
+        files.append(plot_heatmap(result, heatmap))
     return files
 
 

@@ -12,7 +12,12 @@ caller's name for it, e.g. a command-line flag) and the allowed range.
 The checks run in order: each value on its own (:func:`_check_values`),
 then the size caps of :data:`LIMITS` (the numbers live in
 :mod:`market.limits`; a new cap is one more function in that list), with
-the strategy mixes checked and normalised in between.
+the strategy mixes checked and normalised in between; then the files the
+mixes name (a saved Q-table is read and checked against the market's P and
+T, so a damaged or mismatched file is refused before any run, naming it);
+last, the memory the run would need (:func:`memory_estimate`: traders,
+Q-tables, one step's negotiations and, when the caller knows the number of
+steps, what the run records) against the machine's.
 
 :func:`model_parameters` tells tools that sweep or draw parameters (the
 batch runner, the plots) each keyword's scalar type and default.
@@ -32,12 +37,15 @@ import numpy as np
 
 from market.errors import UsageError
 from market.game import qtable
+from market.game.protocol import negotiation_bytes
 from market.game.rules import Protocol
 from market.limits import (
+    MONEY_MAX,
     PRICES_MAX,
     ROUNDS_MAX,
     STEPS_MAX,
     TRADERS_MAX,
+    check_memory,
     check_table_cells,
 )
 from strategies import specs
@@ -88,7 +96,8 @@ class Params:
         value a failed negotiation at what waiting is worth (nothing at the
         last step); see :mod:`market.sim.learners`.
     clock_buckets:
-        time-left slots of a clocked learner's table (default ``min(period, 4)``).
+        time-left slots of a clocked learner's table (default ``min(period, 4)``;
+        at most one per step of a period, so at most :data:`~market.limits.STEPS_MAX`).
     learner_params:
         ``"fixed"`` (the defaults of :func:`~market.sim.learners.default_learner_params`)
         or ``"drawn"`` (per agent, :func:`~market.sim.learners.drawn_learner_params`).
@@ -137,12 +146,15 @@ NAMES = tuple(f.name for f in fields(Params))
 Namer = Callable[[str], str]
 
 
-def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None) -> Params:
+def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
+          steps: int | None = None) -> Params:
     """Check ``params`` (missing ones take their defaults) and return them normalised.
 
-    ``ValueError`` (a :class:`~market.errors.UsageError` for a size cap) naming
-    the first bad parameter and its allowed range. ``names`` maps a parameter
-    to what the caller calls it in messages (the market command's flags).
+    ``ValueError`` (a :class:`~market.errors.UsageError` for a size cap or a
+    file) naming the first bad parameter and its allowed range. ``names``
+    maps a parameter to what the caller calls it in messages (the market
+    command's flags). ``steps``: the length of the run, when the caller
+    knows it, so that what the run records counts in the memory estimate.
     Mixes come back with their shares normalised to sum to 1 and zero shares
     dropped; ranges as floats; ``clock_buckets`` resolved.
     """
@@ -174,7 +186,8 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None) -> 
         teams=None if a["teams"] is None else int(a["teams"]),
         common_wallet=bool(a["common_wallet"]),
         clock=bool(a["clock"]),
-        clock_buckets=int(a["clock_buckets"] or min(int(a["period"]), 4)),
+        clock_buckets=int(min(int(a["period"]), 4) if a["clock_buckets"] is None
+                          else a["clock_buckets"]),
         learner_params=a["learner_params"],
         rational_learners=bool(a["rational_learners"]),
         strategy_params={k: dict(v) for k, v in (a["strategy_params"] or {}).items()},
@@ -182,6 +195,8 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None) -> 
     )
     for limit in LIMITS:
         limit(p, say)
+    _check_spec_files(p, say)
+    _check_memory(p, say, steps)
     return p
 
 
@@ -199,15 +214,29 @@ def _check_values(a: dict[str, Any], say: Namer) -> None:
     _check_choice(say("agent_data"), a["agent_data"], AGENT_DATA)
     _check_choice(say("learner_params"), a["learner_params"], LEARNER_PARAMS)
     for name in ("value_range", "cost_range"):
-        lo, hi = (float(x) for x in a[name])
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(f"{say(name)} must be two finite numbers lo < hi (got {a[name]!r})")
+        _check_range(say(name), a[name])
     for name in ("value_dist", "cost_dist"):
         if not callable(a[name]):
             _check_choice(say(name), a[name], DISTRIBUTIONS)
     if a["teams"] is not None:
         _check_int(say("teams"), a["teams"], 1)
+    if a["clock_buckets"] is not None:
+        _check_int(say("clock_buckets"), a["clock_buckets"], 1)
     Protocol(int(a["prices"]), int(a["rounds"]))  # the protocol's own bounds and words
+
+
+def _check_range(name: str, value: Any) -> None:
+    """Two finite numbers ``lo < hi``, each within :data:`~market.limits.MONEY_MAX` in size,
+    so that the draws, the price grid and every sum of prices of a run stay finite."""
+    try:
+        lo, hi = (float(x) for x in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be two numbers lo < hi (got {value!r})") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"{name} must be two finite numbers lo < hi (got {value!r})")
+    if max(abs(lo), abs(hi)) > MONEY_MAX:
+        raise ValueError(f"{name} must lie within [-{MONEY_MAX:g}, {MONEY_MAX:g}] "
+                         f"(got {lo:g}, {hi:g})")
 
 
 def _check_count(name: str, n: Any) -> None:
@@ -293,6 +322,7 @@ CAPS: dict[str, tuple[int, int]] = {
     "period": (1, STEPS_MAX),
     "prices": (2, PRICES_MAX),
     "rounds": (1, ROUNDS_MAX),
+    "clock_buckets": (1, STEPS_MAX),  # at most one slot per step of a period
 }
 
 
@@ -327,6 +357,49 @@ def _check_tables(p: Params, say: Namer) -> None:
 
 #: every cap on the size of a market, in the order checked (after each value on its own)
 LIMITS: list[Callable[[Params, Namer], None]] = [_check_caps, _check_tables]
+
+
+def _check_spec_files(p: Params, say: Namer) -> None:
+    """What a mix's ``NAME:ARG`` names must fit this market: a saved Q-table is read and
+    checked (size, layout, P and T) now, so a damaged or mismatched file ends the command
+    before any run instead of failing every run."""
+    for side, name in (("buyer", "buyer_mix"), ("seller", "seller_mix")):
+        for spec in getattr(p, name) or {}:
+            specs.check_for_game(spec, p.protocol, side, say(name))
+
+
+# --- memory ---------------------------------------------------------------------------------
+#: bytes per trader: its arrays, its Mesa agent and its share of the model's books (measured
+#: about 600; rounded up)
+TRADER_BYTES = 1024
+#: bytes per agent record of the DataCollector (one trader at one collection; measured ~120)
+AGENT_RECORD_BYTES = 160
+#: bytes per step of the model's own records (model variables; measured ~1,300), and per
+#: price level that saw deals in a step (the prices table)
+STEP_BYTES = 2048
+PRICE_ROW_BYTES = 32
+
+
+def _check_memory(p: Params, say: Namer, steps: int | None) -> None:
+    what = "the market" + (f" over {steps:,} steps" if steps else "")
+    advice = (f"lower {say('n_buyers')}/{say('n_sellers')}, {say('prices')}/{say('rounds')}"
+              + (", the steps" if steps else "")
+              + (f" or record less ({say('agent_data')})" if p.agent_data != "none" else ""))
+    check_memory(memory_estimate(p, steps), what, advice)
+
+
+def memory_estimate(p: Params, steps: int | None = None) -> float:
+    """Bytes a market of ``p`` holds: traders, Q-tables (twice: the learners' tables and their
+    updates), one step's negotiations for every pair at once and, with ``steps``, the
+    model's and agents' records of that many steps."""
+    traders = p.n_buyers + p.n_sellers
+    pairs = min(p.n_buyers, p.n_sellers)
+    total = traders * TRADER_BYTES + 16 * table_cells(p) + negotiation_bytes(p.protocol, pairs)
+    if steps:
+        collections = {"step": steps, "period": steps // p.period + 1, "none": 0}[p.agent_data]
+        total += collections * traders * AGENT_RECORD_BYTES
+        total += steps * (STEP_BYTES + PRICE_ROW_BYTES * min(p.prices, pairs))
+    return float(total)
 
 
 # --- what tools that sweep parameters need to know -------------------------------------------

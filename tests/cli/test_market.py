@@ -69,3 +69,39 @@ def test_run_writes_tables_figure_and_json(tmp_path):
     assert res2.returncode == 0
     pd.testing.assert_frame_equal(model_df, pd.read_parquet(again / "model.parquet"))
     assert "efficiency" in res2.stdout and "qlearning" in res2.stdout
+
+
+@pytest.mark.parametrize("blocked", ["market.png", "summary.json", "model.parquet"])
+def test_an_output_that_cannot_be_written_is_refused_before_the_run(tmp_path, blocked):
+    out_dir = tmp_path / "out"
+    (out_dir / blocked).mkdir(parents=True)
+    res = run_cli("--steps", "3", "--out", str(out_dir))
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"run.py market: error: --out: {out_dir / blocked} is a "
+                                  "directory, not a file")
+    assert [p.name for p in out_dir.iterdir()] == [blocked]  # nothing written beside it
+
+
+def test_a_failure_while_writing_leaves_no_file(tmp_path, capsys, monkeypatch):
+    import market.files
+    from market.cli import main
+
+    def broken(fig, path, dpi=120):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(market.files, "save_figure", broken)
+    out_dir = tmp_path / "new" / "out"
+    assert main(["market", "--steps", "2", "--buyers", "4", "--sellers", "4",
+                 "--out", str(out_dir)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith(f"error: {out_dir / 'market.png'}: No space left on device")
+    assert list(tmp_path.iterdir()) == []  # the Parquet files and the folders made for them
+
+
+@pytest.mark.parametrize("args", [["--value-range=-1e308,1e308"], ["--cost-range=-1e308,1e308"],
+                                  ["--value-range", "1e308,1.7e308"]])
+def test_money_ranges_that_would_overflow_are_refused(tmp_path, args):
+    res = run_cli(*args, "--steps", "2", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "must lie within [-1e+12, 1e+12]" in res.stderr and args[0][:12] in res.stderr
+    assert not (tmp_path / "out").exists()

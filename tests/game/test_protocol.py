@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import strategies
 from market.game import qtable
-from market.game.protocol import Side, negotiate
+from market.game.protocol import Side, negotiate, negotiation_bytes
 from market.game.rules import BUYER, SELLER, Observation, Protocol
 
 
@@ -195,3 +195,24 @@ def test_each_row_names_its_negotiation_at_every_move():
             moving = (rec.n_moves > obs.move) & (rec.mover(obs.move) == side)
             np.testing.assert_array_equal(rows, np.flatnonzero(moving))
             np.testing.assert_array_equal(obs.first, first[rows] == side)
+
+
+@pytest.mark.parametrize("seller, buyer, P, T", [
+    ("qlearning", "zi-u", 60, 4),  # a learner scores every action: wide arrays
+    ("hardliner", "averaging", 5, 60),  # long negotiations: a long record
+])
+def test_the_memory_estimate_bounds_what_a_batch_allocates(seller, buyer, P, T):
+    """Callers size their batches by negotiation_bytes before running (market, tournament)."""
+    import tracemalloc
+
+    protocol, n = Protocol(P, T), 4000
+    s = strategies.make(seller, "seller", 1, protocol)
+    b = strategies.make(buyer, "buyer", 1, protocol)
+    tracemalloc.start()
+    try:
+        negotiate(protocol, Side.single(s, n, 1, P), Side.single(b, n, 1, P),
+                  np.arange(n) % 2, np.random.default_rng(0))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= negotiation_bytes(protocol, n) < 4 * peak

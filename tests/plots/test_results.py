@@ -94,3 +94,51 @@ def test_cli_missing_file_is_one_line_exit_2(tmp_path, capsys):
     assert main(["plot", str(tmp_path / "missing.parquet")]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "RESULTS" in err
+
+
+def damaged(results: Path, tmp_path: Path, meta=None, nulls: bool = False) -> Path:
+    """The results table with its metadata replaced, or a parameter missing in one row."""
+    df = pd.read_parquet(results)
+    if nulls:
+        df["n_buyers"] = df["n_buyers"].astype("float64")
+        df.loc[2, "n_buyers"] = np.nan
+    else:
+        df.attrs["batch"] = meta
+    path = tmp_path / "damaged.parquet"
+    df.to_parquet(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("meta, nulls, needle", [
+    (["n_buyers"], False, "its batch metadata must be a mapping as `run.py batch` writes it "
+                          "(got list)"),
+    ({"params": 5}, False, "its batch metadata's 'params' must be a list of column names"),
+    ({"params": ["rounds"], "metrics": "efficiency"}, False,
+     "its batch metadata's 'metrics' must be a list"),
+    (None, True, "parameter column 'n_buyers' has rows without a value"),
+])
+def test_a_damaged_table_is_one_line_exit_2_and_no_figure(results, tmp_path, capsys, meta,
+                                                          nulls, needle):
+    from market.cli import main
+
+    path = damaged(results, tmp_path, meta, nulls)
+    out = tmp_path / "figs"
+    assert main(["plot", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith(f"run.py plot: error: RESULTS {path}: {needle}")
+    assert not out.exists()
+
+
+def test_every_figure_path_is_checked_before_drawing(results, tmp_path, capsys, monkeypatch):
+    import market.plots.results as plots
+    from market.cli import main
+
+    monkeypatch.setattr(plots, "_metric_figure", lambda *a: pytest.fail("drew a figure"))
+    out = tmp_path / "figs"
+    (out / "rounds_market.png").mkdir(parents=True)
+    assert main(["plot", str(results), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    blocked = out / "rounds_market.png"
+    assert err == f"run.py plot: error: --out: {blocked} is a directory, not a file"
+    assert [p.name for p in out.iterdir()] == ["rounds_market.png"]

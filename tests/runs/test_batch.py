@@ -172,16 +172,25 @@ def test_resume_skips_finished_runs_and_gives_the_same_table(tmp_path, monkeypat
     assert batch.run_batch(changed, out, processes=1).ran == 8 and len(built) == 8
 
 
-def corrupt_table(tmp_path: Path) -> str:
-    """A Q-table file that exists (so the grid validates) but cannot be read by a run."""
-    bad = tmp_path / "corrupt.npz"
-    bad.write_bytes(b"not a zip archive")
-    return str(bad)
+def saved_table(path: Path, prices: int = 5, rounds: int = 5) -> str:
+    """A zero Q-table file for the game P x T."""
+    import numpy as np
+
+    from market.game import qtable
+    from market.game.rules import Protocol
+    from market.game.tables import TablePair, save_tables
+
+    protocol = Protocol(prices, rounds)
+    zeros = np.zeros((2, qtable.n_rows(protocol), protocol.n_actions))
+    save_tables(path, TablePair(protocol, zeros, zeros))
+    return str(path)
 
 
 def test_a_failing_run_is_recorded_and_the_others_go_on(tmp_path):
-    key = f"buyer_mix.qlearning:{corrupt_table(tmp_path)}"
+    table = saved_table(tmp_path / "corrupt.npz")
+    key = f"buyer_mix.qlearning:{table}"
     grid = batch.validate_grid({"n_buyers": [5], "n_sellers": [5], key: [0, 0.5]})
+    Path(table).write_bytes(b"not a zip archive")  # damaged after the grid was checked
     res = batch.run_batch(batch.expand(grid, 2, 1, 5), tmp_path / "r.parquet", processes=2)
     table = pd.read_parquet(tmp_path / "r.parquet")
     assert res.failed == 2
@@ -255,12 +264,88 @@ def test_cli_bad_toml_is_exit_2(tmp_path, capsys):
     assert code == 2 and "TOML" in err and len(err.strip().splitlines()) == 1
 
 
-def test_cli_exits_1_when_runs_failed(tmp_path, capsys):
-    key = f"buyer_mix.qlearning:{corrupt_table(tmp_path)}"
-    code, out, _ = cli_in_process(capsys, "--param", f"{key}=0.5", "--iterations", "1",
+def test_cli_exits_1_when_runs_failed(tmp_path, capsys, monkeypatch):
+    def broken(self):
+        raise RuntimeError("the machine went away")
+
+    monkeypatch.setattr(market.sim.model.MarketModel, "step", broken)
+    code, out, _ = cli_in_process(capsys, "--param", "n_buyers=5", "--iterations", "1",
                                   "--steps", "2", "--processes", "1",
                                   "--out", str(tmp_path / "f.parquet"))
-    assert code == 1 and "run 0 failed: ValueError" in out
+    assert code == 1 and "run 0 failed: RuntimeError: the machine went away" in out
+
+
+@pytest.mark.parametrize("name, content", [
+    ("text.npz", b"hello, not a zip archive"),
+    ("p7.npz", None),  # a valid table for another game
+])
+def test_a_bad_table_in_a_mix_is_refused_before_any_run(tmp_path, capsys, name, content):
+    path = tmp_path / name
+    if content is None:
+        saved_table(path, prices=7)
+    else:
+        path.write_bytes(content)
+    out = tmp_path / "r.parquet"
+    code, stdout, err = cli_in_process(capsys, "--param", f"buyer_mix.qlearning:{path}=0.5",
+                                       "--iterations", "1", "--steps", "2", "--processes", "1",
+                                       "--out", str(out))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and str(path) in err
+    assert ("P=7, T=5 but the game has P=5, T=5" if content is None else "not a .npz") in err
+    assert list(tmp_path.iterdir()) == [path]  # no table, no part file
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--param", "n_buyers=99999999999999999999999"], "n_buyers must be an integer in"),
+    (["--param", "prices=1000000", "--param", "rounds=1000000"], "prices must be an integer in"),
+    (["--param", "clock=true", "--param", "clock_buckets=-1"], "clock_buckets must be an integer"),
+    (["--param", "clock=true", "--param", "clock_buckets=1000000000"],
+     "clock_buckets must be an integer in [1, 1000000]"),
+    (["--param", "n_buyers=" + ",".join(map(str, range(1, 1001))), "--iterations", "1000000"],
+     "1,000 grid point(s) x 1,000,000 iterations make 1,000,000,000 runs (at most 1,000,000)"),
+])
+def test_sizes_beyond_the_caps_are_refused_before_any_run(tmp_path, capsys, args, needle):
+    code, _, err = cli_in_process(capsys, *args, "--steps", "2", "--processes", "1",
+                                  "--out", str(tmp_path / "r.parquet"))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_grid_of_ten_billion_points_is_refused_at_once(tmp_path, capsys):
+    grid = tmp_path / "g.toml"
+    grid.write_text("".join(f"{k} = {list(range(2, 102))}\n"
+                            for k in ("n_buyers", "n_sellers", "period", "prices", "rounds")))
+    code, _, err = cli_in_process(capsys, "--grid", str(grid), "--out", str(tmp_path / "r.parquet"))
+    assert code == 2 and "the grid has 10,000,000,000 points" in err
+    assert "at most 100,000" in err and sorted(tmp_path.iterdir()) == [grid]
+
+
+def test_the_memory_of_a_run_is_checked_against_the_machines(tmp_path, capsys, monkeypatch):
+    import market.limits
+
+    monkeypatch.setattr(market.limits, "machine_memory", lambda: 2**30)
+    code, _, err = cli_in_process(capsys, "--param", "n_buyers=2000000", "--steps", "100",
+                                  "--out", str(tmp_path / "r.parquet"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "of memory (at most 0.8 GiB, 80% of this machine's 1.0 GiB)" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_table_and_its_steps_are_written_both_or_neither(tmp_path, monkeypatch):
+    import market.files
+
+    out = tmp_path / "r.parquet"
+    real = market.files.write_parquet
+
+    def fails_on_steps(df, path):
+        if Path(path) == batch.steps_path(out):
+            raise OSError(28, "No space left on device", str(path))
+        return real(df, path)
+
+    monkeypatch.setattr(market.files, "write_parquet", fails_on_steps)
+    with pytest.raises(OSError, match="No space left"):
+        batch.run_batch(small_specs(iterations=1), out, processes=1, per_step=True)
+    assert not out.exists()  # the table was staged with its steps, and removed with them
+    assert len(list(batch.parts_dir(out).glob("run-*.json"))) == 4  # every run kept to resume
 
 
 def test_a_finished_table_is_not_reused_for_another_fill_or_a_dropped_parameter(tmp_path):

@@ -227,3 +227,43 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, args, names):
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and names in lines[0] and "Traceback" not in err
+
+
+def test_an_unwritable_heatmap_is_refused_before_any_pairing(tmp_path, capsys, monkeypatch):
+    import market.runs.tournament as tournament
+    from market.cli import main
+
+    monkeypatch.setattr(tournament, "play_pairing", lambda *a, **k: pytest.fail("played"))
+    (tmp_path / "heatmap.png").mkdir()
+    assert main(["tournament", "--strategies", "averaging,hardliner", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (f"run.py tournament: error: --out: {tmp_path / 'heatmap.png'} is a "
+                           "directory, not a file")
+    assert [p.name for p in tmp_path.iterdir()] == ["heatmap.png"]  # no CSV file
+
+
+def test_the_outputs_are_written_all_or_none(tmp_path, monkeypatch):
+    import market.runs.tournament as tournament
+
+    res = run_tournament(entrants("averaging", "hardliner"), P5T5, repetitions=2)
+    monkeypatch.setattr(tournament, "plot_heatmap", lambda *a: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        write_outputs(res, tmp_path / "t")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--prices", "1000", "--rounds", "1000"],
+     "training 4 seed(s) at P=1000, T=1000 would need 48,096,096,192 Q-table cells"),
+    (["--strategies", "averaging,hardliner", "--prices", "1000", "--rounds", "1000",
+      "--repetitions", "1000000"],
+     "1,000,000 negotiations per pairing and first mover at P=1000, T=1000 would need about"),
+])
+def test_sizes_beyond_the_caps_are_refused_before_any_work(tmp_path, capsys, args, needle):
+    from market.cli import main
+
+    assert main(["tournament", *args, "--out", str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and needle in err
+    assert "lower --repetitions, --prices or --rounds" in err
+    assert list(tmp_path.iterdir()) == []

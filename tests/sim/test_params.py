@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from market.errors import UsageError
+from market.game import qtable
 from market.limits import PRICES_MAX, TABLE_CELLS_MAX, TRADERS_MAX
 from market.sim import params
 from market.sim.model import MarketModel
@@ -110,3 +111,95 @@ def test_shares_a_hair_off_one_are_normalised():
     mix = params.check_mix("buyer_mix", {"averaging": 0.6000004, "zi-c": 0.4})
     assert math.isclose(sum(mix.values()), 1.0, abs_tol=1e-15)
     assert np.isclose(mix["averaging"], 0.6000004 / 1.0000004)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"clock": True, "clock_buckets": -1}, "clock_buckets must be an integer >= 1 \\(got -1\\)"),
+    ({"clock": True, "clock_buckets": 2.5}, "clock_buckets must be an integer"),
+    ({"clock": True, "clock_buckets": 10**9}, "clock_buckets must be an integer in \\[1, "),
+    ({"value_range": (-1e308, 1e308)}, "value_range must lie within \\[-1e\\+12, 1e\\+12\\]"),
+    ({"cost_range": (1e308, 1.7e308)}, "cost_range must lie within"),
+    ({"value_range": (0, float("inf"))}, "value_range must be two finite numbers"),
+    ({"value_range": "ab"}, "value_range must be two numbers"),
+])
+def test_buckets_and_money_ranges_are_bounded(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        params.check(kwargs)
+
+
+def test_the_widest_money_range_allowed_runs_without_overflow():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow in the draws or the books would raise
+        model = MarketModel(n_buyers=20, n_sellers=20, value_range=(-1e12, 1e12),
+                            cost_range=(-1e12, 1e12), seed=1)
+        for _ in range(12):
+            model.step()
+        summary = model.summary()
+    assert math.isfinite(summary["efficiency"]) and summary["deals"] > 0
+
+
+def zero_table(path, prices=5, rounds=5, mixed=False):
+    from market.game.rules import Protocol
+    from market.game.tables import TablePair, save_tables
+
+    protocol = Protocol(prices, rounds)
+    zeros = np.zeros((2, qtable.n_rows(protocol), protocol.n_actions))
+    save_tables(path, TablePair(protocol, zeros, zeros))
+    if mixed:  # a role-aware seller beside a document-layout buyer, written by hand
+        with open(path, "wb") as fh:
+            np.savez(fh, seller=zeros, buyer=zeros[0], prices=np.int64(prices),
+                     rounds=np.int64(rounds), meta=np.str_("{}"))
+    return path
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda p: p.write_text("not a zip"), "not a .npz Q-table file"),
+    (lambda p: zero_table(p, prices=7), "tables are for P=7, T=5 but the game has P=5, T=5"),
+    (lambda p: zero_table(p, mixed=True), "different layouts"),
+])
+def test_a_table_named_in_a_mix_is_read_and_checked_by_the_one_check(tmp_path, make, message):
+    bad = tmp_path / "bad.npz"
+    make(bad)
+    mix = {f"qlearning:{bad}": 0.5, "averaging": 0.5}
+    with pytest.raises(UsageError, match=f"^--buyer-mix: {bad}: .*{message}"):
+        params.check({"buyer_mix": mix}, {"buyer_mix": "--buyer-mix"})
+    good = zero_table(tmp_path / "good.npz")
+    p = params.check({"seller_mix": {f"qlearning:{good}": 1.0}})
+    assert p.seller_mix == {f"qlearning:{good}": 1.0}
+    with pytest.raises(UsageError, match="P=5, T=5 but the game has P=6, T=5"):
+        params.check({"seller_mix": {f"qlearning:{good}": 1.0}, "prices": 6})
+
+
+def test_the_memory_estimate_is_checked_against_the_machine(monkeypatch):
+    import market.limits
+
+    big = {"n_buyers": TRADERS_MAX, "n_sellers": TRADERS_MAX, "agent_data": "step"}
+    p = params.check(big)  # the model alone fits this machine
+    assert params.memory_estimate(p, steps=1000) > 4 * params.memory_estimate(p)
+    monkeypatch.setattr(market.limits, "machine_memory", lambda: 8 * 2**30)
+    names = {"n_buyers": "--buyers", "n_sellers": "--sellers", "agent_data": "--agent-data"}
+    with pytest.raises(UsageError, match=(
+            r"^the market over 1,000 steps would need about [\d,.]+ GiB of memory \(at most "
+            r"6\.4 GiB, 80% of this machine's 8\.0 GiB\): lower --buyers/--sellers, .*"
+            r"record less \(--agent-data\)$")):
+        params.check(big, names, steps=1000)
+
+
+def test_the_memory_estimate_covers_what_a_market_holds():
+    """The estimate is an upper bound of what building and running a market allocates."""
+    import tracemalloc
+
+    kwargs = {"n_buyers": 3000, "n_sellers": 2000, "buyer_mix": {"qlearning": 0.5, "zi-c": 0.5},
+              "prices": 20, "rounds": 8, "period": 4, "agent_data": "step"}
+    tracemalloc.start()
+    try:
+        model = MarketModel(**kwargs, seed=0)
+        for _ in range(8):
+            model.step()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    estimate = params.memory_estimate(params.check(kwargs), steps=8)
+    assert peak < estimate < 4 * peak
