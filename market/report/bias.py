@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from market.game import evaluation
-from market.game.training import TrainResult, preset, train
+from market.game.training import PRESETS, TrainResult, exploration, preset, train
 from market.report import stats
 from market.report.section import Context, Section
 
@@ -94,7 +94,7 @@ def _schedule_check(ctx: Context, seeds: int, update: Any) -> dict[str, np.ndarr
 def _diff_text(d: stats.Difference, digits: int = 0) -> str:
     sig = "significant" if d.significant else "not significant"
     return (f"{d.diff.value:+,.{digits}f} ({d.diff.lo:+,.{digits}f} to {d.diff.hi:+,.{digits}f}; "
-            f"Welch {stats.p_text(d.p_welch)}, {sig} at the 5 % level)")
+            f"Welch {stats.p_text(d.p_welch)}, {sig} at the 5% level)")
 
 
 def run(ctx: Context) -> Section:
@@ -146,7 +146,8 @@ def run(ctx: Context) -> Section:
                                  for v in VARIANTS],
         "Buyer trained first": [stats.mean(data[v.key][1]["wallet"]).text(0, True)
                                 for v in VARIANTS],
-        "difference": [diffs[v.key].diff.text(0, True) for v in VARIANTS],
+        "difference": [f"{diffs[v.key].diff.value:+,.0f} ({diffs[v.key].diff.lo:+,.0f} to "
+                       f"{diffs[v.key].diff.hi:+,.0f})" for v in VARIANTS],
         "Welch p": [stats.p_text(diffs[v.key].p_welch) for v in VARIANTS],
         "NashConv": [f"{np.mean([data[v.key][k]['nash_conv'].mean() for k in (0, 1)]):.2f}"
                      for v in VARIANTS],
@@ -174,7 +175,7 @@ def run(ctx: Context) -> Section:
         figures={"bias.png": fig},
         tables={"bias_arms.csv": arms_df, "bias_tests.csv": tests_df,
                 "bias_schedule.csv": sched_df},
-        display=[("Seller wallet per 1,000 test episodes, mean (95 % interval) over seeds; "
+        display=[("Seller wallet per 1,000 test episodes, mean (95% interval) over seeds; "
                   "difference = Seller trained first minus Buyer trained first", display)],
         numbers={"seeds_per_arm": seeds,
                  "difference": {k: d.diff.value for k, d in diffs.items()},
@@ -194,8 +195,10 @@ def _answer(data: dict[str, Any], diffs: dict[str, stats.Difference], seeds: int
     second = (f"Single runs scatter far more (standard deviation about {sd:,.0f} per run; two "
               f"single runs, one per arm, differ by {DOC_DIFF} or more in {single:.0%} of "
               f"draws), so the document's two runs {could} show a bias either way.")
-    third = (f"Under the protocol as specified the difference is {_diff_text(diffs['b'])}, and "
-             f"with role-aware tables {_diff_text(diffs['c'])}.")
+    b_mean = float(np.mean([data["b"][k]["wallet"].mean() for k in (0, 1)]))
+    third = (f"Under the protocol as specified the difference is {_diff_text(diffs['b'])}, "
+             f"{abs(diffs['b'].diff.value) / b_mean:.1%} of the wallet, and with role-aware "
+             f"tables {_diff_text(diffs['c'])}.")
     return " ".join([first, second, third])
 
 
@@ -210,23 +213,33 @@ def _why(arms: pd.DataFrame, diffs: dict[str, stats.Difference],
          schedule: dict[str, np.ndarray]) -> str:
     nc_lo, nc_hi = arms["nash_conv"].min(), arms["nash_conv"].max()
     gs, gb = arms["seller_gain"].mean(), arms["buyer_gain"].mean()
+    doc = PRESETS["seed"]
+    least = np.floor(exploration(doc, doc.episodes - 1, doc.total_episodes - 1) * 100) / 100
     parts = [f"No arm is near an equilibrium: NashConv is {nc_lo:.2f} to {nc_hi:.2f} (0 is an "
              f"equilibrium; the Seller could gain {gs:.2f} and the Buyer {gb:.2f} of a reward "
-             "in [0, 1] by switching to a best response), because the document's schedule "
-             "never explores less than about 0.9 inside a 100-episode cycle. Such pairs stop "
-             "wherever the training order leaves them, so a difference between orders is "
-             "expected and carries no meaning for the game."]
+             f"in [0, 1] by switching to a best response): the document's schedule never "
+             f"explores less than {least:.2f} inside a {doc.episodes}-episode cycle, so each side "
+             "ends wherever the training order leaves it."]
     c, c51 = diffs["c"], diffs["c51"]
+    b, b51 = diffs["b"], diffs["b51"]
     if c.significant and c51.significant and np.sign(c.diff.value) != np.sign(c51.diff.value):
-        parts.append(f"What decides it is which side trains in the last cycle: with role-aware "
-                     f"tables, 50 cycles give {_sign_word(c)} ({c.diff.value:+,.0f}), and 51 "
-                     f"cycles, where the side trained first also trains last, reverse it "
-                     f"({c51.diff.value:+,.0f}); the document's tables give "
-                     f"{diffs['b'].diff.value:+,.0f} with 50 cycles and "
-                     f"{diffs['b51'].diff.value:+,.0f} with 51.")
+        parts.append(f"The order that matters is which side trains in the last cycle: with "
+                     f"role-aware tables, 50 cycles give {_sign_word(c)} "
+                     f"({c.diff.value:+,.0f}), and 51 cycles, where the side trained first also "
+                     f"trains last, reverse it ({c51.diff.value:+,.0f}).")
+        if b51.diff.value > b.diff.value and b51.significant:
+            # last-trained effect L and order-free part B: 50 cycles give B - L, 51 give B + L
+            base = (b.diff.value + b51.diff.value) / 2
+            half = np.hypot(b.diff.hi - b.diff.value, b51.diff.hi - b51.diff.value) / 2
+            more = (f", on top of a part that favours the Seller trained first whatever the "
+                    f"order ({base:+,.0f}, {base - half:+,.0f} to {base + half:+,.0f})"
+                    if base - half > 0 else "")
+            parts.append(f"The document's tables move the same way, from "
+                         f"{b.diff.value:+,.0f} with 50 cycles to {b51.diff.value:+,.0f} with "
+                         f"51{more}.")
     else:
         parts.append(f"Changing which side trains last (51 cycles instead of 50) gives "
-                     f"{diffs['b51'].diff.value:+,.0f} with the document's tables and "
+                     f"{b51.diff.value:+,.0f} with the document's tables and "
                      f"{c51.diff.value:+,.0f} with role-aware ones.")
     blind, aware = schedule["role-blind"], schedule["role-aware"]
     n = blind.size
@@ -263,9 +276,9 @@ def _figure(data: dict[str, Any], diffs: dict[str, stats.Difference], seeds: int
                label=f"document, one run per arm ({DOC_DIFF:+})")
     ax.set_yticks(ys, [v.label for v in VARIANTS], fontsize=8)
     ax.set_xlabel("Seller wallet, Seller trained first minus Buyer trained first")
-    ax.set_title(f"difference with 95 % interval ({seeds:,} seeds per arm; grey: p >= 0.05)",
+    ax.set_title(f"difference with 95% interval ({seeds:,} seeds per arm; grey: p >= 0.05)",
                  fontsize=9)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="lower left")
     bins = np.arange(0, 5001, 100)
     for arm, colour in ((0, "tab:orange"), (1, "tab:purple")):
         ax_h.hist(data["a"][arm]["wallet"], bins=bins, alpha=0.5, color=colour,

@@ -200,8 +200,9 @@ def _texts(table: pd.DataFrame, spe_df: pd.DataFrame, games: tuple[tuple[int, in
     sel = sum(int(r[f"seller_first_level_{int(r['P']) - 1}"]) for _, r in d.iterrows())
     top = sum(int(r[f"seller_first_level_{int(r['P'])}"]) for _, r in d.iterrows())
     buyer_one = sum(int(r["buyer_first_level_1"]) for _, r in d.iterrows())
-    s1 = (f"Self-play ends at a Nash equilibrium on {nash} of {total} seeds over the "
-          f"{len(d)} games, and {perfect} of them ({perfect_of_nash:.0%} of those equilibria) "
+    games_word = f"{len(d)} games" if len(d) > 1 else "the game"
+    s1 = (f"Self-play ends at a Nash equilibrium on {nash} of {total} seeds over {games_word}, "
+          f"and {perfect} of them ({perfect_of_nash:.0%} of those equilibria) "
           f"are subgame perfect: the gain from a one-shot deviation is 0 in every subgame, "
           f"reachable or not")
     s1 += (", so \"Nash, not subgame perfect\" is wrong: the learned pair is a subgame-perfect "
@@ -268,11 +269,12 @@ def _figure(table: pd.DataFrame, games: tuple[tuple[int, int], ...]) -> Any:
                 ax.bar(x, h, bottom=bottom, color=colours[key], edgecolor="0.4", lw=0.5)
                 bottom += h
             ticks.append(x)
-            labels.append(f"P={P} T={T}\n{v.key}")
+            labels.append(f"{P}, {T}: {v.key}")
             x += 1
         x += 0.6
     bottoms.append(0)
-    ax.set_xticks(ticks, labels, fontsize=7)
+    ax.set_xticks(ticks, labels, fontsize=7, rotation=45, ha="right")
+    ax.set_xlabel("P, T: training")
     ax.set_ylabel("share of seeds (Seller moves first)")
     ax.set_title("outcome of the learned pair: ((P-1)/P, 1/P) blue, (1, 0) red, other "
                  "equilibrium outcome grey, not an equilibrium white", fontsize=8)

@@ -166,20 +166,25 @@ def _answer(summary: pd.DataFrame, trends: pd.DataFrame, shares: tuple[float, ..
           f"({zi['efficiency_lo']:.3f} to {zi['efficiency_hi']:.3f}).")
     full = runs[runs["share"] == shares[-1]]
     if best == "zi-c":
+        second = pure["efficiency"].drop("zi-c").idxmax()
+        d = stats.difference(full.loc[full["family"] == "zi-c", "efficiency"].to_numpy(),
+                             full.loc[full["family"] == second, "efficiency"].to_numpy())
         s1 += (" As in Gode and Sunder's double auction, traders with no intelligence beyond the "
-               "budget constraint do best here.")
+               "budget constraint are the most efficient here"
+               + (f", though not significantly above {SHORT[second]} ({d.text(3)})."
+                  if not d.significant else f" ({d.text(3)} above {SHORT[second]})."))
     else:
         d = stats.difference(full.loc[full["family"] == best, "efficiency"].to_numpy(),
                              full.loc[full["family"] == "zi-c", "efficiency"].to_numpy())
         if d.significant:
             s1 += (f" Unlike Gode and Sunder's double auction, zero intelligence falls short of "
-                   f"the best ({SHORT[best]}, {d.diff.text(3)} more, {stats.p_text(d.p_welch)}"
-                   "): in random pairs a trader meets one partner at a time, so who trades "
-                   "depends on the strategy, not only on the constraint.")
+                   f"the best ({SHORT[best]}, {d.text(3)} more): in random pairs a trader "
+                   "meets one partner at a time, so who trades depends on the strategy, not only "
+                   "on the constraint.")
         else:
             s1 += (f" As in Gode and Sunder's double auction, traders with no intelligence "
                    f"beyond the budget constraint are not shown to do worse than the best "
-                   f"({SHORT[best]}: {d.diff.text(3)} more, {stats.p_text(d.p_welch)}).")
+                   f"({SHORT[best]}: {d.text(3)} more).")
     s2 = (f"Prices come closest to the competitive band with {SHORT[closest]} traders "
           f"(Smith's alpha {pure.loc[closest, 'alpha']:.1f}%, against "
           f"{pure['alpha'].max():.1f}% with {SHORT[pure['alpha'].idxmax()]}).")

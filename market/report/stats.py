@@ -1,7 +1,7 @@
 """The report's statistics: intervals over seeds, tests of a difference, fitted trends.
 
 Every number the report gives with an interval comes from here, so every
-interval means the same thing: a two-sided 95 % interval over independent
+interval means the same thing: a two-sided 95% interval over independent
 seeds (Student t for means, Welch for a difference of means, Wilson for a
 share, t over per-seed fits for a slope). scipy does the distributions.
 """
@@ -21,7 +21,7 @@ LEVEL = 0.95
 
 @dataclass(frozen=True)
 class Estimate:
-    """A value with its 95 % interval, and how many seeds it rests on."""
+    """A value with its 95% interval, and how many seeds it rests on."""
 
     value: float
     lo: float
@@ -66,6 +66,13 @@ class Difference:
     @property
     def significant(self) -> bool:
         return self.p_welch < 1 - LEVEL
+
+    def text(self, digits: int = 2, thousands: bool = False) -> str:
+        """``+0.12 (+0.05 to +0.19; p = 0.003)``: signed, with its interval and p-value."""
+        f = f"{{:+{',' if thousands else ''}.{digits}f}}"
+        d = self.diff
+        return (f"{f.format(d.value)} ({f.format(d.lo)} to {f.format(d.hi)}; "
+                f"{p_text(self.p_welch)})")
 
 
 def difference(a: np.ndarray, b: np.ndarray) -> Difference:

@@ -26,7 +26,7 @@ METRICS = {
     "efficiency": "allocative efficiency",
     "mean_price": "mean transaction price",
     "seller_share": "Sellers' share of the surplus",
-    "earnings_per_period": "earnings per trader per period",
+    "earnings_per_period": "earnings per trader per period (a team's over its size)",
 }
 
 
@@ -113,12 +113,11 @@ def _answer(summary: pd.DataFrame, diffs: dict[int, dict[str, stats.Difference]]
     e = diffs[big]["efficiency"]
     earn = diffs[big]["earnings_per_period"]
     price = diffs[big]["mean_price"]
-    s1 = (f"Pooling in teams of {big} changes efficiency by {e.diff.text(3)} against the same "
-          f"teams without a common wallet ({stats.p_text(e.p_welch)}: "
-          f"{'a real difference' if e.significant else 'no difference shown'}; "
-          f"{at(big, True)['efficiency']:.3f} against {at(big, False)['efficiency']:.3f}), "
-          f"earnings per trader per period by {earn.diff.text(2)} and the mean price by "
-          f"{price.diff.text(1)}.")
+    s1 = (f"Pooling in teams of {big} changes efficiency by {e.text(3)} against the same "
+          f"teams without a common wallet ({at(big, True)['efficiency']:.3f} against "
+          f"{at(big, False)['efficiency']:.3f}: "
+          f"{'a real difference' if e.significant else 'no difference shown'}), earnings per "
+          f"trader per period by {earn.text(2)} and the mean price by {price.text(1)}.")
     sig = [s for s in sizes if diffs[s]["efficiency"].significant]
     trend = [at(s, True)["efficiency"] - at(s, False)["efficiency"] for s in sizes]
     s2 = ("Across team sizes the pooled-minus-individual efficiency goes "
@@ -126,8 +125,7 @@ def _answer(summary: pd.DataFrame, diffs: dict[int, dict[str, stats.Difference]]
           + "; it is significant at the 5% level for "
           + (f"team size(s) {', '.join(map(str, sig))}" if sig else "no team size") + ".")
     small = diffs[sizes[0]]["efficiency"]
-    s3 = (f"Teams of 1 are the check: a common wallet then changes nothing "
-          f"({small.diff.text(3)}, {stats.p_text(small.p_welch)}).")
+    s3 = f"Teams of 1 are the check: a common wallet then changes nothing ({small.text(3)})."
     if small.significant:
         s3 += " Here it differs, which says the seeds are too few to trust the rest."
     why = ""

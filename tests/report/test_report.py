@@ -17,8 +17,6 @@ from market.errors import RunFailed
 ROOT = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
 
-pytestmark = pytest.mark.xdist_group("report")
-
 
 def sections_of(markdown: str) -> dict[str, str]:
     """The report's sections by number: ``## N. title`` up to the next one."""
@@ -26,7 +24,9 @@ def sections_of(markdown: str) -> dict[str, str]:
     return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
 
 
-def test_every_section_is_answered_with_its_figure_tables_and_command(quick_report):
+def test_the_quick_report_answers_every_question(quick_report):
+    """One test reads the session's report (a second reader on another xdist worker would
+    wait for it): every section, figure and table written, every answer from the run."""
     out, summary = quick_report
     assert [s["name"] for s in summary["sections"]] == list(report.SECTIONS)
     text = (out / "report.md").read_text()
@@ -49,34 +49,32 @@ def test_every_section_is_answered_with_its_figure_tables_and_command(quick_repo
     assert "--quick" in text.splitlines()[4]  # the header says how it was made
     assert not list(out.glob(".*")), "temporary files left behind"
 
-
-def test_numbers_in_the_answers_come_from_the_run(quick_report):
-    """The bias answer quotes the difference that its table holds."""
-    out, summary = quick_report
+    # numbers in the answers come from the run: the bias answer quotes its table
     tests = pd.read_csv(out / "bias_tests.csv").set_index("variant")
-    bias = next(s for s in summary["sections"] if s["name"] == "bias")
+    bias = summary["sections"][0]
     a = tests.loc["a", "difference"]
     assert f"{a:+,.0f} (" in bias["answer"]
     assert bias["numbers"]["difference"]["a"] == pytest.approx(a)
 
-
-def test_the_legacy_section_shows_the_terminal_view(quick_report):
-    out, _ = quick_report
-    part = sections_of((out / "report.md").read_text())[str(len(report.SECTIONS))]
-    assert "```text" in part and "BUYER" in part and "SELLER" in part
-    assert "DEAL at" in part or "NO DEAL" in part
+    # the legacy section shows the terminal view itself
+    legacy = body[str(len(report.SECTIONS))]
+    assert "```text" in legacy and "BUYER" in legacy and "SELLER" in legacy
+    assert "DEAL at" in legacy or "NO DEAL" in legacy
 
 
-def test_only_writes_that_section_and_reproduces_it(quick_report, report_runner, tmp_path):
-    out, _ = quick_report
-    code, summary = report_runner(tmp_path, "--only", "legacy")
+def test_only_writes_that_section_with_the_same_numbers(report_runner, tmp_path):
+    alone, together = tmp_path / "alone", tmp_path / "together"
+    code, summary = report_runner(alone, "--only", "legacy")
     assert code == 0
     assert [s["name"] for s in summary["sections"]] == ["legacy"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+    assert sorted(p.name for p in alone.iterdir()) == sorted(
         ["report.md", "legacy.png", "legacy_moves.csv"])
-    assert list(sections_of((tmp_path / "report.md").read_text())) == ["1"]
-    # the same seed gives the same numbers, alone or in the full report
-    assert (tmp_path / "legacy_moves.csv").read_text() == (out / "legacy_moves.csv").read_text()
+    assert list(sections_of((alone / "report.md").read_text())) == ["1"]
+    # a section's seeds come from its name: the same numbers whichever sections run
+    code, _ = report_runner(together, "--only", "equilibrium,legacy")
+    assert code == 0
+    assert (alone / "legacy_moves.csv").read_text() == (
+        together / "legacy_moves.csv").read_text()
 
 
 def test_a_failing_section_leaves_nothing_written(report_runner, tmp_path, monkeypatch):
