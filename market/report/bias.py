@@ -281,7 +281,7 @@ def _figure(data: dict[str, Any], diffs: dict[str, stats.Difference], seeds: int
     ax.legend(fontsize=8, loc="lower left")
     bins = np.arange(0, 5001, 100)
     for arm, colour in ((0, "tab:orange"), (1, "tab:purple")):
-        ax_h.hist(data["a"][arm]["wallet"], bins=bins, alpha=0.5, color=colour,
+        ax_h.hist(data["a"][arm]["wallet"], bins=bins, histtype="step", lw=1.6, color=colour,
                   label=f"{ARMS[arm].capitalize()} trained first")
     for x, colour in ((DOC_SELLER_FIRST, "tab:orange"), (DOC_BUYER_FIRST, "tab:purple")):
         ax_h.axvline(x, color=colour, ls="--", lw=1.2)

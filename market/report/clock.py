@@ -181,8 +181,8 @@ def _texts(summary: pd.DataFrame, diffs: dict[str, stats.Difference], window: in
                f"{none['deals_per_period']:.1f}, {dp.text(1)})" if fewer else "")
             + ": the clock makes delay costly only at the last step, and makes waiting look "
             "valuable until then." if hold else
-            " So the learners do not hold out at the start of the period more than without the "
-            "clock; the difference lies elsewhere.")
+            " So these runs do not show the learners holding out at the start of the period "
+            "more than without the clock.")
     return " ".join([s1, s2, s3]), why
 
 

@@ -68,9 +68,11 @@ class Context:
         return int(seq.generate_state(1, np.uint32)[0] >> np.uint32(1))
 
     def command(self, name: str) -> str:
-        """The command that reproduces section ``name`` alone."""
+        """The command that reproduces section ``name`` alone, into a folder of its own (so it
+        does not replace the whole report's ``report.md``)."""
         quick = " --quick" if self.quick else ""
-        return f"python run.py report --out {self.out} --only {name} --seed {self.seed}{quick}"
+        return (f"python run.py report --out out/report-{name} --only {name} "
+                f"--seed {self.seed}{quick}")
 
     def pick(self, full: Any, quick: Any) -> Any:
         """``quick`` in a quick run, else ``full``: the one switch of a section's sizes."""
