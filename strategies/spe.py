@@ -1,4 +1,4 @@
-"""The subgame-perfect equilibrium of the two-agent game, as a strategy.
+"""A subgame-perfect equilibrium of the two-agent game (indifferent responders accept).
 
 A yardstick rather than a trader: it plays the pure equilibrium that
 :func:`market.game.evaluation.spe` finds by backward induction, so a learner can be
@@ -36,7 +36,13 @@ def action_table(protocol: Protocol, side: int) -> np.ndarray:
 
 
 class SubgamePerfect(Strategy):
-    """Plays the subgame-perfect equilibrium policy of the game it is given."""
+    """Plays a subgame-perfect equilibrium (indifferent responders accept) of its game.
+
+    The game has several: a responder offered its zero-surplus price gets 0
+    whether it accepts or rejects. This one breaks that tie toward accepting,
+    so the first mover asks for everything; self-play learners select another
+    (see :func:`market.game.evaluation.spe_outcomes`).
+    """
 
     name = "spe"
     classifier = {

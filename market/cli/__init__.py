@@ -34,6 +34,7 @@ COMMANDS = [
     "batch",
     "tournament",
     "plot",
+    "report",
     "bench",
 ]
 

@@ -7,7 +7,8 @@ its exact best response to the other's policy, and the gain; then NashConv
 and the exact expectation of a greedy test run alternating the first mover.
 Everything is computed by backward induction, no sampling. Give a FILE.npz
 saved by `train --save`, or --spe (with --prices and --rounds) to evaluate
-the subgame-perfect equilibrium itself.
+a subgame-perfect equilibrium itself (indifferent responders accept; the game
+has several, see the subgame-perfect outcomes printed).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", type=path_text("FILE.npz"), metavar="FILE.npz",
                    help="Q-tables saved by `train --save` (arrays seller, buyer)")
     p.add_argument("--spe", action="store_true",
-                   help="evaluate the subgame-perfect equilibrium instead of a file")
+                   help="evaluate a subgame-perfect equilibrium (indifferent responders accept) "
+                   "instead of a file")
     p.add_argument("--prices", type=int_in("--prices", 2, 10_000), default=None,
                    help="price levels P (with --spe; default 5; with a file: must match it)")
     p.add_argument("--rounds", type=int_in("--rounds", 1, 10_000), default=None,

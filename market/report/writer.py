@@ -1,0 +1,86 @@
+"""Writing a report: ``report.md`` with its figures (PNG) and tables (CSV), all atomically.
+
+The sections have already run and hold everything in memory; this module
+only lays them out and writes them. Every file goes through
+:mod:`market.files` (a temporary name, renamed into place), figures and
+tables first and ``report.md`` last, so the markdown never points at a file
+that is not there and a crash leaves no half-written file. An existing
+folder is fine: the report's files are replaced, other files are left alone.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from market.files import save_figure, write_text
+from market.report.section import Section
+
+#: figures are for reading on a page, not for print: small files
+DPI = 90
+REPORT = "report.md"
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    """A DataFrame of already formatted cells as a GitHub markdown table."""
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |")
+    return "\n".join(lines)
+
+
+def section_markdown(number: int, s: Section) -> str:
+    """One section: question, experiment, figures, tables, answer, why, command."""
+    parts = [f"## {number}. {s.title}", "", f"**Question.** {s.question}", "",
+             f"**Experiment.** {s.experiment}", ""]
+    for name in s.figures:
+        parts += [f"![{s.title}]({name})", ""]
+    if s.text_block:
+        parts += ["```text", s.text_block.rstrip(), "```", ""]
+    for caption, table in s.display:
+        parts += [f"*{caption}*", "", markdown_table(table), ""]
+    parts += [f"**Answer.** {s.answer}", ""]
+    if s.why:
+        parts += [f"**Why.** {s.why}", ""]
+    files = ", ".join(f"[{f}]({f})" for f in s.tables)
+    if files:
+        parts += [f"Tables: {files}.", ""]
+    parts += ["Reproduce this section alone:", "", "```bash", s.command, "```", ""]
+    return "\n".join(parts)
+
+
+def report_markdown(sections: Sequence[Section], header: str) -> str:
+    """The whole report: a header, a table of contents, the sections in order."""
+    toc = [f"{i}. [{s.title}](#{anchor(i, s.title)})" for i, s in enumerate(sections, 1)]
+    body = [section_markdown(i, s) for i, s in enumerate(sections, 1)]
+    return "\n".join([header.rstrip(), "", *toc, "", *body]).rstrip() + "\n"
+
+
+def anchor(number: int, title: str) -> str:
+    """GitHub's anchor of the heading ``## {number}. {title}``."""
+    text = f"{number}. {title}".lower()
+    kept = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
+    return kept.replace(" ", "-")
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    buf = io.StringIO()
+    df.to_csv(buf, index=False, float_format="%.6g")
+    return buf.getvalue()
+
+
+def write_report(out: str | Path, sections: Sequence[Section], header: str) -> list[Path]:
+    """Write every section's figures and tables, then ``report.md``; return the paths."""
+    out = Path(out)
+    written: list[Path] = []
+    for s in sections:
+        for name, fig in s.figures.items():
+            written.append(save_figure(fig, out / name, dpi=DPI))
+        for name, df in s.tables.items():
+            written.append(write_text(csv_text(df), out / name))
+    written.append(write_text(report_markdown(sections, header), out / REPORT))
+    return written

@@ -1,0 +1,45 @@
+"""The writer: markdown as GitHub renders it, every file written whole."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from market.report.section import Section
+from market.report.writer import anchor, markdown_table, write_report
+
+
+def test_markdown_tables_escape_pipes():
+    df = pd.DataFrame({"a": ["x|y"], "b": [1]})
+    assert markdown_table(df) == "| a | b |\n|---|---|\n| x\\|y | 1 |"
+
+
+def test_anchors_are_githubs():
+    assert anchor(1, "The first-trained bias") == "1-the-first-trained-bias"
+    assert anchor(3, "Which equilibrium do the learners find?") == (
+        "3-which-equilibrium-do-the-learners-find")
+
+
+def test_write_report_writes_every_file_and_links_them(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    s = Section(name="demo", title="A demo", question="Why?", experiment="We ran it.",
+                answer="Because.", figures={"demo.png": fig},
+                tables={"demo.csv": pd.DataFrame({"x": [1.5]})},
+                display=[("shown", pd.DataFrame({"x": ["1.5"]}))], text_block="BUYER =",
+                command="python run.py report --out d --only demo --seed 0")
+    (tmp_path / "old.txt").write_text("left alone")
+    paths = write_report(tmp_path, [s], "# Header")
+    assert [p.name for p in paths] == ["demo.png", "demo.csv", "report.md"]
+    text = (tmp_path / "report.md").read_text()
+    assert text.startswith("# Header")
+    for piece in ("[A demo](#1-a-demo)", "## 1. A demo", "**Question.** Why?",
+                  "![A demo](demo.png)", "```text\nBUYER =\n```", "| 1.5 |", "**Answer.** Because.",
+                  "[demo.csv](demo.csv)", "python run.py report --out d --only demo --seed 0"):
+        assert piece in text, piece
+    assert pd.read_csv(tmp_path / "demo.csv")["x"].tolist() == [1.5]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.csv", "demo.png", "old.txt",
+                                                          "report.md"]
