@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from market.cli.common import check_output_dir, emit_json, int_in
+from market.cli.common import emit_json, int_in
 from market.errors import UsageError
+from market.files import check_output_dir
 
 HELP = "the research report: the document's questions answered, figures and tables in DIR"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from market.files import save_figure, write_text
+from market.files import all_or_nothing, save_figure, write_text
 from market.report.section import Section
 
 #: figures are for reading on a page, not for print: small files
@@ -74,13 +74,16 @@ def csv_text(df: pd.DataFrame) -> str:
 
 
 def write_report(out: str | Path, sections: Sequence[Section], header: str) -> list[Path]:
-    """Write every section's figures and tables, then ``report.md``; return the paths."""
+    """Write every section's figures and tables, then ``report.md``; return the paths.
+
+    All of them appear together or, if one cannot be written, none does."""
     out = Path(out)
     written: list[Path] = []
-    for s in sections:
-        for name, fig in s.figures.items():
-            written.append(save_figure(fig, out / name, dpi=DPI))
-        for name, df in s.tables.items():
-            written.append(write_text(csv_text(df), out / name))
-    written.append(write_text(report_markdown(sections, header), out / REPORT))
+    with all_or_nothing():
+        for s in sections:
+            for name, fig in s.figures.items():
+                written.append(save_figure(fig, out / name, dpi=DPI))
+            for name, df in s.tables.items():
+                written.append(write_text(csv_text(df), out / name))
+        written.append(write_text(report_markdown(sections, header), out / REPORT))
     return written
