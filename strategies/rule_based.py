@@ -17,7 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from market.game.rules import Observation
+from strategies._ranges import extreme_and_reservation, offer_bounds
 from strategies.base import Strategy
+
+#: where a rule may place its offers, re-exported for strategies written outside the package
+__all__ = ["RuleBased", "extreme_and_reservation", "offer_bounds"]
 
 
 class RuleBased(Strategy):
