@@ -125,7 +125,7 @@ def test_a_killed_batch_on_a_local_dask_cluster_leaves_no_worker_and_no_noise(tm
 def test_a_killed_worker_is_one_line_and_the_batch_resumes(tmp_path):
     out = tmp_path / "r.parquet"
     args = [sys.executable, str(ROOT / "run.py"), "batch", "--param", "n_buyers=100,200",
-            "--iterations", "4", "--steps", "150", "--processes", "2", "--out", str(out)]
+            "--iterations", "4", "--steps", "80", "--processes", "2", "--out", str(out)]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
