@@ -114,8 +114,8 @@ def _memory(traders: int) -> dict[str, float]:
 
 def run(repeats: int, quick: bool) -> list[BenchRow]:
     rate_traders = 2_000 if quick else 10_000
-    sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
-    mem_traders = 20_000 if quick else 100_000
+    sizes = [500, 5_000] if quick else [1_000, 10_000, 100_000]
+    mem_traders = 5_000 if quick else 100_000
 
     per_step, negs = _periods(rate_traders, repeats)
     rates = [n / (t * PERIOD) for n, t in zip(negs, per_step, strict=True)]
