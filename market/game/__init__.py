@@ -6,7 +6,7 @@ observations, rewards) is all a strategy needs to know; the mechanism
 and writes the negotiation record (:mod:`~market.game.record`). Around them:
 the price grid that maps levels to money, the document's Q-table layout and
 its ``.npz`` files, exact evaluation by backward induction (values, best
-responses, NashConv, the subgame-perfect equilibrium), training of
+responses, NashConv, subgame perfection, a subgame-perfect equilibrium), training of
 Q-learners (its episode loop compiled once per machine in
 :mod:`~market.game.kernel`), and :mod:`~market.game.play`, which plays one negotiation on a
 grid. Nothing here knows of Mesa, of particular strategies or of the
