@@ -1,9 +1,9 @@
 """The quick report, run once per test session and shared by the tests that read it.
 
-Under ``-n 2`` each xdist worker has its own session fixtures (and grouping the
-tests on one worker with ``xdist_group`` does not hold with this pytest and
-xdist), so the first worker to ask generates the report in a folder all
-workers share, under a file lock, and the others read it.
+Under ``-n 2`` each xdist worker has its own session fixtures, and the tests
+that read the report are spread over the workers, so the first worker to ask
+generates the report in a folder all workers share, under a file lock, and
+the others read it.
 """
 
 from __future__ import annotations

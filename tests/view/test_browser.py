@@ -53,9 +53,13 @@ def _contrast(fg: str, bg: str) -> float:
 
 
 # --- the shared server and browser ---------------------------------------------------------------
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def playwright_api():
-    """Playwright, or a skip naming the install command (a failure under CI=true)."""
+    """Playwright, or a skip naming the install command (a failure under CI=true).
+
+    The browser fixtures last the session: xdist runs this module's tests on one worker
+    but may interleave other modules' tests, which would end a module-scoped server and
+    start it again."""
     missing = []
     if not Path(CHROMIUM).exists():
         missing.append(f"{CHROMIUM} is missing; install it with: {INSTALL}")
@@ -79,7 +83,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(playwright_api, tmp_path_factory):
     """``run.py viz`` on a free port; at the end, Ctrl-C must stop it cleanly."""
     port = _free_port()
@@ -111,7 +115,7 @@ def server(playwright_api, tmp_path_factory):
         proc.stdout.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(playwright_api):
     b = playwright_api.chromium.launch(executable_path=CHROMIUM, args=ARGS)
     yield b
