@@ -22,7 +22,7 @@ from market.game import qtable
 from market.limits import check_table_cells
 
 HELP = ("exact evaluation: values, best responses, NashConv and subgame perfection of saved "
-        "Q-tables or of the SPE")
+        "Q-tables or of a subgame-perfect equilibrium")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
