@@ -74,12 +74,15 @@ def _connect(client_cls: Any, address: str, scheduler: str, timeout: float) -> A
         except BaseException as exc:  # noqa: BLE001 - reported to the user below
             box["error"] = exc
 
+    # a little longer than Dask's own timeout, so that its clearer error (refused,
+    # unreachable) wins when there is one
+    deadline = timeout + min(5.0, max(1.0, timeout))
     thread = threading.Thread(target=connect, name="dask-connect", daemon=True)
     thread.start()
-    thread.join(timeout + 5.0)
+    thread.join(deadline)
     if thread.is_alive():
         raise UsageError(
-            f"--scheduler: no Dask scheduler answered at {scheduler} within {timeout:g} s "
+            f"--scheduler: no Dask scheduler answered at {scheduler} within {deadline:g} s "
             f"(is it a Dask scheduler?)"
         )
     if "error" in box:
