@@ -164,4 +164,6 @@ def test_the_train_button_trains_then_the_tables_play(render):
     titles = [c.get("title", {}).get("text") for c in charts[1:]]
     assert titles == ["The seller's Q-table", "The buyer's Q-table"]
     page.tick("Play the trained tables", False)
-    assert "Move 0 of 10" in page.texts()  # back to the chosen strategies
+    # back to the chosen strategies (the re-render may land a moment later: the page was
+    # last updated from the training task's thread)
+    page.wait_until(lambda: "Move 0 of 10" in page.texts(), 10, "the chosen strategies' game")
