@@ -10,8 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from market.cli.common import emit_json, int_in
-from market.errors import UsageError
+from market.cli.common import emit_json, int_in, only_sections
 
 HELP = "benchmarks: training, market and batch throughput against in-run references"
 
@@ -32,15 +31,7 @@ def sections(only: str | None) -> list[str]:
     """The sections ``--only`` names (all by default); one line naming the choices if bad."""
     from market.bench import SECTIONS
 
-    if only is None:
-        return list(SECTIONS)
-    names = [s.strip() for s in only.split(",") if s.strip()]
-    if not names:
-        raise UsageError(f"--only names no section (choose from: {', '.join(SECTIONS)})")
-    for s in names:
-        if s not in SECTIONS:
-            raise UsageError(f"--only: unknown section {s!r} (choose from: {', '.join(SECTIONS)})")
-    return names
+    return only_sections(only, SECTIONS)
 
 
 def run(args: argparse.Namespace) -> int:

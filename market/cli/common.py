@@ -9,8 +9,10 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from market.errors import UsageError
 
 
 def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
@@ -93,3 +95,20 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, np.bool_):
         return bool(obj)
     return str(obj)
+
+
+def only_sections(only: str | None, choices: Sequence[str]) -> list[str]:
+    """The sections ``--only NAME[,NAME]`` names (all of ``choices`` by default).
+
+    Shared by ``bench`` and ``report``: an empty list or an unknown name is one line
+    naming the choices.
+    """
+    if only is None:
+        return list(choices)
+    names = [s.strip() for s in only.split(",") if s.strip()]
+    if not names:
+        raise UsageError(f"--only names no section (choose from: {', '.join(choices)})")
+    for s in names:
+        if s not in choices:
+            raise UsageError(f"--only: unknown section {s!r} (choose from: {', '.join(choices)})")
+    return names

@@ -219,8 +219,7 @@ def learning_rate(config: TrainConfig, episode_in_run: Any) -> Any:
 def schedules(config: TrainConfig, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
     """Exploration and learning rate of the run's episodes ``start .. stop-1``, as arrays."""
     g = np.arange(start, stop, dtype=np.float64)  # exact: episode counts are far below 2**53
-    in_cycle = g % config.episodes if config.epsilon_clock == "cycle" else g  # unused otherwise
-    eps = exploration(config, in_cycle, g)
+    eps = exploration(config, g % config.episodes, g)
     return (np.atleast_1d(np.asarray(eps, dtype=np.float64)),
             np.atleast_1d(np.asarray(learning_rate(config, g), dtype=np.float64)))
 

@@ -107,16 +107,11 @@ def run(ctx: Context) -> Section:
     pure = summary[summary["share"] == shares[-1]].reset_index(drop=True)
     show = pd.DataFrame({
         "traders": [FAMILIES[f] for f in pure["family"]],
-        "efficiency, all of this kind": [stats.Estimate(r.efficiency, r.efficiency_lo,
-                                                        r.efficiency_hi, seeds).text(3)
-                                         for r in pure.itertuples()],
-        "Smith's alpha (%)": [stats.Estimate(r.alpha, r.alpha_lo, r.alpha_hi, seeds).text(1)
-                              for r in pure.itertuples()],
+        "efficiency, all of this kind": stats.column_text(pure, "efficiency", seeds, 3),
+        "Smith's alpha (%)": stats.column_text(pure, "alpha", seeds, 1),
         "mean price minus competitive mid": [f"{r.price_gap:+.1f}" for r in pure.itertuples()],
-        "efficiency per unit of share": [
-            stats.Estimate(r.efficiency_per_share, r.efficiency_per_share_lo,
-                           r.efficiency_per_share_hi, seeds).text(3)
-            for r in trends.itertuples()],
+        "efficiency per unit of share": stats.column_text(trends, "efficiency_per_share",
+                                                          seeds, 3),
     })
     return Section(
         name=NAME, title=TITLE,

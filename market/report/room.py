@@ -94,9 +94,8 @@ def run(ctx: Context) -> Section:
     show = pd.DataFrame({
         "parameter": [f"{r.words} ({r.parameter}, drawn {r.drawn_min:.3g} to {r.drawn_max:.3g})"
                       for r in trends.itertuples()],
-        "earnings per period, lowest to highest draw": [
-            stats.Estimate(r.effect_over_range, r.effect_over_range_lo, r.effect_over_range_hi,
-                           seeds).text(3) for r in trends.itertuples()],
+        "earnings per period, lowest to highest draw": stats.column_text(
+            trends, "effect_over_range", seeds, 3),
         "trend": ["up" if r.effect_over_range_lo > 0 else "down" if r.effect_over_range_hi < 0
                   else "none shown" for r in trends.itertuples()],
     })

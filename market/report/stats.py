@@ -11,10 +11,14 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from market.plots.results import t_interval
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 LEVEL = 0.95
 
@@ -41,6 +45,12 @@ class Estimate:
 
     def row(self, prefix: str) -> dict[str, float]:
         return {prefix: self.value, f"{prefix}_lo": self.lo, f"{prefix}_hi": self.hi}
+
+
+def column_text(df: pd.DataFrame, prefix: str, n: int, digits: int = 2) -> list[str]:
+    """Each row's ``prefix`` estimate (the columns :meth:`Estimate.row` makes) as text."""
+    return [Estimate(v, lo, hi, n).text(digits)
+            for v, lo, hi in zip(df[prefix], df[f"{prefix}_lo"], df[f"{prefix}_hi"], strict=True)]
 
 
 def number_format(digits: int, thousands: bool = False) -> str:

@@ -70,14 +70,11 @@ def run(ctx: Context) -> Section:
     show = pd.DataFrame({
         "team size": summary["team_size"],
         "common wallet": np.where(summary["common_wallet"], "yes", "no"),
-        "efficiency": [stats.Estimate(r.efficiency, r.efficiency_lo, r.efficiency_hi,
-                                      seeds).text(3) for r in summary.itertuples()],
+        "efficiency": stats.column_text(summary, "efficiency", seeds, 3),
         "mean price": [f"{r.mean_price:.1f}" for r in summary.itertuples()],
         "Sellers' share": [f"{r.seller_share:.3f}" for r in summary.itertuples()],
-        "earnings per trader per period": [
-            stats.Estimate(r.earnings_per_period, r.earnings_per_period_lo,
-                           r.earnings_per_period_hi, seeds).text(2)
-            for r in summary.itertuples()],
+        "earnings per trader per period": stats.column_text(summary, "earnings_per_period",
+                                                            seeds, 2),
     })
     return Section(
         name=NAME, title=TITLE,

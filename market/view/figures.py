@@ -87,22 +87,22 @@ def top(spec: Spec, title: str | None = None) -> Spec:
     return out
 
 
-def q(field: str, title: Any = ..., **extra: Any) -> Spec:
-    """A quantitative channel; ``title=None`` hides the axis or legend title."""
-    out: Spec = {"field": field, "type": "quantitative"}
+def _channel(kind: str, field: str, title: Any, extra: dict[str, Any]) -> Spec:
+    out: Spec = {"field": field, "type": kind}
     if title is not ...:
         out["title"] = title
     out.update(extra)
     return out
+
+
+def q(field: str, title: Any = ..., **extra: Any) -> Spec:
+    """A quantitative channel; ``title=None`` hides the axis or legend title."""
+    return _channel("quantitative", field, title, extra)
 
 
 def n(field: str, title: Any = ..., **extra: Any) -> Spec:
     """A nominal channel; ``title=None`` hides the axis or legend title."""
-    out: Spec = {"field": field, "type": "nominal"}
-    if title is not ...:
-        out["title"] = title
-    out.update(extra)
-    return out
+    return _channel("nominal", field, title, extra)
 
 
 def note_chart(text: str, title: str | None = None, height: int = 120) -> Spec:
