@@ -42,7 +42,10 @@ def connect(scheduler: str, processes: int = 1, timeout: float = 5.0) -> Iterato
             processes=True,
             host="127.0.0.1",
             dashboard_address="127.0.0.1:0",  # HTTP endpoint on a free loopback port
-            silence_logs=logging.ERROR,
+            # CRITICAL, not ERROR: when the batch is killed, a worker may miss a heartbeat
+            # before it follows its parent and would print a traceback to the user's
+            # terminal; a run that fails reaches the batch as its future's exception anyway
+            silence_logs=logging.CRITICAL,
         )
         try:
             with Client(cluster) as client:
