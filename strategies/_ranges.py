@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from market.game.jit import njit
 from market.game.rules import SELLER, Observation
 
 
@@ -26,6 +27,18 @@ def offer_bounds(side: int, obs: Observation) -> tuple[np.ndarray, np.ndarray]:
         hi = np.where(empty, lo, hi)
     else:
         lo = np.where(empty, hi, lo)
+    return lo, hi
+
+
+@njit(cache=True, inline="always")
+def offer_bounds1(side: int, lo: int, hi: int, prices: int) -> tuple[int, int]:
+    """:func:`offer_bounds` for one row, as the compiled market engine runs it."""
+    lo, hi = min(max(lo, 1), prices), min(max(hi, 1), prices)
+    if lo > hi:
+        if side == SELLER:
+            hi = lo
+        else:
+            lo = hi
     return lo, hi
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from market.game.jit import njit
 from market.game.rules import SELLER, Observation
-from strategies._ranges import offer_bounds
+from strategies._ranges import offer_bounds, offer_bounds1
 from strategies.rule_based import RuleBased
 
 
@@ -22,6 +23,7 @@ class Averaging(RuleBased):
     """Splits the difference with the opponent (the document's static method)."""
 
     name = "averaging"
+    compiled = True
     classifier = {
         "sides": ("seller", "buyer"),
         "learns": False,
@@ -42,3 +44,13 @@ class Averaging(RuleBased):
         base = np.where(obs.own > 0, obs.own, extreme)
         mid = np.where(obs.offer > 0, (base + obs.offer) // 2, extreme)
         return np.clip(mid, lo, hi)
+
+
+@njit(cache=True, inline="always")
+def target1(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
+    """:meth:`Averaging.target` for one row (the compiled market engine's)."""
+    lo, hi = offer_bounds1(side, lo, hi, P)
+    extreme = hi if side == SELLER else lo
+    base = own if own > 0 else extreme
+    mid = (base + offer) // 2 if offer > 0 else extreme
+    return min(max(mid, lo), hi)

@@ -12,12 +12,35 @@ Mesa or of the market.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES, Observation, Protocol, side_index
+
+
+@dataclass
+class KernelState:
+    """What the compiled market engine reads (and a learner's, writes) of one population.
+
+    One layout for every strategy, so the engine needs no case per strategy:
+    ``params``: per-member parameters ``(n_members, k)`` (a concession exponent,
+    a learner's rates); ``tables``: a learner's Q-tables ``(n_members, slots, S, A)``;
+    ``table``: an action table (``spe``: action per role and row); ``played``:
+    negotiations each member has learned from; ``wait``: a market learner's wait
+    values ``(n_members, buckets)``; ``config``: integer switches (a learner's
+    ``learning, market, rational, buckets, roles``). The arrays are the
+    strategy's own, not copies, so what the engine learns the strategy knows.
+    """
+
+    params: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))
+    tables: np.ndarray = field(default_factory=lambda: np.zeros((1, 1, 1, 1)))
+    table: np.ndarray = field(default_factory=lambda: np.zeros((1, 1), dtype=np.int64))
+    played: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    wait: np.ndarray = field(default_factory=lambda: np.zeros((1, 1)))
+    config: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
 
 
 class Strategy:
@@ -44,6 +67,10 @@ class Strategy:
     needs_protocol: ClassVar[bool] = False
     #: what a spec may give after ``NAME:`` (e.g. ``"FILE.npz"``); empty: nothing
     argument: ClassVar[str] = ""
+    #: this class (itself, not a subclass that changes its rule) has a compiled decision
+    #: next to :meth:`act`, listed in :mod:`strategies.compiled`; read through
+    #: :func:`strategies.compiled.kind_of`, which looks at the class's own body only
+    compiled: ClassVar[bool] = False
 
     def __init__(self, side: int | str = SELLER, n_members: int = 1, **params: Any) -> None:
         self.side = side_index(side) if isinstance(side, str) else int(side)
@@ -94,6 +121,10 @@ class Strategy:
         trading period when the negotiation began (market clock), if any.
         No-op for strategies that do not learn.
         """
+
+    def kernel_state(self) -> KernelState:
+        """This population's arrays for the compiled engine (only if :attr:`compiled`)."""
+        return KernelState()
 
     # --- helpers for deciding ---------------------------------------------------------
     def better_or_equal(self, offer: np.ndarray, target: np.ndarray) -> np.ndarray:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.game.rules import Observation
-from strategies._ranges import extreme_and_reservation
+from market.game.jit import njit
+from market.game.rules import SELLER, Observation
+from strategies._ranges import extreme_and_reservation, offer_bounds1
 from strategies.rule_based import RuleBased
 
 
@@ -20,6 +21,7 @@ class Hardliner(RuleBased):
     """Always asks for its extreme; accepts only at the final decision."""
 
     name = "hardliner"
+    compiled = True
     classifier = {
         "sides": ("seller", "buyer"),
         "learns": False,
@@ -32,3 +34,10 @@ class Hardliner(RuleBased):
         """Its own extreme, always."""
         extreme, _ = extreme_and_reservation(self.side, obs)
         return extreme
+
+
+@njit(cache=True, inline="always")
+def target1(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
+    """:meth:`Hardliner.target` for one row: its own extreme."""
+    lo, hi = offer_bounds1(side, lo, hi, P)
+    return hi if side == SELLER else lo

@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from market.game import qtable
+from market.game import jit, qtable
+from market.game.jit import njit
 from market.game.qtable import bellman_update, epsilon_greedy, epsilon_schedule, legal_rows
 from market.game.record import BatchRecord
 from market.game.rules import SIDE_NAMES, Observation, Protocol
 from market.game.tables import load_tables
-from strategies.base import Strategy
+from strategies.base import KernelState, Strategy
 
 
 class QLearning(Strategy):
@@ -34,6 +35,7 @@ class QLearning(Strategy):
     """
 
     name = "qlearning"
+    compiled = True
     classifier = {
         "sides": ("seller", "buyer"),
         "learns": True,
@@ -104,6 +106,14 @@ class QLearning(Strategy):
     @property
     def role_aware(self) -> bool:
         return self.tables.shape[1] == 2
+
+    def kernel_state(self) -> KernelState:
+        """Rates per member, the tables and counts themselves (the engine learns in place)."""
+        rates = np.stack([self.lr, self.gamma, self.epsilon_start, self.epsilon_end,
+                          self.epsilon_decay], axis=1)
+        config = np.zeros(8, dtype=np.int64)
+        config[:5] = (self.learning, False, False, 1, 2 if self.role_aware else 1)
+        return KernelState(params=rates, tables=self.tables, played=self.played, config=config)
 
     def epsilon(self, member: np.ndarray) -> np.ndarray:
         if not self.learning:
@@ -176,3 +186,153 @@ class QLearning(Strategy):
                 self.tables[mem, rl, s, a], r, next_v, self.lr[mem], self.gamma[mem]
             )
         self.played[member] += 1
+
+
+# --- the same learner for a batch of rows, as the compiled market engine runs it ----------------
+# ``config``: learning, market (candidates per row, clock slots), rational, buckets, roles
+# (:meth:`QLearning.kernel_state`, and the market learner's). ``first``: the side that moved
+# first, per negotiation. The draws are exactly those of :meth:`QLearning.act`, in its order.
+@njit(cache=True, inline="always")
+def _legal_block(move, P, T):  # noqa: ANN001, ANN202
+    """``obs.legal`` as ``[lo, hi)``: offers at move 0, answers in the last round, else all."""
+    if move == 0:
+        return 0, P
+    if (move - 1) // 2 == T - 1:
+        return P, P + 2
+    return 0, P + 2
+
+
+@njit(cache=True, inline="always")
+def _slot(config, role, time_left):  # noqa: ANN001, ANN202
+    """:meth:`QLearning.slots` (and the market learner's clock slots) for one row."""
+    market, buckets, roles = config[1], config[3], config[4]
+    r = role if roles == 2 else 0
+    if market == 0:
+        return r
+    b = 0
+    if buckets > 1 and time_left >= 0:
+        b = min(max(time_left, 1), buckets) - 1
+    return r * buckets + b
+
+
+@njit(cache=True, inline="always")
+def _candidates(config, side, move, P, T, offer, lo, hi, cand):  # noqa: ANN001, ANN202
+    """:meth:`QLearning.candidates` (or the rational market learner's) into ``cand``."""
+    a0, a1 = _legal_block(move, P, T)
+    for a in range(P + 2):
+        cand[a] = a0 <= a < a1
+    if config[1] == 1 and config[2] == 1:
+        for a in range(P):
+            cand[a] = cand[a] and lo <= a + 1 <= hi
+        if side == 0:
+            cand[P] = cand[P] and offer >= lo and offer > 0
+        else:
+            cand[P] = cand[P] and offer <= hi and offer > 0
+
+
+@njit(cache=True)
+def decide_rows(side, move, P, T, rows, offer, first, lo, hi, member, time_left,  # noqa: ANN001, ANN201, PLR0913
+                rates, tables, played, config, rng, out):
+    """:meth:`QLearning.act` for the negotiations ``rows``; actions into ``out``."""
+    A = P + 2
+    t = (move - 1) // 2 if move > 0 else 0
+    cand = np.empty(A, dtype=np.bool_)
+    n = rows.size
+    # greedy among the candidates, ties broken by one uniform key per cell (qtable.greedy)
+    for r in rows:
+        _candidates(config, side, move, P, T, offer[r], lo[r], hi[r], cand)
+        state = 1 + t * P + offer[r] - 1 if offer[r] > 0 else 0
+        q = tables[member[r], _slot(config, 0 if first[r] == side else 1, time_left[r]), state]
+        best = -np.inf
+        for a in range(A):
+            if cand[a] and q[a] > best:
+                best = q[a]
+        arg, top = 0, -2.0
+        for a in range(A):
+            key = rng.random()
+            if (q[a] if cand[a] else -np.inf) < best:
+                key = -1.0
+            if key > top:
+                arg, top = a, key
+        out[r] = arg
+    # exploration: one uniform per row, then the explorers' random candidate
+    explore = np.zeros(n, dtype=np.bool_)
+    any_explore = False
+    for i in range(n):
+        m = member[rows[i]]
+        eps = 0.0
+        if config[0] == 1:
+            eps = rates[m, 3] + (rates[m, 2] - rates[m, 3]) * jit.exp1(
+                -rates[m, 4] * float(played[m]))
+        explore[i] = rng.random() < eps
+        any_explore = any_explore or explore[i]
+    if not any_explore:
+        return
+    if config[1] == 1:  # a candidate mask per row: one key per cell (qtable.random_legal)
+        for i in range(n):
+            if not explore[i]:
+                continue
+            r = rows[i]
+            _candidates(config, side, move, P, T, offer[r], lo[r], hi[r], cand)
+            arg, top = 0, -2.0
+            for a in range(A):
+                key = rng.random()
+                if not cand[a]:
+                    key = -1.0
+                if key > top:
+                    arg, top = a, key
+            out[r] = arg
+    else:  # one legal block for all: uniform indices into it, in one draw
+        a0, a1 = _legal_block(move, P, T)
+        picks = rng.integers(0, a1 - a0, explore.sum())
+        j = 0
+        for i in range(n):
+            if explore[i]:
+                out[rows[i]] = a0 + picks[j]
+                j += 1
+
+
+@njit(cache=True)
+def learn_rows(side, P, T, rows, actions, first, n_moves, level, member, reward,  # noqa: ANN001, ANN201, PLR0913
+               time_left, rates, tables, played, wait, config):
+    """:meth:`QLearning.learn` (and the market learner's wait values) for rows ``rows``.
+
+    ``member[i]``, ``reward[i]``, ``time_left[i]`` belong to ``rows[i]`` (-1: no clock).
+    """
+    if config[0] == 0 or rows.size == 0:
+        return
+    buckets = config[3]
+    for i in range(rows.size):
+        r, m = rows[i], member[i]
+        lr, gamma = rates[m, 0], rates[m, 1]
+        outcome = reward[i]
+        tl = time_left[i]
+        if config[1] == 1 and buckets > 1 and tl >= 0:
+            b = min(max(tl, 1), buckets) - 1
+            later = min(max(max(tl - 1, 1), 1), buckets) - 1
+            cont = gamma * wait[m, later] if tl > 1 else 0.0
+            if level[r] <= 0:
+                outcome = cont
+            wait[m, b] += lr * (outcome - wait[m, b])
+        is_first = first[r] == side
+        slot = _slot(config, 0 if is_first else 1, tl)
+        q = tables[m, slot]
+        mv = 0 if is_first else 1
+        nm = n_moves[r]
+        while mv < nm:
+            prev = actions[r, max(mv - 1, 0)]
+            s = 0 if mv == 0 else 1 + ((mv - 1) // 2) * P + prev
+            a = actions[r, mv]
+            nxt = mv + 2
+            if nxt < nm:
+                seen = actions[r, min(nxt - 1, 2 * T - 1)]
+                s_next = 1 + ((nxt - 1) // 2) * P + seen
+                a0, a1 = _legal_block(nxt, P, T)
+                v = -np.inf
+                for b in range(a0, a1):
+                    v = max(v, q[s_next, b])
+                q[s, a] = qtable.bellman_update1(q[s, a], 0.0, v, lr, gamma)
+            else:
+                q[s, a] = qtable.bellman_update1(q[s, a], outcome, 0.0, lr, gamma)
+            mv += 2
+        played[m] += 1

@@ -21,7 +21,7 @@ from strategies.base import Strategy
 STRATEGIES: dict[str, type[Strategy]] = {}
 
 #: modules of the package that hold machinery, not strategies
-_MACHINERY = {"base", "registry", "rule_based", "specs"}
+_MACHINERY = {"base", "compiled", "registry", "rule_based", "specs"}
 
 
 def register(cls: type[Strategy]) -> type[Strategy]:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.game.rules import Observation
+from market.game.jit import njit
+from market.game.rules import SELLER, Observation
 from strategies._ranges import extreme_and_reservation, offer_bounds
 from strategies.base import Strategy
 
@@ -40,3 +41,47 @@ class RuleBased(Strategy):
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         target = self.target(obs, rng)
         return self.decide(obs, target, self.accepts(obs, target))
+
+
+# --- the same template for one row, as the compiled market engine runs it -----------------------
+# A rule-based strategy with a compiled decision writes its target for one row as
+# ``target1(side, move, P, T, offer, own, prev, lo, hi, param, rng) -> level`` next to its
+# ``target`` (``param``: its one per-member parameter, if any); :mod:`strategies.compiled`
+# puts the target and these helpers together. Each mirrors the array method named.
+@njit(cache=True, inline="always")
+def final1(move: int, rounds: int) -> bool:
+    """``not obs.legal[0]``: the last round's answer, where no offer can be made."""
+    return move > 0 and (move - 1) // 2 == rounds - 1
+
+
+@njit(cache=True, inline="always")
+def acceptable1(side: int, offer: int, lo: int, hi: int) -> bool:
+    """:meth:`Strategy.acceptable <strategies.base.Strategy.acceptable>` for one row."""
+    if side == SELLER:
+        return offer >= lo and offer > 0
+    return offer <= hi and offer > 0
+
+
+@njit(cache=True, inline="always")
+def better_or_equal1(side: int, offer: int, target: int) -> bool:
+    """:meth:`Strategy.better_or_equal <strategies.base.Strategy.better_or_equal>`, one row."""
+    return offer >= target if side == SELLER else offer <= target
+
+
+@njit(cache=True, inline="always")
+def accepts1(side: int, move: int, rounds: int, offer: int, lo: int, hi: int,
+             target: int) -> bool:
+    """:meth:`RuleBased.accepts` for one row."""
+    return acceptable1(side, offer, lo, hi) and (
+        final1(move, rounds) or better_or_equal1(side, offer, target))
+
+
+@njit(cache=True, inline="always")
+def decide1(move: int, prices: int, rounds: int, offer: int, accept: bool) -> int:
+    """:meth:`Strategy.decide <strategies.base.Strategy.decide>` for one row."""
+    out = min(max(offer, 1), prices) - 1
+    if move == 0:
+        return out
+    if final1(move, rounds):
+        return prices if accept else prices + 1
+    return prices if accept else out

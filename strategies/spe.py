@@ -18,8 +18,9 @@ import numpy as np
 
 from market.game import qtable
 from market.game.evaluation import spe
+from market.game.jit import njit
 from market.game.rules import Observation, Protocol
-from strategies.base import Strategy
+from strategies.base import KernelState, Strategy
 
 
 @lru_cache(maxsize=64)
@@ -45,6 +46,7 @@ class SubgamePerfect(Strategy):
     """
 
     name = "spe"
+    compiled = True
     classifier = {
         "sides": ("seller", "buyer"),
         "learns": False,
@@ -62,6 +64,10 @@ class SubgamePerfect(Strategy):
         self.protocol = protocol or Protocol()
         self.table = action_table(self.protocol, self.side)
 
+    def kernel_state(self) -> KernelState:
+        """The engine reads the action table."""
+        return KernelState(table=np.array(self.table, dtype=np.int64))  # a copy: cached read-only
+
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         """One table look-up per row: role from ``obs.first``, row from ``(offer, t)``."""
         protocol = obs.protocol
@@ -69,3 +75,16 @@ class SubgamePerfect(Strategy):
         state = qtable.row(protocol, obs.offer, max(obs.t, 0))
         role = np.where(obs.first, 0, 1)
         return table[role, state]
+
+
+@njit(cache=True)
+def decide_rows(side, move, P, rows, offer, first, table, out):  # noqa: ANN001, ANN201
+    """:meth:`SubgamePerfect.act` for the negotiations ``rows`` (the compiled engine's).
+
+    ``offer``: the opponent's last offer per negotiation; ``first``: the side that
+    moved first per negotiation; ``out``: where the action of each row goes.
+    """
+    t = (move - 1) // 2 if move > 0 else 0
+    for r in rows:
+        state = 1 + t * P + offer[r] - 1 if offer[r] > 0 else 0
+        out[r] = table[0 if first[r] == side else 1, state]

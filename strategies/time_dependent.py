@@ -23,8 +23,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from market.game import jit
+from market.game.jit import njit
 from market.game.rules import SELLER, Observation
-from strategies._ranges import extreme_and_reservation, per_member
+from strategies._ranges import extreme_and_reservation, offer_bounds1, per_member
+from strategies.base import KernelState
 from strategies.rule_based import RuleBased
 
 
@@ -49,22 +52,41 @@ class TimeDependent(RuleBased):
         self.beta = per_member(value, self.n_members, "beta")
         self.params = {"beta": value}
 
+    def kernel_state(self) -> KernelState:
+        """The engine reads each member's ``beta``."""
+        return KernelState(params=np.ascontiguousarray(self.beta[:, None]))
+
     def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         """The level this mover would offer at ``obs.move``."""
         extreme, reserve = extreme_and_reservation(self.side, obs)
         horizon = max(2 * obs.protocol.rounds - 2, 1)
         tau = min(obs.move / horizon, 1.0)
-        alpha = tau ** (1.0 / self.beta[obs.member])
+        alpha = jit.power(tau, 1.0 / self.beta[obs.member])  # the compiled engine's own power
         x = extreme + alpha * (reserve - extreme)
         if self.side == SELLER:
             return np.ceil(x - 1e-9).astype(np.int64)
         return np.floor(x + 1e-9).astype(np.int64)
 
 
+@njit(cache=True, inline="always")
+def target1(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
+    """:meth:`TimeDependent.target` for one row; ``param`` is the member's ``beta``."""
+    lo, hi = offer_bounds1(side, lo, hi, P)
+    extreme, reserve = (hi, lo) if side == SELLER else (lo, hi)
+    horizon = max(2 * T - 2, 1)
+    tau = min(move / horizon, 1.0)
+    alpha = jit.power1(tau, 1.0 / param)
+    x = extreme + alpha * (reserve - extreme)
+    if side == SELLER:
+        return int(np.ceil(x - 1e-9))
+    return int(np.floor(x + 1e-9))
+
+
 class Boulware(TimeDependent):
     """Holds near its extreme and concedes late (``beta = 0.2``)."""
 
     name = "boulware"
+    compiled = True
     default_beta = 0.2
 
 
@@ -72,6 +94,7 @@ class Linear(TimeDependent):
     """Concedes the same amount at every move (``beta = 1``)."""
 
     name = "linear"
+    compiled = True
     default_beta = 1.0
 
 
@@ -79,4 +102,5 @@ class Conceder(TimeDependent):
     """Concedes most of the way early (``beta = 5``)."""
 
     name = "conceder"
+    compiled = True
     default_beta = 5.0

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from market.game.jit import njit
 from market.game.rules import SELLER, Observation
-from strategies._ranges import offer_bounds
+from strategies._ranges import offer_bounds, offer_bounds1
 from strategies.rule_based import RuleBased
 
 
@@ -34,6 +35,7 @@ class TitForTat(RuleBased):
     """Concedes as many levels as the opponent just conceded."""
 
     name = "tit-for-tat"
+    compiled = True
     classifier = {
         "sides": ("seller", "buyer"),
         "learns": False,
@@ -55,3 +57,16 @@ class TitForTat(RuleBased):
         step = -moved if self.side == SELLER else moved
         x = np.where(obs.own > 0, obs.own + step, extreme)
         return np.clip(x, lo, hi)
+
+
+@njit(cache=True, inline="always")
+def target1(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
+    """:meth:`TitForTat.target` for one row (``prev``: the opponent's offer before ``offer``)."""
+    lo, hi = offer_bounds1(side, lo, hi, P)
+    extreme = hi if side == SELLER else lo
+    moved = 0
+    if prev > 0 and offer > 0:
+        moved = offer - prev if side == SELLER else prev - offer
+    step = -moved if side == SELLER else moved
+    x = own + step if own > 0 else extreme
+    return min(max(x, lo), hi)

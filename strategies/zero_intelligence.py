@@ -28,9 +28,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from market.game.jit import njit
 from market.game.rules import Observation
-from strategies._ranges import offer_bounds
-from strategies.rule_based import RuleBased
+from strategies._ranges import offer_bounds, offer_bounds1
+from strategies.rule_based import RuleBased, better_or_equal1
 
 
 class ZeroIntelligence(RuleBased):
@@ -60,6 +61,7 @@ class ZeroIntelligenceConstrained(ZeroIntelligence):
     """Random quotes inside its own range; never trades at a loss."""
 
     name = "zi-c"
+    compiled = True
     constrained = True
     classifier = {
         "sides": ("seller", "buyer"),
@@ -74,6 +76,7 @@ class ZeroIntelligenceUnconstrained(ZeroIntelligence):
     """Random quotes over the whole grid; may trade at a loss."""
 
     name = "zi-u"
+    compiled = True
     constrained = False
     classifier = {
         "sides": ("seller", "buyer"),
@@ -82,3 +85,22 @@ class ZeroIntelligenceUnconstrained(ZeroIntelligence):
         "individually_rational": False,
         "memory": "none",
     }
+
+
+@njit(cache=True, inline="always")
+def target1_constrained(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
+    """ZI-C's quote for one row: the same draw as ``rng.integers(lo, hi + 1)`` row by row."""
+    lo, hi = offer_bounds1(side, lo, hi, P)
+    return rng.integers(lo, hi + 1)
+
+
+@njit(cache=True, inline="always")
+def target1_unconstrained(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
+    """ZI-U's quote for one row: anywhere on the grid."""
+    return rng.integers(1, P + 1)
+
+
+@njit(cache=True, inline="always")
+def accepts1_unconstrained(side: int, offer: int, target: int) -> bool:
+    """ZI-U's crossing test for one row, the final move included."""
+    return offer > 0 and better_or_equal1(side, offer, target)

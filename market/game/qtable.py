@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from market.game import jit
 from market.game.rules import Protocol
 
 
@@ -134,8 +135,16 @@ def bellman_update(
     return (1.0 - lr) * q_sa + lr * (reward + gamma * next_value)
 
 
+#: :func:`bellman_update` for one cell, compiled: what the market engine's learners run
+bellman_update1 = jit.njit(cache=True, inline="always")(bellman_update)
+
+
 def epsilon_schedule(
     episode: np.ndarray | int, start: float, end: float, decay: float
 ) -> np.ndarray | float:
-    """Exploration ``end + (start - end) * exp(-decay * episode)`` (document: 1.0, 0.1, 0.001)."""
-    return end + (start - end) * np.exp(-decay * np.asarray(episode, dtype=float))
+    """Exploration ``end + (start - end) * exp(-decay * episode)`` (document: 1.0, 0.1, 0.001).
+
+    ``exp`` is :func:`market.game.jit.exp`, the compiled market engine's own, so a market
+    learner explores alike on both of the market's paths.
+    """
+    return end + (start - end) * jit.exp(-decay * np.asarray(episode, dtype=float))

@@ -1,12 +1,18 @@
-"""After the negotiations of a step: deals change hands, and learners are paid.
+"""Around the negotiations of a step: who meets whom, deals changing hands, learners' pay.
 
-:func:`settle` moves money between the paired traders' arrays for every
-deal (cash, earnings, units traded) and returns the
-:class:`~market.sim.ledger.Settlement` the ledger enters. :func:`rewards`
-turns the gains into each learner's reward (a share of the price range,
-pooled per team under a common wallet), and :func:`learn` hands every
-learning population the rows it played. All of it is array arithmetic over
-the step's pairs: no per-trader Python.
+:func:`pair` matches the traders still holding their unit at random,
+:func:`openers` draws who opens each negotiation, :func:`settle_deals` moves
+money between the paired traders' arrays for every deal (cash, earnings,
+units traded) and :func:`pay` turns the gains into each learner's reward
+(a share of the price range, pooled per team under a common wallet);
+:func:`settle` and :func:`rewards` are the same on the model's objects.
+
+Each is compiled once (numba) and is the one implementation of its rule:
+the compiled market engine (:mod:`market.sim.engine`) calls them inside its
+step, and the lockstep path, for markets holding a strategy without a
+compiled decision, calls the very same functions from Python, so the two
+paths cannot drift apart. :func:`learn` is the lockstep path's learning: it
+hands every learning population the rows it played.
 """
 
 from __future__ import annotations
@@ -15,52 +21,119 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from market.game import jit
 from market.game.grid import PriceGrid
+from market.game.jit import njit
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER
 from market.sim.agents import TraderArrays
 from market.sim.ledger import Settlement
 from strategies.base import Strategy
 
+#: who opens: drawn per negotiation, or always one side
+OPEN_RANDOM, OPEN_SELLER, OPEN_BUYER = -1, SELLER, BUYER
+
+
+@njit(cache=True)
+def pair(traded_s: np.ndarray, traded_b: np.ndarray, rng: np.random.Generator
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """Sellers and Buyers still holding their unit, matched at random (the longer side's
+    extra traders wait): one permutation of each side's free traders, cut to the shorter."""
+    free_s = np.flatnonzero(~traded_s)
+    free_b = np.flatnonzero(~traded_b)
+    n = min(free_s.size, free_b.size)
+    return jit.permutation(rng, free_s)[:n], jit.permutation(rng, free_b)[:n]
+
+
+@njit(cache=True)
+def openers(n: int, mode: int, rng: np.random.Generator) -> np.ndarray:
+    """Who opens each of ``n`` negotiations: drawn (``OPEN_RANDOM``) or one side for all."""
+    if mode == OPEN_RANDOM:
+        return rng.integers(0, 2, n)
+    return np.full(n, mode, dtype=np.int64)
+
+
+@njit(cache=True)
+def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, grid_lo: float, grid_step: float,
+           res_s: np.ndarray, res_b: np.ndarray, cash_s: np.ndarray, cash_b: np.ndarray,
+           earn_s: np.ndarray, earn_b: np.ndarray, trades_s: np.ndarray, trades_b: np.ndarray,
+           traded_s: np.ndarray, traded_b: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Pay every deal of pairs (``ps[i]``, ``pb[i]``) at its level's price; mark both traded.
+
+    Returns each pair's price (NaN without a deal), whether it dealt, and the
+    Sellers' (price - cost) and Buyers' (value - price) gains, one per deal.
+    """
+    n = ps.size
+    prices = np.full(n, np.nan)
+    deal = level > 0
+    k = int(deal.sum())
+    gain_s, gain_b = np.empty(k), np.empty(k)
+    j = 0
+    for i in range(n):
+        if not deal[i]:
+            continue
+        s, b = ps[i], pb[i]
+        p = grid_lo + (float(level[i]) - 1.0) * grid_step
+        prices[i] = p
+        gain_s[j], gain_b[j] = p - res_s[s], res_b[b] - p
+        cash_s[s] += p
+        cash_b[b] -= p
+        earn_s[s] += gain_s[j]
+        earn_b[b] += gain_b[j]
+        trades_s[s] += 1
+        trades_b[b] += 1
+        traded_s[s] = True
+        traded_b[b] = True
+        j += 1
+    return prices, deal, gain_s, gain_b
+
+
+@njit(cache=True)
+def pay(deal: np.ndarray, gain_s: np.ndarray, gain_b: np.ndarray, span: float,
+            team_s: np.ndarray, team_b: np.ndarray, team_size: np.ndarray) -> np.ndarray:
+    """(2, pairs) rewards by side: the gain over the price range ``span``, 0 without a deal.
+
+    ``team_size`` non-empty (a common wallet): each trader gets its team's
+    reward of the step per member instead of its own; ``team_s``/``team_b``
+    are the pairs' teams.
+    """
+    n = deal.size
+    reward = np.zeros((2, n))
+    j = 0
+    for i in range(n):
+        if deal[i]:
+            reward[SELLER, i] = gain_s[j] / span
+            reward[BUYER, i] = gain_b[j] / span
+            j += 1
+    if team_size.size:
+        pooled = np.zeros(team_size.size)
+        for i in range(n):
+            pooled[team_s[i]] += reward[SELLER, i]
+        for i in range(n):
+            pooled[team_b[i]] += reward[BUYER, i]
+        for i in range(n):
+            reward[SELLER, i] = pooled[team_s[i]] / max(team_size[team_s[i]], 1)
+            reward[BUYER, i] = pooled[team_b[i]] / max(team_size[team_b[i]], 1)
+    return reward
+
 
 def settle(books: Sequence[TraderArrays], ps: np.ndarray, pb: np.ndarray, record: BatchRecord,
            grid: PriceGrid) -> Settlement:
-    """Pay every deal of pairs (``ps[i]``, ``pb[i]``) at its price; each dealer's unit is traded."""
-    S, B = books[SELLER], books[BUYER]
-    deal = record.level > 0
-    prices = np.where(deal, grid.price(np.maximum(record.level, 1)), np.nan)
-    ds, db, p = ps[deal], pb[deal], prices[deal]
-    gain_s = p - S.reservation[ds]
-    gain_b = B.reservation[db] - p
-    S.cash[ds] += p
-    B.cash[db] -= p
-    S.earnings[ds] += gain_s
-    B.earnings[db] += gain_b
-    S.trades[ds] += 1
-    B.trades[db] += 1
-    S.traded[ds] = True
-    B.traded[db] = True
+    """:func:`settle_deals` on both sides' arrays, as the ledger's :class:`Settlement`."""
+    S, B = books
+    prices, deal, gain_s, gain_b = settle_deals(
+        ps, pb, record.level, grid.lo, grid.step, S.reservation, B.reservation, S.cash, B.cash,
+        S.earnings, B.earnings, S.trades, B.trades, S.traded, B.traded)
     return Settlement(record, deal, prices, gain_s, gain_b)
 
 
 def rewards(s: Settlement, books: Sequence[TraderArrays], ps: np.ndarray, pb: np.ndarray,
             span: float, team_size: np.ndarray | None = None) -> np.ndarray:
-    """(2, pairs) rewards by side: the gain over the price range ``span``, 0 without a deal.
-
-    ``team_size`` (a common wallet): each trader gets its team's reward of
-    the step per member instead of its own.
-    """
-    reward = np.zeros((2, len(ps)))
-    reward[SELLER, s.deal] = s.seller_gain / span
-    reward[BUYER, s.deal] = s.buyer_gain / span
-    if team_size is not None:
-        S, B = books[SELLER], books[BUYER]
-        teams = np.concatenate([S.team[ps], B.team[pb]])
-        pooled = np.bincount(teams, weights=reward.ravel(), minlength=len(team_size))
-        share = pooled / np.maximum(team_size, 1)
-        reward[SELLER] = share[S.team[ps]]
-        reward[BUYER] = share[B.team[pb]]
-    return reward
+    """:func:`pay` for a settled step: (2, pairs) rewards by side."""
+    S, B = books
+    sizes = np.zeros(0, dtype=np.int64) if team_size is None else np.asarray(team_size)
+    return pay(s.deal, s.seller_gain, s.buyer_gain, span, S.team[ps], B.team[pb], sizes)
 
 
 def learn(populations: Sequence[Sequence[Strategy]], books: Sequence[TraderArrays],

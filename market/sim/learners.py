@@ -29,6 +29,7 @@ import numpy as np
 
 from market.game.record import BatchRecord
 from market.game.rules import Observation, Protocol
+from strategies.base import KernelState
 from strategies.qlearning import QLearning
 
 
@@ -56,9 +57,18 @@ class MarketQLearning(QLearning):
         self.wait_value = np.zeros((self.n_members, self.buckets))
         self.params.update(rational=self.rational, buckets=self.buckets)
 
+    compiled = True
+
     @property
     def role_aware(self) -> bool:
         return self._roles_n == 2
+
+    def kernel_state(self) -> KernelState:
+        """The two-agent learner's arrays, with the clock's slots and the wait values."""
+        state = super().kernel_state()
+        state.config[1:4] = (True, self.rational, self.buckets)
+        state.wait = self.wait_value
+        return state
 
     def slots(self, first: np.ndarray, time_left: np.ndarray | None = None) -> np.ndarray:
         role = super().slots(first)

@@ -93,13 +93,24 @@ class Totals:
 
     def add(self, s: Settlement) -> None:
         """Enter one settled step."""
-        p = s.deal_prices
-        self.deals += int(s.deal.sum())
-        self.price_sum += float(p.sum())
-        self.price_sq += float((p * p).sum())
-        self.seller += float(s.seller_gain.sum())
-        self.buyer += float(s.buyer_gain.sum())
-        self.realised += float(s.seller_gain.sum() + s.buyer_gain.sum())
+        self.add_sums(step_sums(s))
+
+    def add_sums(self, sums: Totals) -> None:
+        """Enter one step's sums (:func:`step_sums`)."""
+        self.deals += sums.deals
+        self.price_sum += sums.price_sum
+        self.price_sq += sums.price_sq
+        self.seller += sums.seller
+        self.buyer += sums.buyer
+        self.realised += sums.realised
+
+
+def step_sums(s: Settlement) -> Totals:
+    """One settled step's sums, as :class:`Totals` (computed once for the period and the run)."""
+    p = s.deal_prices
+    seller, buyer = float(s.seller_gain.sum()), float(s.buyer_gain.sum())
+    return Totals(deals=p.size, price_sum=float(p.sum()), price_sq=float((p * p).sum()),
+                  seller=seller, buyer=buyer, realised=float(seller + buyer))
 
 
 class Ledger:
@@ -117,8 +128,9 @@ class Ledger:
         self.run.max_surplus += equilibrium.max_surplus
 
     def settle(self, s: Settlement) -> None:
-        self.period.add(s)
-        self.run.add(s)
+        sums = step_sums(s)
+        self.period.add_sums(sums)
+        self.run.add_sums(sums)
 
     def period_figures(self) -> dict[str, float]:
         """The figures of the current period so far (counts stay integers)."""

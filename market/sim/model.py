@@ -35,9 +35,8 @@ import numpy as np
 import pandas as pd
 
 from market.game.grid import PriceGrid
-from market.game.protocol import Side, negotiate
-from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER
+from market.sim import engine as engines
 from market.sim import exchange, ledger, params, population
 from market.sim.agents import AGENT_COLUMNS, Buyer, Seller, Trader, TraderArrays, agent_columns
 from market.sim.collector import MarketCollector
@@ -79,6 +78,7 @@ class MarketModel(mesa.Model):
         rational_learners: bool = True,
         strategy_params: Mapping[str, Mapping[str, Any]] | None = None,
         agent_data: str = "period",
+        engine: str = "auto",
         seed: int | None = None,
         rng: Any = None,
     ) -> None:
@@ -111,6 +111,15 @@ class MarketModel(mesa.Model):
         self._start_period(0)
         self.variables = self._variables(np.zeros(0), 0)
         self._collect_agents_now = p.agent_data == "step"
+        self._market = engines.Market(
+            self.protocol, self._books, self._levels, self._strategies,
+            {"random": exchange.OPEN_RANDOM, "seller": SELLER, "buyer": BUYER}[p.first],
+            self.grid.lo, self.grid.step, self.grid.hi - self.grid.lo,
+            self.team_size if p.common_wallet else np.zeros(0, dtype=np.int64))
+        kind, missing = engines.choose(self._strategies, engine)
+        self.engine = kind(self._market) if kind is engines.CompiledEngine else kind()
+        if missing and engine == "auto":
+            engines.say_lockstep(missing)
         self.datacollector = MarketCollector(self.variables, ledger.keys())
         self.datacollector.collect(self)
 
@@ -119,14 +128,13 @@ class MarketModel(mesa.Model):
         """A new period when due; pair, negotiate, settle, learn; collect."""
         if self.step_in_period == self.period_length:
             self._start_period(self.period + 1)
-        ps, pb = self._pair()
-        self._last = LastStep(ps, pb)
-        if len(ps):
-            time_left = self._time_left(len(ps))
-            record = self._negotiate(ps, pb, time_left)
-            settled = self._settle(ps, pb, record)
-            self._learn(ps, pb, settled, time_left)
-            self._last = LastStep(ps, pb, record, settled.prices)
+        time_left = self.period_length - self.step_in_period if self.params.clock else -1
+        done = self.engine.step(self._market, time_left, self.rng)
+        self._last = LastStep(done.sellers, done.buyers)
+        if done.record is not None:
+            self._enter(Settlement(done.record, done.deal, done.prices, done.seller_gain,
+                                   done.buyer_gain))
+            self._last = LastStep(done.sellers, done.buyers, done.record, done.prices)
         self.step_in_period += 1
         self._collect()
 
@@ -141,54 +149,15 @@ class MarketModel(mesa.Model):
                     book.reservation[:] = population.draw(self.params, book.side, len(book),
                                                           self.rng)
                 self._levels = population.acceptable_levels(self.grid, *self._books)
+                self._market.levels = self._levels
         eq = competitive_equilibrium(self.buyers.reservation, self.sellers.reservation)
         self.ledger.open_period(eq)
 
-    def _pair(self) -> tuple[np.ndarray, np.ndarray]:
-        """Sellers and Buyers still holding their unit, matched at random (extras wait)."""
-        avail_s = np.flatnonzero(~self.sellers.traded)
-        avail_b = np.flatnonzero(~self.buyers.traded)
-        n = min(avail_s.size, avail_b.size)
-        return self.rng.permutation(avail_s)[:n], self.rng.permutation(avail_b)[:n]
-
-    def _negotiate(self, ps: np.ndarray, pb: np.ndarray,
-                   time_left: np.ndarray | None) -> BatchRecord:
-        """Every pair's negotiation, in one protocol run; who opens is drawn or fixed."""
-        n, first = len(ps), self.params.first
-        opens = (self.rng.integers(0, 2, n) if first == "random"
-                 else np.full(n, SELLER if first == "seller" else BUYER))
-        (s_lo, b_lo), (s_hi, b_hi) = self._levels
-        S, B = self.sellers, self.buyers
-        return negotiate(
-            self.protocol,
-            Side(self._strategies[SELLER], S.strategy[ps], S.member[ps], s_lo[ps], s_hi[ps]),
-            Side(self._strategies[BUYER], B.strategy[pb], B.member[pb], b_lo[pb], b_hi[pb]),
-            opens,
-            self.rng,
-            time_left,
-        )
-
-    def _settle(self, ps: np.ndarray, pb: np.ndarray, record: BatchRecord) -> Settlement:
-        """Deals change hands; the ledger and the prices table enter them."""
-        settled = exchange.settle(self._books, ps, pb, record, self.grid)
+    def _enter(self, settled: Settlement) -> None:
+        """The step's deals enter the ledger and the prices table."""
         self.ledger.settle(settled)
-        self.datacollector.add_prices(self.steps, self.period, record.level[settled.deal],
-                                      self.grid)
-        return settled
-
-    def _learn(self, ps: np.ndarray, pb: np.ndarray, settled: Settlement,
-               time_left: np.ndarray | None) -> None:
-        """Learners are paid their gains (pooled per team under a common wallet) and learn."""
-        span = self.grid.hi - self.grid.lo
-        team_size = self.team_size if self.common_wallet else None
-        reward = exchange.rewards(settled, self._books, ps, pb, span, team_size)
-        exchange.learn(self._strategies, self._books, ps, pb, settled.record, reward, time_left)
-
-    def _time_left(self, n: int) -> np.ndarray | None:
-        """Steps left in the period, what clocked learners see (None without the clock)."""
-        if not self.params.clock:
-            return None
-        return np.full(n, self.period_length - self.step_in_period, dtype=np.int64)
+        self.datacollector.add_prices(self.steps, self.period,
+                                      settled.record.level[settled.deal], self.grid)
 
     def _collect(self) -> None:
         """The step's variables; at a period's end its row (and agent data, if due); collect."""

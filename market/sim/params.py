@@ -408,6 +408,10 @@ MESA_PARAMETERS: dict[str, tuple[tuple[type, ...] | None, Any]] = {
     "seed": ((int,), None),
     "rng": (None, None),
 }
+#: how the model runs, not what it models: the same tables either way (market.sim.engine)
+ENGINE_PARAMETERS: dict[str, tuple[tuple[type, ...] | None, Any]] = {
+    "engine": ((str,), "auto"),
+}
 
 
 def model_parameters(cls: type | None = None) -> dict[str, tuple[tuple[type, ...] | None, Any]]:
@@ -423,7 +427,7 @@ def model_parameters(cls: type | None = None) -> dict[str, tuple[tuple[type, ...
         hints = typing.get_type_hints(Params)
         out = {f.name: (_scalar_types(hints.get(f.name), f.default), f.default)
                for f in fields(Params)}
-        return {**out, **MESA_PARAMETERS}
+        return {**out, **ENGINE_PARAMETERS, **MESA_PARAMETERS}
     sig = inspect.signature(cls.__init__)
     try:
         hints = typing.get_type_hints(cls.__init__)

@@ -188,7 +188,8 @@ def test_same_seed_same_tables_bit_for_bit(kw):
 # --- the schedule's options ------------------------------------------------------------------
 def test_clocked_learners_see_the_time_left():
     model = MarketModel(n_buyers=20, n_sellers=20, buyer_mix={"qlearning": 1.0},
-                        seller_mix={"qlearning": 1.0}, clock=True, period=6, seed=3)
+                        seller_mix={"qlearning": 1.0}, clock=True, period=6, seed=3,
+                        engine="lockstep")  # the spy sees Python act; the engine is the same
     seen: list[np.ndarray] = []
     learner = model.strategy_objects(0)[0]
     original = learner.act

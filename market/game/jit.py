@@ -1,0 +1,106 @@
+"""numba, imported once, and the few numeric functions both paths of the market must share.
+
+The market runs a step either in the compiled engine (:mod:`market.sim.engine`)
+or, for strategies without a compiled decision, on the readable lockstep
+path (:mod:`market.game.protocol`). The two must give the same tables bit
+for bit from the same seed. Integer rules and IEEE ``+ - * /`` agree by
+themselves; transcendental functions do not: numpy evaluates ``exp`` and
+``power`` on arrays with its own SIMD kernels (AVX-512 on these machines),
+numba with the C library, and the two differ in the last bit for a few
+inputs in a thousand. A last bit is enough to flip ``u < epsilon`` or the
+rounding of a concession level once in a long run. So every strategy that
+needs ``exp`` or ``power`` calls :func:`exp` and :func:`power` here, which run
+the same compiled code the engine inlines (:func:`exp1`, :func:`power1`).
+
+When numba cannot be imported, :data:`njit` leaves functions as plain Python
+(the lockstep path still runs; the compiled engine refuses with one line).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:  # numba is a dependency; a broken install must end in one line, not a traceback
+    import numba
+    from numba import njit, prange
+except Exception as exc:  # pragma: no cover - exercised through a subprocess test
+    numba = None
+    IMPORT_ERROR: Exception | None = exc
+
+    def njit(*args, **kwargs):  # type: ignore[no-redef]
+        return (lambda f: f) if not (args and callable(args[0])) else args[0]
+
+    prange = range
+else:
+    IMPORT_ERROR = None
+    from numba.np.random.random_methods import random_interval
+
+
+@njit(cache=True, inline="always")
+def exp1(x: float) -> float:
+    """``exp(x)`` as the compiled engine computes it."""
+    return math.exp(x)
+
+
+@njit(cache=True, inline="always")
+def power1(x: float, y: float) -> float:
+    """``x ** y`` as the compiled engine computes it."""
+    return x**y
+
+
+@njit(cache=True)
+def _exp_all(x: np.ndarray, out: np.ndarray) -> None:
+    for i in range(x.size):
+        out[i] = exp1(x[i])
+
+
+@njit(cache=True)
+def _power_all(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    for i in range(x.size):
+        out[i] = power1(x[i], y[i])
+
+
+def exp(x: np.ndarray | float) -> np.ndarray:
+    """Elementwise ``exp``, bit for bit what the compiled engine computes."""
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    out = np.empty_like(a)
+    _exp_all(a.reshape(-1), out.reshape(-1))
+    return out
+
+
+def power(x: np.ndarray | float, y: np.ndarray | float) -> np.ndarray:
+    """Elementwise ``x ** y`` (broadcast), bit for bit what the compiled engine computes."""
+    a, b = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    out = np.empty(a.shape)
+    _power_all(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+    return out
+
+
+if numba is not None:
+
+    @njit(cache=True)
+    def permutation(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+        """``rng.permutation(x)`` of a 1-d array: numpy's own shuffle, draw for draw.
+
+        numba's ``Generator.permutation`` gives the same result but swaps
+        through 0-d array slices, ten times slower than numpy; this is the
+        same Fisher-Yates loop (``random_interval`` from the last index down)
+        on scalars.
+        """
+        out = x.copy()
+        bitgen = rng.bit_generator
+        for i in range(out.size - 1, 0, -1):
+            j = np.intp(random_interval(bitgen, i))
+            out[i], out[j] = out[j], out[i]
+        return out
+else:  # pragma: no cover - numba missing
+
+    def permutation(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+        """``rng.permutation(x)``."""
+        return rng.permutation(x)
+
+
+__all__ = ["IMPORT_ERROR", "exp", "exp1", "njit", "numba", "permutation", "power", "power1", "prange"]

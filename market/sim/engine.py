@@ -1,0 +1,379 @@
+"""The market step in one compiled call: pair, negotiate, settle, pay, learn.
+
+A market step is thousands of tiny decisions; numpy's per-call overhead on
+each move of each strategy group was nearly all of its cost. When every
+strategy of the market has a compiled decision (:mod:`strategies.compiled`:
+every built-in one), :class:`CompiledEngine` runs the whole step in one numba
+call: :func:`~market.sim.exchange.pair` and
+:func:`~market.sim.exchange.openers`, the alternating-offers protocol of
+:mod:`market.game.protocol` move by move (each strategy group of a side
+decides for its rows, sides and groups in the lockstep order),
+:func:`~market.sim.exchange.settle_deals`, :func:`~market.sim.exchange.pay`
+and the learners' updates, all on the model's own arrays.
+
+Otherwise (a ``negmas:`` or ``genius:`` strategy, a user's class)
+:class:`LockstepEngine` runs the step as before: the same compiled pairing,
+settling and paying, with the negotiation in :func:`~market.game.protocol.negotiate`
+(each strategy's Python ``act``) and learning through each strategy's
+``learn``. The model says which once, through ``MarketModel.engine``.
+
+Both give the same tables from the same seed, bit for bit: the compiled
+decisions make the draws of ``act`` in the same order from the same numpy
+``Generator`` (numba shares its bit generator), groups are visited in the
+same order, and the arithmetic is the same IEEE operations (the
+transcendental ones through :mod:`market.game.jit`). The tests run both
+paths on every built-in strategy and on random mixes and compare every
+table.
+
+Cache: ``njit(cache=True)`` keeps the machine code beside each module. numba
+checks only the timestamp of the file of the function it loads, so a change
+to a strategy's compiled form reaches the engine once this file is touched
+or the cache cleared (the equivalence tests catch a stale cache).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from market.errors import CompileError
+from market.game import jit
+from market.game.jit import njit
+from market.game.protocol import IllegalAction, Side, negotiate
+from market.game.record import BatchRecord
+from market.game.rules import BUYER, SELLER, Protocol
+from market.sim import exchange
+from market.sim.agents import TraderArrays
+from strategies import compiled
+from strategies.base import KernelState, Strategy
+
+try:
+    from numba.typed import List as TypedList
+except Exception:  # pragma: no cover - numba missing: the lockstep path only
+    TypedList = list
+
+
+@njit(cache=True)
+def _negotiate(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_lo, b_hi,  # noqa: ANN001, ANN202, PLR0913
+               time_left, kinds, n_groups_s, params, tables, table, played, config, rng):
+    """The protocol's lockstep loop (:func:`market.game.protocol.negotiate`), compiled.
+
+    Groups ``0 .. n_groups_s - 1`` of the state lists are the Sellers'
+    strategies, the rest the Buyers'. Returns the record's arrays and the
+    move of an illegal action (-1 if none).
+    """
+    n = first.size
+    M = 2 * T
+    actions = np.full((n, M), -1, dtype=np.int32)
+    level = np.zeros(n, dtype=np.int64)
+    n_moves = np.zeros(n, dtype=np.int64)
+    last = np.zeros((2, n), dtype=np.int64)
+    prev = np.zeros((2, n), dtype=np.int64)
+    active = np.ones(n, dtype=np.bool_)
+    chosen = np.zeros(n, dtype=np.int64)
+    rows = np.empty(n, dtype=np.int64)
+    n_groups = kinds.size
+    for move in range(M):
+        running = 0
+        for i in range(n):
+            running += active[i]
+        if running == 0:
+            break
+        lo_a, hi_a = (0, P) if move == 0 else ((P, P + 2) if (move - 1) // 2 == T - 1
+                                               else (0, P + 2))
+        for s in range(2):
+            group = s_group if s == SELLER else b_group
+            member = s_member if s == SELLER else b_member
+            lo = s_lo if s == SELLER else b_lo
+            hi = s_hi if s == SELLER else b_hi
+            g0, g1 = (0, n_groups_s) if s == SELLER else (n_groups_s, n_groups)
+            for g in range(g0, g1):
+                k = 0
+                for i in range(n):
+                    mover = first[i] if move % 2 == 0 else 1 - first[i]
+                    if active[i] and mover == s and group[i] == g - g0:
+                        rows[k] = i
+                        k += 1
+                if k == 0:
+                    continue
+                rg = rows[:k]
+                compiled.decide(kinds[g], s, move, P, T, rg, last[1 - s], last[s], prev[1 - s],
+                                first, lo, hi, member, time_left, params[g], tables[g],
+                                table[g], played[g], config[g], rng, chosen)
+                for r in rg:
+                    if chosen[r] < lo_a or chosen[r] >= hi_a:
+                        return actions, level, n_moves, move
+        for i in range(n):  # play the move (protocol.Lockstep.play)
+            if not active[i]:
+                continue
+            a = chosen[i]
+            actions[i, move] = a
+            n_moves[i] = move + 1
+            mv = first[i] if move % 2 == 0 else 1 - first[i]
+            if a < P:
+                prev[mv, i] = last[mv, i]
+                last[mv, i] = a + 1
+            else:
+                if a == P:
+                    level[i] = last[1 - mv, i]
+                active[i] = False
+    return actions, level, n_moves, -1
+
+
+@njit(cache=True)
+def _step(P, T, open_mode, time_left_now, grid_lo, grid_step, span,  # noqa: ANN001, ANN202, PLR0913
+          s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi,
+          b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi,
+          team_size, kinds, n_groups_s, params, tables, table, played, wait, config, rng):
+    """One market step on the model's arrays (see the module docstring)."""
+    ps, pb = exchange.pair(s_traded, b_traded, rng)
+    n = ps.size
+    first = exchange.openers(n, open_mode, rng)
+    time_left = np.full(n, time_left_now, dtype=np.int64)
+    actions, level, n_moves, bad = _negotiate(
+        P, T, first, s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps], b_strategy[pb],
+        b_member[pb], b_lo[pb], b_hi[pb], time_left, kinds, n_groups_s, params, tables,
+        table, played, config, rng)
+    if bad >= 0:
+        return ps, pb, first, actions, level, n_moves, np.zeros(0), np.zeros(0, np.bool_), \
+            np.zeros(0), np.zeros(0), bad
+    prices, deal, gain_s, gain_b = exchange.settle_deals(
+        ps, pb, level, grid_lo, grid_step, s_res, b_res, s_cash, b_cash, s_earn, b_earn,
+        s_trades, b_trades, s_traded, b_traded)
+    reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], team_size)
+    n_groups = kinds.size
+    for s in range(2):
+        idx = ps if s == SELLER else pb
+        strategy = s_strategy if s == SELLER else b_strategy
+        member = s_member if s == SELLER else b_member
+        g0, g1 = (0, n_groups_s) if s == SELLER else (n_groups_s, n_groups)
+        for g in range(g0, g1):
+            if config[g][0] == 0:
+                continue
+            k = 0
+            for i in range(n):
+                k += strategy[idx[i]] == g - g0
+            if k == 0:
+                continue
+            rows = np.empty(k, dtype=np.int64)
+            j = 0
+            for i in range(n):
+                if strategy[idx[i]] == g - g0:
+                    rows[j] = i
+                    j += 1
+            compiled.learn(kinds[g], s, P, T, rows, actions, first, n_moves, level,
+                           member[idx[rows]], reward[s, rows], time_left[rows], params[g],
+                           tables[g], played[g], wait[g], config[g])
+    return ps, pb, first, actions, level, n_moves, prices, deal, gain_s, gain_b, -1
+
+
+@dataclass
+class StepResult:
+    """One step's pairs and what came of them (the model enters it in its books)."""
+
+    sellers: np.ndarray
+    buyers: np.ndarray
+    record: BatchRecord | None = None
+    prices: np.ndarray | None = None
+    deal: np.ndarray | None = None
+    seller_gain: np.ndarray | None = None
+    buyer_gain: np.ndarray | None = None
+
+
+@dataclass
+class Market:
+    """What an engine steps: both sides' arrays, acceptable levels, strategies, the rules."""
+
+    protocol: Protocol
+    books: tuple[TraderArrays, TraderArrays]
+    levels: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+    strategies: tuple[Sequence[Strategy], Sequence[Strategy]]
+    open_mode: int
+    grid_lo: float
+    grid_step: float
+    span: float
+    team_size: np.ndarray  # empty: no common wallet
+
+
+class LockstepEngine:
+    """The step with each strategy's Python ``act`` and ``learn`` (any strategy at all)."""
+
+    name = "lockstep"
+
+    def step(self, m: Market, time_left: int, rng: np.random.Generator) -> StepResult:
+        S, B = m.books
+        ps, pb = exchange.pair(S.traded, B.traded, rng)
+        if ps.size == 0:
+            return StepResult(ps, pb)
+        first = exchange.openers(ps.size, m.open_mode, rng)
+        (s_lo, b_lo), (s_hi, b_hi) = m.levels
+        tl = None if time_left < 0 else np.full(ps.size, time_left, dtype=np.int64)
+        record = negotiate(
+            m.protocol,
+            Side(m.strategies[SELLER], S.strategy[ps], S.member[ps], s_lo[ps], s_hi[ps]),
+            Side(m.strategies[BUYER], B.strategy[pb], B.member[pb], b_lo[pb], b_hi[pb]),
+            first, rng, tl)
+        prices, deal, gain_s, gain_b = exchange.settle_deals(
+            ps, pb, record.level, m.grid_lo, m.grid_step, S.reservation, B.reservation,
+            S.cash, B.cash, S.earnings, B.earnings, S.trades, B.trades, S.traded, B.traded)
+        reward = exchange.pay(deal, gain_s, gain_b, m.span, S.team[ps], B.team[pb],
+                                  m.team_size)
+        exchange.learn(m.strategies, m.books, ps, pb, record, reward, tl)
+        return StepResult(ps, pb, record, prices, deal, gain_s, gain_b)
+
+
+class CompiledEngine:
+    """The step in one compiled call; for markets whose every strategy has a compiled form."""
+
+    name = "compiled"
+
+    def __init__(self, m: Market) -> None:
+        ensure_compiled()
+        self._market = m
+        states: list[KernelState] = []
+        kinds = []
+        for side in (SELLER, BUYER):
+            for strat in m.strategies[side]:
+                kind = compiled.kind_of(strat)
+                if kind is None:
+                    raise ValueError(f"strategy {strat.name!r} has no compiled decision")
+                kinds.append(kind)
+                states.append(strat.kernel_state())
+        self.kinds = np.array(kinds, dtype=np.int64)
+        self.n_groups_s = len(m.strategies[SELLER])
+
+        def typed(name: str, dtype: type) -> object:
+            out = TypedList()
+            for st in states:
+                arr = getattr(st, name)
+                if arr.dtype != dtype or not arr.flags.c_contiguous:
+                    raise ValueError(f"kernel state {name} must be C-contiguous {dtype}")
+                out.append(arr)
+            return out
+
+        self.params = typed("params", np.float64)
+        self.tables = typed("tables", np.float64)
+        self.table = typed("table", np.int64)
+        self.played = typed("played", np.int64)
+        self.wait = typed("wait", np.float64)
+        self.config = np.stack([st.config for st in states]) if states else np.zeros((0, 8),
+                                                                                      np.int64)
+
+    def __getstate__(self) -> dict[str, Market]:
+        """Pickled as its market: numba's lists of arrays cannot be, and are rebuilt."""
+        return {"market": self._market}
+
+    def __setstate__(self, state: dict[str, Market]) -> None:
+        self.__init__(state["market"])  # type: ignore[misc]
+
+    def step(self, m: Market, time_left: int, rng: np.random.Generator) -> StepResult:
+        S, B = m.books
+        (s_lo, b_lo), (s_hi, b_hi) = m.levels
+        P, T = m.protocol.prices, m.protocol.rounds
+        (ps, pb, first, actions, level, n_moves, prices, deal, gain_s, gain_b, bad) = _step(
+            P, T, m.open_mode, time_left, m.grid_lo, m.grid_step, m.span,
+            S.reservation, S.strategy, S.member, S.team, S.cash, S.earnings, S.trades, S.traded,
+            s_lo, s_hi,
+            B.reservation, B.strategy, B.member, B.team, B.cash, B.earnings, B.trades, B.traded,
+            b_lo, b_hi,
+            m.team_size, self.kinds, self.n_groups_s, self.params, self.tables, self.table,
+            self.played, self.wait, self.config, rng)
+        if bad >= 0:
+            raise IllegalAction(f"a compiled strategy played an illegal action at move {bad}")
+        if ps.size == 0:
+            return StepResult(ps, pb)
+        record = BatchRecord(m.protocol, actions, first.astype(np.int8), level, n_moves)
+        return StepResult(ps, pb, record, prices, deal, gain_s, gain_b)
+
+
+def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: str = "auto"
+           ) -> tuple[type[CompiledEngine] | type[LockstepEngine], list[str]]:
+    """The engine class for these strategies, and the names of those without a compiled form.
+
+    ``engine``: ``auto`` (compiled when every strategy has a compiled
+    decision), ``compiled`` (refused, naming them, when some have none) or
+    ``lockstep``.
+    """
+    missing = [getattr(s, "name", type(s).__name__) or type(s).__name__
+               for side in strategies for s in side if compiled.kind_of(s) is None]
+    if engine == "lockstep":
+        return LockstepEngine, missing
+    if engine == "compiled" and missing:
+        raise ValueError(f"engine 'compiled' needs a compiled decision for every strategy; "
+                         f"{', '.join(sorted(set(missing)))} has none")
+    if engine not in ("auto", "compiled"):
+        raise ValueError(f"engine must be one of auto, compiled, lockstep (got {engine!r})")
+    return (LockstepEngine if missing else CompiledEngine), missing
+
+
+# --- compiling once ----------------------------------------------------------------------------
+_ready = False
+_lock = threading.Lock()
+
+
+def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
+    """Load the engine from numba's cache, or compile it (seconds, once per machine).
+
+    ``on_compile`` is called once, before compiling, only when the cache does
+    not hold the engine. Raises :class:`~market.errors.CompileError` with one
+    line when numba cannot compile here.
+    """
+    global _ready
+    if _ready:
+        return
+    from market.game.kernel import announce_compiles
+
+    if jit.numba is None:
+        raise CompileError(f"numba cannot be imported ({_first_line(jit.IMPORT_ERROR)}); "
+                           "the compiled market engine needs it: pip install 'numba>=0.60'")
+    with _lock:
+        if _ready:
+            return
+        try:
+            with announce_compiles(on_compile):
+                _smoke()
+        except Exception as exc:
+            raise CompileError(f"numba cannot compile the market engine on this machine "
+                               f"({type(exc).__name__}: {_first_line(exc)})") from exc
+        _ready = True
+
+
+def _smoke() -> None:
+    """One step of a tiny market: compiles the engine or loads it from the cache."""
+    n = 2
+    f, i = np.zeros(n), np.zeros(n, dtype=np.int64)
+    st = KernelState()
+    lists = []
+    for name in ("params", "tables", "table", "played", "wait"):
+        out = TypedList()
+        for _ in range(2):  # one strategy a side
+            out.append(getattr(st, name))
+        lists.append(out)
+    _step(2, 1, exchange.OPEN_RANDOM, -1, 0.0, 1.0, 1.0,
+          f.copy(), i.copy(), i.copy(), i.copy(), f.copy(), f.copy(), i.copy(),
+          np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64),
+          f.copy(), i.copy(), i.copy(), i.copy(), f.copy(), f.copy(), i.copy(),
+          np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64),
+          np.zeros(0, np.int64), np.zeros(2, np.int64), 1, *lists, np.zeros((2, 8), np.int64),
+          np.random.default_rng(0))
+
+
+def _first_line(exc: BaseException | None) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class LockstepNotice(UserWarning):
+    """A market runs on the lockstep path because some strategy has no compiled decision."""
+
+
+def say_lockstep(missing: Sequence[str]) -> None:
+    """Say once (per place it is asked from) that the market runs on the lockstep path."""
+    import warnings
+
+    names = ", ".join(sorted(set(missing)))
+    warnings.warn(f"the market runs on the lockstep path (each strategy's Python act, slower): "
+                  f"{names} has no compiled decision", LockstepNotice, stacklevel=3)

@@ -1,0 +1,118 @@
+"""The compiled market engine and the lockstep path give the same tables from the same seed.
+
+Every built-in strategy alone, then random mixes over sizes, P, T, period,
+clock, teams, common wallet, drawn learners, redrawn values and first
+movers: the model, period, price and agent tables must be identical, as
+must the learners' Q-tables and the generator's state afterwards.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import strategies
+from market.sim import engine
+from market.sim.model import MarketModel
+from strategies import compiled
+from strategies.averaging import Averaging
+
+BUILT_IN = sorted(compiled.KINDS)
+
+
+def _run(kind: str, steps: int, **kw) -> MarketModel:
+    model = MarketModel(engine=kind, **kw)
+    for _ in range(steps):
+        model.step()
+    return model
+
+
+def _assert_same(kw: dict, steps: int) -> MarketModel:
+    a = _run("compiled", steps, **kw)
+    b = _run("lockstep", steps, **kw)
+    assert isinstance(a.engine, engine.CompiledEngine)
+    assert isinstance(b.engine, engine.LockstepEngine)
+    for frame in ("model_frame", "periods_frame", "prices_frame", "agent_frame"):
+        fa, fb = getattr(a, frame)(), getattr(b, frame)()
+        assert fa.equals(fb), f"{frame} differs for {kw}"
+    for side in (0, 1):
+        for sa, sb in zip(a.strategy_objects(side), b.strategy_objects(side), strict=True):
+            if hasattr(sa, "tables"):
+                assert np.array_equal(sa.tables, sb.tables)
+                assert np.array_equal(sa.played, sb.played)
+            if hasattr(sa, "wait_value"):
+                assert np.array_equal(sa.wait_value, sb.wait_value)
+    assert a.rng.bit_generator.state == b.rng.bit_generator.state
+    return a
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_each_built_in_strategy_plays_alike_on_both_paths(name):
+    kw = dict(n_sellers=23, n_buyers=19, seller_mix={name: 1.0}, buyer_mix={name: 1.0},
+              period=4, seed=11)
+    model = _assert_same(kw, 12)
+    assert model.model_frame()["pairs"].sum() > 0
+
+
+def _random_config(rng: np.random.Generator) -> dict:
+    names = rng.choice(BUILT_IN, size=rng.integers(1, 4), replace=False)
+    other = rng.choice(BUILT_IN, size=rng.integers(1, 4), replace=False)
+    def mix(ns: np.ndarray) -> dict[str, float]:
+        w = rng.uniform(0.2, 1, len(ns))
+        return {str(n): float(x) for n, x in zip(ns, w / w.sum(), strict=True)}
+
+    clock = bool(rng.integers(2))
+    teams = int(rng.integers(1, 4)) if rng.integers(2) else None
+    return dict(
+        n_sellers=int(rng.integers(1, 60)), n_buyers=int(rng.integers(1, 60)),
+        seller_mix=mix(names), buyer_mix=mix(other),
+        prices=int(rng.integers(2, 12)), rounds=int(rng.integers(1, 7)),
+        period=int(rng.integers(1, 6)), redraw=bool(rng.integers(2)),
+        first=str(rng.choice(["random", "seller", "buyer"])),
+        clock=clock, clock_buckets=int(rng.integers(2, 4)) if clock else None,
+        teams=teams, common_wallet=bool(teams and rng.integers(2)),
+        learner_params=str(rng.choice(["fixed", "drawn"])),
+        rational_learners=bool(rng.integers(2)) or clock,
+        seed=int(rng.integers(1_000_000)),
+    )
+
+
+@pytest.mark.parametrize("config", range(36))
+def test_random_mixes_play_alike_on_both_paths(config):
+    kw = _random_config(np.random.default_rng(config))
+    _assert_same(kw, 15)
+
+
+def test_a_market_with_a_strategy_without_a_compiled_form_runs_lockstep_and_says_so():
+    class Stubborn(Averaging):  # a user's subclass: changes the rule, inherits no compiled form
+        name = "stubborn-test"
+
+        def target(self, obs, rng):
+            return super().target(obs, rng)
+
+    strategies.register(Stubborn)
+    try:
+        with pytest.warns(engine.LockstepNotice, match="stubborn-test"):
+            m = MarketModel(n_sellers=10, n_buyers=10, seller_mix={"stubborn-test": 1.0},
+                            buyer_mix={"averaging": 1.0}, seed=1)
+        assert isinstance(m.engine, engine.LockstepEngine)
+        m.step()
+        with pytest.raises(ValueError, match="stubborn-test has none"):
+            MarketModel(n_sellers=10, n_buyers=10, seller_mix={"stubborn-test": 1.0},
+                        engine="compiled", seed=1)
+    finally:
+        strategies.STRATEGIES.pop("stubborn-test", None)
+
+
+def test_a_market_of_built_in_strategies_runs_compiled_without_a_notice():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", engine.LockstepNotice)
+        m = MarketModel(n_sellers=10, n_buyers=10, seller_mix={"zi-u": 1.0}, seed=2)
+    assert isinstance(m.engine, engine.CompiledEngine)
+
+
+def test_an_unknown_engine_is_refused():
+    with pytest.raises(ValueError, match="engine must be one of"):
+        MarketModel(n_sellers=2, n_buyers=2, engine="warp", seed=0)
