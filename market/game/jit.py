@@ -103,4 +103,5 @@ else:  # pragma: no cover - numba missing
         return rng.permutation(x)
 
 
-__all__ = ["IMPORT_ERROR", "exp", "exp1", "njit", "numba", "permutation", "power", "power1", "prange"]
+__all__ = ["IMPORT_ERROR", "exp", "exp1", "njit", "numba", "permutation", "power", "power1",
+           "prange"]

@@ -54,11 +54,11 @@ def openers(n: int, mode: int, rng: np.random.Generator) -> np.ndarray:
 
 
 @njit(cache=True)
-def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, grid_lo: float, grid_step: float,
-           res_s: np.ndarray, res_b: np.ndarray, cash_s: np.ndarray, cash_b: np.ndarray,
-           earn_s: np.ndarray, earn_b: np.ndarray, trades_s: np.ndarray, trades_b: np.ndarray,
-           traded_s: np.ndarray, traded_b: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, grid_lo: float,
+                 grid_step: float, res_s: np.ndarray, res_b: np.ndarray, cash_s: np.ndarray,
+                 cash_b: np.ndarray, earn_s: np.ndarray, earn_b: np.ndarray,
+                 trades_s: np.ndarray, trades_b: np.ndarray, traded_s: np.ndarray,
+                 traded_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Pay every deal of pairs (``ps[i]``, ``pb[i]``) at its level's price; mark both traded.
 
     Returns each pair's price (NaN without a deal), whether it dealt, and the
