@@ -310,6 +310,7 @@ def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: st
 
 
 # --- compiling once ----------------------------------------------------------------------------
+COMPILING = "compiling the market engine (first run only, about 20 seconds)"
 _ready = False
 _lock = threading.Lock()
 
@@ -318,7 +319,7 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
     """Load the engine from numba's cache, or compile it (seconds, once per machine).
 
     ``on_compile`` is called once, before compiling, only when the cache does
-    not hold the engine. Raises :class:`~market.errors.CompileError` with one
+    not hold the engine (by default it prints :data:`COMPILING` on stderr). Raises :class:`~market.errors.CompileError` with one
     line when numba cannot compile here.
     """
     global _ready
@@ -333,12 +334,18 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
         if _ready:
             return
         try:
-            with announce_compiles(on_compile):
+            with announce_compiles(on_compile or _say_compiling):
                 _smoke()
         except Exception as exc:
             raise CompileError(f"numba cannot compile the market engine on this machine "
                                f"({type(exc).__name__}: {_first_line(exc)})") from exc
         _ready = True
+
+
+def _say_compiling() -> None:
+    import sys
+
+    print(COMPILING, file=sys.stderr, flush=True)
 
 
 def _smoke() -> None:
