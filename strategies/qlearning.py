@@ -203,6 +203,12 @@ def _legal_block(move, P, T):  # noqa: ANN001, ANN202
 
 
 @njit(cache=True, inline="always")
+def _pick(u, count):  # noqa: ANN001, ANN202
+    """:func:`market.game.qtable.pick` for one row."""
+    return min(int(u * count), max(count - 1, 0))
+
+
+@njit(cache=True, inline="always")
 def _slot(config, role, time_left):  # noqa: ANN001, ANN202
     """:meth:`QLearning.slots` (and the market learner's clock slots) for one row."""
     market, buckets, roles = config[1], config[3], config[4]
@@ -238,7 +244,7 @@ def decide_rows(side, move, P, T, rows, offer, first, lo, hi, member, time_left,
     t = (move - 1) // 2 if move > 0 else 0
     cand = np.empty(A, dtype=np.bool_)
     n = rows.size
-    # greedy among the candidates, ties broken by one uniform key per cell (qtable.greedy)
+    # greedy among the candidates; a tie draws one uniform (qtable.greedy)
     for r in rows:
         _candidates(config, side, move, P, T, offer[r], lo[r], hi[r], cand)
         state = 1 + t * P + offer[r] - 1 if offer[r] > 0 else 0
@@ -247,13 +253,20 @@ def decide_rows(side, move, P, T, rows, offer, first, lo, hi, member, time_left,
         for a in range(A):
             if cand[a] and q[a] > best:
                 best = q[a]
-        arg, top = 0, -2.0
+        count, arg = 0, -1
         for a in range(A):
-            key = rng.random()
-            if (q[a] if cand[a] else -np.inf) < best:
-                key = -1.0
-            if key > top:
-                arg, top = a, key
+            if (q[a] if cand[a] else -np.inf) >= best:
+                count += 1
+                if arg < 0:
+                    arg = a
+        if count > 1:
+            k = _pick(rng.random(), count)
+            for a in range(A):
+                if (q[a] if cand[a] else -np.inf) >= best:
+                    if k == 0:
+                        arg = a
+                        break
+                    k -= 1
         out[r] = arg
     # exploration: one uniform per row, then the explorers' random candidate
     explore = np.zeros(n, dtype=np.bool_)
@@ -268,19 +281,23 @@ def decide_rows(side, move, P, T, rows, offer, first, lo, hi, member, time_left,
         any_explore = any_explore or explore[i]
     if not any_explore:
         return
-    if config[1] == 1:  # a candidate mask per row: one key per cell (qtable.random_legal)
+    if config[1] == 1:  # a candidate mask per row: one uniform each (qtable.random_legal)
         for i in range(n):
             if not explore[i]:
                 continue
             r = rows[i]
             _candidates(config, side, move, P, T, offer[r], lo[r], hi[r], cand)
-            arg, top = 0, -2.0
+            count = 0
             for a in range(A):
-                key = rng.random()
-                if not cand[a]:
-                    key = -1.0
-                if key > top:
-                    arg, top = a, key
+                count += cand[a]
+            k = _pick(rng.random(), count)
+            arg = 0
+            for a in range(A):
+                if cand[a]:
+                    if k == 0:
+                        arg = a
+                        break
+                    k -= 1
             out[r] = arg
     else:  # one legal block for all: uniform indices into it, in one draw
         a0, a1 = _legal_block(move, P, T)

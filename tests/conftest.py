@@ -14,6 +14,19 @@ from market.game.record import BatchRecord
 from market.game.rules import Protocol
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile (or load) the market engine once before any test, in the controlling process.
+
+    On a fresh clone the first market compiles the engine (about 20 s, with a
+    one-line notice on stderr); done here, the workers load it from numba's
+    cache and no test sees the notice unless it asks for one.
+    """
+    if not hasattr(session.config, "workerinput"):
+        from market.sim.engine import ensure_compiled
+
+        ensure_compiled(lambda: None)
+
+
 def _duel(
     seller: str | Any,
     buyer: str | Any,

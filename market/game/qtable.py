@@ -98,18 +98,41 @@ def table_shape(protocol: Protocol, roles: int = 1) -> tuple[int, ...]:
 
 
 # --- choosing and learning -------------------------------------------------------------------
+def nth_true(mask: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Per row of ``mask`` (n, A), the column of its ``k``-th True (0-based; 0 if none)."""
+    return (np.cumsum(mask, axis=1) > np.asarray(k)[:, None]).argmax(axis=1)
+
+
+def pick(u: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Which of ``count`` items a uniform ``u`` picks: ``floor(u * count)``, below ``count``."""
+    return np.minimum((u * count).astype(np.int64), np.maximum(count - 1, 0))
+
+
 def greedy(q: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Greedy action per row of ``q`` (n, A) among ``legal`` (A,) or (n, A), ties uniform."""
+    """Greedy action per row of ``q`` (n, A) among ``legal`` (A,) or (n, A), ties uniform.
+
+    A row with one maximum draws nothing; a row with several draws one
+    uniform ``u`` (rows in order) and plays the ``floor(u * count)``-th of them
+    in increasing action order, as the training kernel does.
+    """
     qm = np.where(legal, q, -np.inf)
     best = qm >= qm.max(axis=-1, keepdims=True)
-    keys = np.where(best, rng.random(q.shape), -1.0)
-    return keys.argmax(axis=-1)
+    count = best.sum(axis=-1)
+    a = best.argmax(axis=-1)
+    tied = np.flatnonzero(count > 1)
+    if tied.size:
+        a[tied] = nth_true(best[tied], pick(rng.random(tied.size), count[tied]))
+    return a
 
 
 def random_legal(n: int, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Uniform random legal action, ``n`` times; ``legal`` is one (A,) mask or (n, A) masks."""
+    """Uniform random legal action, ``n`` times; ``legal`` is one (A,) mask or (n, A) masks.
+
+    One draw per row: an index into the one mask's legal actions, or a
+    uniform that :func:`pick` turns into one of the row's legal actions.
+    """
     if legal.ndim == 2:
-        return np.where(legal, rng.random(legal.shape), -1.0).argmax(axis=1)
+        return nth_true(legal, pick(rng.random(n), legal.sum(axis=1)))
     idx = np.flatnonzero(legal)
     return idx[rng.integers(0, idx.size, size=n)]
 

@@ -578,6 +578,12 @@ def run_batch(
         if on_result is not None:
             on_result(outcome, len(done), total)
 
+    if todo and scheduler in (None, "local"):
+        # compile (or load) the market engine here, once: workers then load it from numba's
+        # cache instead of each compiling it at the same time on a cold machine
+        from market.sim.engine import ensure_compiled
+
+        ensure_compiled()
     if todo:
         if scheduler:
             _run_dask(todo, per_step, scheduler, processes, finished, connect_timeout)

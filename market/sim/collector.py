@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import Any, Protocol
 
 import numpy as np
+import pandas as pd
 from mesa.datacollection import DataCollector
 
 from market.game.grid import PriceGrid
@@ -72,23 +73,42 @@ class MarketCollector(DataCollector):
             self.collect_agents(model)
 
     def collect_agents(self, model: Collected) -> None:
-        """Record the agent variables now, at ``model.steps``."""
-        self._agent_records[model.steps] = list(self._record_agents(model))
+        """Record the agent variables now, at ``model.steps``: as columns, not rows.
 
-    def _record_agents(self, model: Collected):  # type: ignore[override]
-        cols = model.agent_columns()
-        step = np.full(len(cols["unique_id"]), model.steps)
-        columns = (cols[k].tolist() for k in ("unique_id", *AGENT_COLUMNS))
-        return zip(step.tolist(), *columns, strict=True)
+        Mesa keeps one tuple of Python objects per agent and step; at a
+        million traders that is gigabytes and most of a step. The columns
+        (one array per variable) hold the same values at 8 bytes each.
+        """
+        self._agent_records[model.steps] = model.agent_columns()
+
+    @property
+    def has_agent_records(self) -> bool:
+        """Whether any agent variables were recorded."""
+        return bool(self._agent_records)
+
+    def get_agent_vars_dataframe(self) -> pd.DataFrame:
+        """Mesa's agent table (index ``Step``, ``AgentID``), built from the recorded columns."""
+        names = ["Step", "AgentID", *AGENT_COLUMNS]
+        if not self._agent_records:
+            return pd.DataFrame(columns=names).set_index(["Step", "AgentID"])
+        records = list(self._agent_records.items())
+        data = {"Step": np.concatenate([np.full(len(c["unique_id"]), s, dtype=np.int64)
+                                        for s, c in records]),
+                "AgentID": np.concatenate([c["unique_id"] for _, c in records])}
+        for k in AGENT_COLUMNS:
+            data[k] = np.concatenate([c[k] for _, c in records])
+        return pd.DataFrame(data).set_index(["Step", "AgentID"])
 
     def add_prices(self, step: int, period: int, levels: np.ndarray, grid: PriceGrid) -> None:
         """One ``prices`` row per level among ``levels`` (the deals' levels): how many deals."""
         counts = np.bincount(levels, minlength=grid.prices + 1)
-        for level in np.flatnonzero(counts):
-            self.add_table_row("prices", {
-                "step": step, "period": period, "level": int(level),
-                "price": float(grid.price(int(level))), "deals": int(counts[level]),
-            })
+        table = self.tables["prices"]  # straight into Mesa's columns: a row per level
+        for level in np.flatnonzero(counts).tolist():
+            table["step"].append(step)
+            table["period"].append(period)
+            table["level"].append(level)
+            table["price"].append(grid.lo + (level - 1.0) * grid.step)
+            table["deals"].append(int(counts[level]))
 
     def add_period(self, row: dict[str, Any]) -> None:
         """The row of a closed period."""

@@ -26,13 +26,18 @@ paths on every built-in strategy and on random mixes and compare every
 table.
 
 Cache: ``njit(cache=True)`` keeps the machine code beside each module. numba
-checks only the timestamp of the file of the function it loads, so a change
-to a strategy's compiled form reaches the engine once this file is touched
-or the cache cleared (the equivalence tests catch a stale cache).
+checks only the timestamp of the file of the function it loads, not of the
+functions compiled into it, so an edited strategy would play its old
+compiled rule inside a cached engine. :func:`ensure_compiled` therefore
+keeps a digest of every source the engine is built from and, when it
+changes, removes those modules' cached machine code (only numba's ``.nbi``
+and ``.nbc`` files of those modules) before the first call.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,14 +61,39 @@ except Exception:  # pragma: no cover - numba missing: the lockstep path only
     TypedList = list
 
 
+# numba compiles its typed-list operations anew in every process unless they are called from
+# a cached function: these two keep building the engine's lists from costing seconds a run
+@njit(cache=True)
+def _new_list(first: np.ndarray):  # noqa: ANN202
+    out = TypedList()
+    out.append(first)
+    return out
+
+
+@njit(cache=True)
+def _push(items, item: np.ndarray) -> None:  # noqa: ANN001
+    items.append(item)
+
+
+def _typed(arrays: Sequence[np.ndarray]):  # noqa: ANN202
+    """A numba list holding ``arrays`` themselves (not copies)."""
+    out = _new_list(arrays[0])
+    for a in arrays[1:]:
+        _push(out, a)
+    return out
+
+
 @njit(cache=True)
 def _negotiate(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_lo, b_hi,  # noqa: ANN001, ANN202, PLR0913
                time_left, kinds, n_groups_s, params, tables, table, played, config, rng):
     """The protocol's lockstep loop (:func:`market.game.protocol.negotiate`), compiled.
 
     Groups ``0 .. n_groups_s - 1`` of the state lists are the Sellers'
-    strategies, the rest the Buyers'. Returns the record's arrays and the
-    move of an illegal action (-1 if none).
+    strategies, the rest the Buyers'. At each move the negotiations still
+    running (kept in increasing order) are sorted by (side, group) in one
+    counting pass, so each group decides for its rows in the lockstep
+    order: Sellers' groups first, each group's rows ascending. Returns the
+    record's arrays and the move of an illegal action (-1 if none).
     """
     n = first.size
     M = 2 * T
@@ -72,43 +102,52 @@ def _negotiate(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_
     n_moves = np.zeros(n, dtype=np.int64)
     last = np.zeros((2, n), dtype=np.int64)
     prev = np.zeros((2, n), dtype=np.int64)
-    active = np.ones(n, dtype=np.bool_)
     chosen = np.zeros(n, dtype=np.int64)
-    rows = np.empty(n, dtype=np.int64)
+    running = np.arange(n)
+    n_running = n
     n_groups = kinds.size
+    count = np.zeros(n_groups + 1, dtype=np.int64)
+    key = np.empty(n, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
     for move in range(M):
-        running = 0
-        for i in range(n):
-            running += active[i]
-        if running == 0:
+        if n_running == 0:
             break
         lo_a, hi_a = (0, P) if move == 0 else ((P, P + 2) if (move - 1) // 2 == T - 1
                                                else (0, P + 2))
-        for s in range(2):
-            group = s_group if s == SELLER else b_group
-            member = s_member if s == SELLER else b_member
-            lo = s_lo if s == SELLER else b_lo
-            hi = s_hi if s == SELLER else b_hi
-            g0, g1 = (0, n_groups_s) if s == SELLER else (n_groups_s, n_groups)
-            for g in range(g0, g1):
-                k = 0
-                for i in range(n):
-                    mover = first[i] if move % 2 == 0 else 1 - first[i]
-                    if active[i] and mover == s and group[i] == g - g0:
-                        rows[k] = i
-                        k += 1
-                if k == 0:
-                    continue
-                rg = rows[:k]
-                compiled.decide(kinds[g], s, move, P, T, rg, last[1 - s], last[s], prev[1 - s],
-                                first, lo, hi, member, time_left, params[g], tables[g],
-                                table[g], played[g], config[g], rng, chosen)
-                for r in rg:
-                    if chosen[r] < lo_a or chosen[r] >= hi_a:
-                        return actions, level, n_moves, move
-        for i in range(n):  # play the move (protocol.Lockstep.play)
-            if not active[i]:
+        count[:] = 0
+        for j in range(n_running):
+            i = running[j]
+            if (first[i] if move % 2 == 0 else 1 - first[i]) == SELLER:
+                key[j] = s_group[i]
+            else:
+                key[j] = n_groups_s + b_group[i]
+            count[key[j] + 1] += 1
+        for g in range(n_groups):
+            count[g + 1] += count[g]
+        for j in range(n_running):  # stable: each group's rows stay ascending
+            order[count[key[j]]] = running[j]
+            count[key[j]] += 1
+        start = 0
+        for g in range(n_groups):
+            stop = count[g]
+            if stop == start:
                 continue
+            rg = order[start:stop]
+            start = stop
+            s = SELLER if g < n_groups_s else BUYER
+            if s == SELLER:
+                member, lo, hi = s_member, s_lo, s_hi
+            else:
+                member, lo, hi = b_member, b_lo, b_hi
+            compiled.decide(kinds[g], s, move, P, T, rg, last[1 - s], last[s], prev[1 - s],
+                            first, lo, hi, member, time_left, params[g], tables[g],
+                            table[g], played[g], config[g], rng, chosen)
+            for r in rg:
+                if chosen[r] < lo_a or chosen[r] >= hi_a:
+                    return actions, level, n_moves, move
+        still = 0
+        for j in range(n_running):  # play the move (protocol.Lockstep.play)
+            i = running[j]
             a = chosen[i]
             actions[i, move] = a
             n_moves[i] = move + 1
@@ -116,10 +155,11 @@ def _negotiate(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_
             if a < P:
                 prev[mv, i] = last[mv, i]
                 last[mv, i] = a + 1
-            else:
-                if a == P:
-                    level[i] = last[1 - mv, i]
-                active[i] = False
+                running[still] = i
+                still += 1
+            elif a == P:
+                level[i] = last[1 - mv, i]
+        n_running = still
     return actions, level, n_moves, -1
 
 
@@ -246,13 +286,11 @@ class CompiledEngine:
         self.n_groups_s = len(m.strategies[SELLER])
 
         def typed(name: str, dtype: type) -> object:
-            out = TypedList()
-            for st in states:
-                arr = getattr(st, name)
+            arrays = [getattr(st, name) for st in states]
+            for arr in arrays:
                 if arr.dtype != dtype or not arr.flags.c_contiguous:
                     raise ValueError(f"kernel state {name} must be C-contiguous {dtype}")
-                out.append(arr)
-            return out
+            return _typed(arrays)
 
         self.params = typed("params", np.float64)
         self.tables = typed("tables", np.float64)
@@ -319,7 +357,8 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
     """Load the engine from numba's cache, or compile it (seconds, once per machine).
 
     ``on_compile`` is called once, before compiling, only when the cache does
-    not hold the engine (by default it prints :data:`COMPILING` on stderr). Raises :class:`~market.errors.CompileError` with one
+    not hold the engine (by default it prints :data:`COMPILING` on stderr).
+    Raises :class:`~market.errors.CompileError` with one
     line when numba cannot compile here.
     """
     global _ready
@@ -333,6 +372,7 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
     with _lock:
         if _ready:
             return
+        _drop_stale_cache()
         try:
             with announce_compiles(on_compile or _say_compiling):
                 _smoke()
@@ -340,6 +380,39 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
             raise CompileError(f"numba cannot compile the market engine on this machine "
                                f"({type(exc).__name__}: {_first_line(exc)})") from exc
         _ready = True
+
+
+#: the modules whose compiled functions end up inside the engine
+SOURCES = ("market.game.jit", "market.game.qtable", "market.sim.exchange", "market.sim.engine",
+           "strategies.compiled", "strategies.rule_based", "strategies._ranges",
+           "strategies.averaging", "strategies.time_dependent", "strategies.hardliner",
+           "strategies.tit_for_tat", "strategies.zero_intelligence", "strategies.spe",
+           "strategies.qlearning")
+
+
+def _drop_stale_cache() -> None:
+    """Remove the engine modules' cached machine code when any of their sources changed."""
+    from pathlib import Path
+
+    files = [Path(importlib.import_module(name).__file__ or "") for name in SOURCES]
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
+    cache = Path(jit.numba.config.CACHE_DIR) if jit.numba.config.CACHE_DIR else None
+    stamp = (cache or files[3].parent / "__pycache__") / "engine.sources"
+    try:
+        if stamp.read_text() == digest:
+            return
+    except OSError:
+        pass
+    for f in files:
+        where = cache if cache is not None else f.parent / "__pycache__"
+        if where is not None and where.is_dir():
+            for old in where.glob(f"{f.stem}.*.nb[ic]"):
+                old.unlink(missing_ok=True)
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:  # a read-only install: numba falls back on its own checks
+        pass
 
 
 def _say_compiling() -> None:
@@ -353,12 +426,8 @@ def _smoke() -> None:
     n = 2
     f, i = np.zeros(n), np.zeros(n, dtype=np.int64)
     st = KernelState()
-    lists = []
-    for name in ("params", "tables", "table", "played", "wait"):
-        out = TypedList()
-        for _ in range(2):  # one strategy a side
-            out.append(getattr(st, name))
-        lists.append(out)
+    lists = [_typed([getattr(st, name)] * 2)  # one strategy a side
+             for name in ("params", "tables", "table", "played", "wait")]
     _step(2, 1, exchange.OPEN_RANDOM, -1, 0.0, 1.0, 1.0,
           f.copy(), i.copy(), i.copy(), i.copy(), f.copy(), f.copy(), i.copy(),
           np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64),

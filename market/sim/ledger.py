@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from market.game.jit import njit
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES
 from market.sim.metrics import Equilibrium, efficiency, surplus_split
@@ -107,10 +108,56 @@ class Totals:
 
 def step_sums(s: Settlement) -> Totals:
     """One settled step's sums, as :class:`Totals` (computed once for the period and the run)."""
-    p = s.deal_prices
-    seller, buyer = float(s.seller_gain.sum()), float(s.buyer_gain.sum())
-    return Totals(deals=p.size, price_sum=float(p.sum()), price_sq=float((p * p).sum()),
-                  seller=seller, buyer=buyer, realised=float(seller + buyer))
+    deals, price_sum, price_sq, _, _, _ = price_stats(s.prices)
+    seller, buyer = _sum(s.seller_gain), _sum(s.buyer_gain)
+    return Totals(deals=int(deals), price_sum=price_sum, price_sq=price_sq,
+                  seller=seller, buyer=buyer, realised=seller + buyer)
+
+
+# The sums below are compiled loops rather than numpy reductions: a market step calls them on
+# a few dozen numbers, where numpy's call costs more than the sum, and a loop adds in one
+# fixed order (numpy's pairwise sum may not), so every path gets the same last bit.
+@njit(cache=True)
+def _sum(x: np.ndarray) -> float:
+    total = 0.0
+    for v in x:
+        total += v
+    return total
+
+
+@njit(cache=True)
+def price_stats(prices: np.ndarray) -> tuple[int, float, float, float, float, float]:
+    """Of the finite ``prices`` (NaN: no deal): count, sum, sum of squares, min, max, and the
+    population standard deviation (NaN without any)."""
+    n, total, squares = 0, 0.0, 0.0
+    lo, hi = np.inf, -np.inf
+    for p in prices:
+        if np.isfinite(p):
+            n += 1
+            total += p
+            squares += p * p
+            lo, hi = min(lo, p), max(hi, p)
+    if n == 0:
+        return 0, 0.0, 0.0, np.nan, np.nan, np.nan
+    mean = total / n
+    spread = 0.0
+    for p in prices:
+        if np.isfinite(p):
+            spread += (p - mean) * (p - mean)
+    return n, total, squares, lo, hi, np.sqrt(spread / n)
+
+
+@njit(cache=True)
+def group_means(group: np.ndarray, values: np.ndarray, k: int
+                ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per group ``0..k-1``: the sum and count of ``values``; and the mean of all of them."""
+    sums, counts = np.zeros(k), np.zeros(k, dtype=np.int64)
+    total = 0.0
+    for i in range(values.size):
+        sums[group[i]] += values[i]
+        counts[group[i]] += 1
+        total += values[i]
+    return sums, counts, total / values.size if values.size else np.nan
 
 
 class Ledger:
@@ -225,13 +272,13 @@ def plotted() -> list[Metric]:
 
 def trade_figures(prices: np.ndarray) -> dict[str, float]:
     """Deals and prices of one step (``prices``: NaN where a pair did not deal)."""
-    p = prices[np.isfinite(prices)] if prices.size else prices
+    n, total, _, lo, hi, std = price_stats(np.asarray(prices, dtype=np.float64))
     return {
-        "deals": float(p.size),
-        "mean_price": float(p.mean()) if p.size else math.nan,
-        "min_price": float(p.min()) if p.size else math.nan,
-        "max_price": float(p.max()) if p.size else math.nan,
-        "price_std": float(p.std()) if p.size else math.nan,
+        "deals": float(n),
+        "mean_price": total / n if n else math.nan,
+        "min_price": float(lo),
+        "max_price": float(hi),
+        "price_std": float(std),
     }
 
 
@@ -267,13 +314,11 @@ def earnings(books: Sequence[TraderArrays], names: Sequence[Sequence[str]],
     out = {}
     for side in (SELLER, BUYER):
         book = books[side]
-        k = len(names[side])
-        sums = np.bincount(book.strategy, weights=book.earnings, minlength=k)
-        counts = np.bincount(book.strategy, minlength=k)
+        sums, counts, mean = group_means(book.strategy, book.earnings, len(names[side]))
         for g, name in enumerate(names[side]):
             if counts[g]:
                 out[f"earnings.{SIDE_NAMES[side]}.{name}"] = float(sums[g] / counts[g])
-        out[f"earnings.{SIDE_NAMES[side]}"] = float(book.earnings.mean())
+        out[f"earnings.{SIDE_NAMES[side]}"] = float(mean)
     if teams is not None and wallets is not None:
         for t in range(len(wallets)):
             side_name = "seller" if t < teams else "buyer"

@@ -261,7 +261,7 @@ class MarketModel(mesa.Model):
 
     def agent_frame(self) -> pd.DataFrame:
         """Collected agent variables, flat (Step, AgentID columns); empty if none collected."""
-        if not self.datacollector._agent_records:
+        if not self.datacollector.has_agent_records:
             return pd.DataFrame(columns=["Step", "AgentID", *AGENT_COLUMNS])
         return self.datacollector.get_agent_vars_dataframe().reset_index()
 
