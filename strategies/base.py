@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from market.game.jit import njit
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES, Observation, Protocol, side_index
 
@@ -41,6 +42,46 @@ class KernelState:
     played: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     wait: np.ndarray = field(default_factory=lambda: np.zeros((1, 1)))
     config: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
+
+
+# Inside the compiled engine every population's arrays live in two flat stores (floats,
+# integers); a layout table holds, per population (row ``g``), each array's offset and shape
+# at these columns. The functions below give the flat index of one cell, so compiled
+# decisions read and write their arrays without making array views (each view costs two
+# atomic reference counts, which cost more than a move).
+PARAMS, TABLES, WAIT, TABLE, PLAYED = 0, 3, 8, 11, 14
+LAYOUT_COLUMNS = 16
+
+
+@njit(cache=True, inline="always")
+def param_at(layout: np.ndarray, g: int, m: int, j: int) -> int:
+    """Flat index of ``params[m, j]`` of population ``g`` (float store)."""
+    return layout[g, PARAMS] + m * layout[g, PARAMS + 2] + j
+
+
+@njit(cache=True, inline="always")
+def q_at(layout: np.ndarray, g: int, m: int, slot: int, row: int, a: int) -> int:
+    """Flat index of ``tables[m, slot, row, a]`` of population ``g`` (float store)."""
+    return layout[g, TABLES] + ((m * layout[g, TABLES + 2] + slot) * layout[g, TABLES + 3]
+                                + row) * layout[g, TABLES + 4] + a
+
+
+@njit(cache=True, inline="always")
+def wait_at(layout: np.ndarray, g: int, m: int, b: int) -> int:
+    """Flat index of ``wait[m, b]`` of population ``g`` (float store)."""
+    return layout[g, WAIT] + m * layout[g, WAIT + 2] + b
+
+
+@njit(cache=True, inline="always")
+def table_at(layout: np.ndarray, g: int, r: int, c: int) -> int:
+    """Flat index of ``table[r, c]`` of population ``g`` (integer store)."""
+    return layout[g, TABLE] + r * layout[g, TABLE + 2] + c
+
+
+@njit(cache=True, inline="always")
+def played_at(layout: np.ndarray, g: int, m: int) -> int:
+    """Flat index of ``played[m]`` of population ``g`` (integer store)."""
+    return layout[g, PLAYED] + m
 
 
 class Strategy:
@@ -125,6 +166,15 @@ class Strategy:
     def kernel_state(self) -> KernelState:
         """This population's arrays for the compiled engine (only if :attr:`compiled`)."""
         return KernelState()
+
+    def adopt(self, state: KernelState) -> None:
+        """Take the engine's copies of :meth:`kernel_state`'s arrays as this population's own.
+
+        The engine keeps every population's arrays in one store; a strategy
+        whose arrays change while it plays (a learner's tables) points its
+        attributes at those copies, so that both read and write the same
+        numbers. Strategies whose arrays never change need nothing.
+        """
 
     # --- helpers for deciding ---------------------------------------------------------
     def better_or_equal(self, offer: np.ndarray, target: np.ndarray) -> np.ndarray:

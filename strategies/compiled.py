@@ -25,7 +25,7 @@ from __future__ import annotations
 from market.game.jit import njit
 from strategies import averaging, hardliner, qlearning, spe, time_dependent, tit_for_tat
 from strategies import zero_intelligence as zi
-from strategies.base import Strategy
+from strategies.base import PARAMS, Strategy, param_at
 from strategies.rule_based import accepts1, decide1
 
 #: kind numbers of the rule-based strategies (target and accept rule)
@@ -49,54 +49,62 @@ def kind_of(strategy: Strategy) -> int | None:
 
 
 @njit(cache=True, inline="always")
-def _target(kind, side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN202
+def _target(kind, side, move, P, T, offer, own, prev, lo, hi, param):  # noqa: ANN001, ANN202
+    """The target of a deterministic rule (no generator passed: each pass would cost a
+    reference count per row)."""
     if kind == AVERAGING:
-        return averaging.target1(side, move, P, T, offer, own, prev, lo, hi, param, rng)
+        return averaging.target1(side, move, P, T, offer, own, prev, lo, hi, param, None)
     if kind == TIME_DEPENDENT:
-        return time_dependent.target1(side, move, P, T, offer, own, prev, lo, hi, param, rng)
+        return time_dependent.target1(side, move, P, T, offer, own, prev, lo, hi, param, None)
     if kind == HARDLINER:
-        return hardliner.target1(side, move, P, T, offer, own, prev, lo, hi, param, rng)
-    if kind == TIT_FOR_TAT:
-        return tit_for_tat.target1(side, move, P, T, offer, own, prev, lo, hi, param, rng)
-    if kind == ZI_C:
-        return zi.target1_constrained(side, move, P, T, offer, own, prev, lo, hi, param, rng)
-    return zi.target1_unconstrained(side, move, P, T, offer, own, prev, lo, hi, param, rng)
+        return hardliner.target1(side, move, P, T, offer, own, prev, lo, hi, param, None)
+    return tit_for_tat.target1(side, move, P, T, offer, own, prev, lo, hi, param, None)
 
 
-@njit(cache=True)
-def decide(kind, side, move, P, T, rows, offer, own, prev, first, lo, hi, member,  # noqa: ANN001, ANN201, PLR0913
-           time_left, params, tables, table, played, config, rng, out):
-    """Actions of one strategy's rows ``rows`` at ``move`` into ``out`` (by negotiation).
+@njit(cache=True, inline="always")
+def decide(kind, side, move, P, T, rows, last, prev, first, lo, hi, member,  # noqa: ANN001, ANN201, PLR0913
+           time_left, fstore, istore, layout, g, config, rng, out):
+    """Actions of population ``g``'s rows ``rows`` at ``move`` into ``out`` (by negotiation).
 
-    ``offer``/``own``/``prev``: the opponent's last offer, the mover's own last
-    offer and the opponent's offer before its last, per negotiation; ``first``:
-    the side that moved first; ``lo``/``hi``/``member``/``time_left``: the
-    mover's, per negotiation (-1: no clock); the rest is the strategy's
-    :class:`~strategies.base.KernelState`.
+    ``last``/``prev``: each side's last offer and the one before, per
+    negotiation; ``first``: the side that moved first; ``lo``/``hi``/``member``/
+    ``time_left``: the mover's, per negotiation (-1: no clock); the
+    population's arrays are in the engine's stores at ``layout[g]``
+    (:class:`~strategies.base.KernelState`, ``config[g]`` its switches).
     """
     if kind == SPE:
-        spe.decide_rows(side, move, P, rows, offer, first, table, out)
+        spe.decide_rows(side, move, P, rows, last, first, istore, layout, g, out)
         return
     if kind == QLEARNING:
-        qlearning.decide_rows(side, move, P, T, rows, offer, first, lo, hi, member, time_left,
-                              params, tables, played, config, rng, out)
+        qlearning.decide_rows(side, move, P, T, rows, last, first, lo, hi, member, time_left,
+                              fstore, istore, layout, g, config, rng, out)
         return
-    with_param = params.shape[1] > 0
+    if kind in (ZI_C, ZI_U):  # a quote drawn per row, rows in order
+        for r in rows:
+            offer = last[1 - side, r]
+            if kind == ZI_C:
+                target = zi.target1_constrained(side, move, P, T, offer, 0, 0, lo[r], hi[r], 0.0,
+                                                rng)
+                accept = accepts1(side, move, T, offer, lo[r], hi[r], target)
+            else:
+                target = zi.target1_unconstrained(side, move, P, T, offer, 0, 0, lo[r], hi[r],
+                                                  0.0, rng)
+                accept = zi.accepts1_unconstrained(side, offer, target)
+            out[r] = decide1(move, P, T, target, accept)
+        return
+    with_param = layout[g, PARAMS + 2] > 0
     for r in rows:
-        param = params[member[r], 0] if with_param else 0.0
-        target = _target(kind, side, move, P, T, offer[r], own[r], prev[r], lo[r], hi[r],
-                         param, rng)
-        if kind == ZI_U:
-            accept = zi.accepts1_unconstrained(side, offer[r], target)
-        else:
-            accept = accepts1(side, move, T, offer[r], lo[r], hi[r], target)
-        out[r] = decide1(move, P, T, target, accept)
+        param = fstore[param_at(layout, g, member[r], 0)] if with_param else 0.0
+        offer = last[1 - side, r]
+        target = _target(kind, side, move, P, T, offer, last[side, r], prev[1 - side, r], lo[r],
+                         hi[r], param)
+        out[r] = decide1(move, P, T, target, accepts1(side, move, T, offer, lo[r], hi[r], target))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def learn(kind, side, P, T, rows, actions, first, n_moves, level, member, reward,  # noqa: ANN001, ANN201, PLR0913
-          time_left, params, tables, played, wait, config):
+          time_left, fstore, istore, layout, g, config):
     """Learning from finished negotiations ``rows`` (only the Q-learner learns)."""
     if kind == QLEARNING:
         qlearning.learn_rows(side, P, T, rows, actions, first, n_moves, level, member, reward,
-                             time_left, params, tables, played, wait, config)
+                             time_left, fstore, istore, layout, g, config)

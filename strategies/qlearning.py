@@ -20,7 +20,7 @@ from market.game.qtable import bellman_update, epsilon_greedy, epsilon_schedule,
 from market.game.record import BatchRecord
 from market.game.rules import SIDE_NAMES, Observation, Protocol
 from market.game.tables import load_tables
-from strategies.base import KernelState, Strategy
+from strategies.base import KernelState, Strategy, param_at, played_at, q_at, wait_at
 
 
 class QLearning(Strategy):
@@ -115,6 +115,10 @@ class QLearning(Strategy):
         config[:5] = (self.learning, False, False, 1, 2 if self.role_aware else 1)
         return KernelState(params=rates, tables=self.tables, played=self.played, config=config)
 
+    def adopt(self, state: KernelState) -> None:
+        """The engine learns into its copies of the tables and counts: use them."""
+        self.tables, self.played = state.tables, state.played
+
     def epsilon(self, member: np.ndarray) -> np.ndarray:
         if not self.learning:
             return np.zeros(len(member))
@@ -189,7 +193,9 @@ class QLearning(Strategy):
 
 
 # --- the same learner for a batch of rows, as the compiled market engine runs it ----------------
-# ``config``: learning, market (candidates per row, clock slots), rational, buckets, roles
+# Population ``g``'s arrays are read from the engine's flat stores (``fstore``: rates, tables,
+# wait values; ``istore``: counts) through the layout (strategies.base). ``config[g]``:
+# learning, market (candidates per row, clock slots), rational, buckets, roles
 # (:meth:`QLearning.kernel_state`, and the market learner's). ``first``: the side that moved
 # first, per negotiation. The draws are exactly those of :meth:`QLearning.act`, in its order.
 @njit(cache=True, inline="always")
@@ -209,9 +215,9 @@ def _pick(u, count):  # noqa: ANN001, ANN202
 
 
 @njit(cache=True, inline="always")
-def _slot(config, role, time_left):  # noqa: ANN001, ANN202
+def _slot(config, g, role, time_left):  # noqa: ANN001, ANN202
     """:meth:`QLearning.slots` (and the market learner's clock slots) for one row."""
-    market, buckets, roles = config[1], config[3], config[4]
+    market, buckets, roles = config[g, 1], config[g, 3], config[g, 4]
     r = role if roles == 2 else 0
     if market == 0:
         return r
@@ -222,134 +228,146 @@ def _slot(config, role, time_left):  # noqa: ANN001, ANN202
 
 
 @njit(cache=True, inline="always")
-def _candidates(config, side, move, P, T, offer, lo, hi, cand):  # noqa: ANN001, ANN202
-    """:meth:`QLearning.candidates` (or the rational market learner's) into ``cand``."""
+def _candidates(config, g, side, move, P, T, offer, lo, hi):  # noqa: ANN001, ANN202
+    """:meth:`QLearning.candidates` (or the rational market learner's) for one row, as
+    ``(c0, c1, accept, reject)``: offers ``c0 .. c1-1``, and whether accept and reject are in."""
     a0, a1 = _legal_block(move, P, T)
-    for a in range(P + 2):
-        cand[a] = a0 <= a < a1
-    if config[1] == 1 and config[2] == 1:
-        for a in range(P):
-            cand[a] = cand[a] and lo <= a + 1 <= hi
+    c0, c1 = a0, min(a1, P)
+    accept = a0 <= P < a1
+    reject = a0 <= P + 1 < a1
+    if config[g, 1] == 1 and config[g, 2] == 1:
+        c0, c1 = max(c0, lo - 1), min(c1, hi)
         if side == 0:
-            cand[P] = cand[P] and offer >= lo and offer > 0
+            accept = accept and offer >= lo and offer > 0
         else:
-            cand[P] = cand[P] and offer <= hi and offer > 0
+            accept = accept and offer <= hi and offer > 0
+    return c0, max(c1, c0), accept, reject
 
 
-@njit(cache=True)
-def decide_rows(side, move, P, T, rows, offer, first, lo, hi, member, time_left,  # noqa: ANN001, ANN201, PLR0913
-                rates, tables, played, config, rng, out):
+@njit(cache=True, inline="always")
+def _is_candidate(a, c0, c1, accept, reject, P):  # noqa: ANN001, ANN202
+    return (c0 <= a < c1) or (a == P and accept) or (a == P + 1 and reject)
+
+
+@njit(cache=True, inline="always")
+def _nth(c0, c1, accept, P, k):  # noqa: ANN001, ANN202
+    """The ``k``-th candidate in increasing action order."""
+    if k < c1 - c0:
+        return c0 + k
+    k -= c1 - c0
+    if accept:
+        if k == 0:
+            return P
+        k -= 1
+    return P + 1
+
+
+@njit(cache=True, inline="always")
+def decide_rows(side, move, P, T, rows, last, first, lo, hi, member, time_left,  # noqa: ANN001, ANN201, PLR0913
+                fstore, istore, layout, g, config, rng, out):
     """:meth:`QLearning.act` for the negotiations ``rows``; actions into ``out``."""
     A = P + 2
     t = (move - 1) // 2 if move > 0 else 0
-    cand = np.empty(A, dtype=np.bool_)
-    n = rows.size
     # greedy among the candidates; a tie draws one uniform (qtable.greedy)
     for r in rows:
-        _candidates(config, side, move, P, T, offer[r], lo[r], hi[r], cand)
-        state = 1 + t * P + offer[r] - 1 if offer[r] > 0 else 0
-        q = tables[member[r], _slot(config, 0 if first[r] == side else 1, time_left[r]), state]
+        offer = last[1 - side, r]
+        c0, c1, accept, reject = _candidates(config, g, side, move, P, T, offer, lo[r], hi[r])
+        state = 1 + t * P + offer - 1 if offer > 0 else 0
+        base = q_at(layout, g, member[r], _slot(config, g, 0 if first[r] == side else 1,
+                                                time_left[r]), state, 0)
         best = -np.inf
         for a in range(A):
-            if cand[a] and q[a] > best:
-                best = q[a]
+            if _is_candidate(a, c0, c1, accept, reject, P):
+                best = max(best, fstore[base + a])
+        if best == -np.inf:  # nothing to choose from: every action ties, as in qtable.greedy
+            out[r] = _pick(rng.random(), A)
+            continue
         count, arg = 0, -1
         for a in range(A):
-            if (q[a] if cand[a] else -np.inf) >= best:
+            if _is_candidate(a, c0, c1, accept, reject, P) and fstore[base + a] >= best:
                 count += 1
-                if arg < 0:
-                    arg = a
+                arg = a if arg < 0 else arg
         if count > 1:
             k = _pick(rng.random(), count)
-            for a in range(A):
-                if (q[a] if cand[a] else -np.inf) >= best:
+            for a in range(arg, A):
+                if _is_candidate(a, c0, c1, accept, reject, P) and fstore[base + a] >= best:
                     if k == 0:
                         arg = a
                         break
                     k -= 1
         out[r] = arg
     # exploration: one uniform per row, then the explorers' random candidate
-    explore = np.zeros(n, dtype=np.bool_)
-    any_explore = False
-    for i in range(n):
+    explore = np.zeros(rows.size, dtype=np.bool_)
+    explorers = 0
+    for i in range(rows.size):
         m = member[rows[i]]
         eps = 0.0
-        if config[0] == 1:
-            eps = rates[m, 3] + (rates[m, 2] - rates[m, 3]) * jit.exp1(
-                -rates[m, 4] * float(played[m]))
+        if config[g, 0] == 1:
+            start, end = fstore[param_at(layout, g, m, 2)], fstore[param_at(layout, g, m, 3)]
+            decay = fstore[param_at(layout, g, m, 4)]
+            eps = end + (start - end) * jit.exp1(-decay * float(istore[played_at(layout, g, m)]))
         explore[i] = rng.random() < eps
-        any_explore = any_explore or explore[i]
-    if not any_explore:
+        explorers += explore[i]
+    if explorers == 0:
         return
-    if config[1] == 1:  # a candidate mask per row: one uniform each (qtable.random_legal)
-        for i in range(n):
-            if not explore[i]:
-                continue
-            r = rows[i]
-            _candidates(config, side, move, P, T, offer[r], lo[r], hi[r], cand)
-            count = 0
-            for a in range(A):
-                count += cand[a]
-            k = _pick(rng.random(), count)
-            arg = 0
-            for a in range(A):
-                if cand[a]:
-                    if k == 0:
-                        arg = a
-                        break
-                    k -= 1
-            out[r] = arg
-    else:  # one legal block for all: uniform indices into it, in one draw
-        a0, a1 = _legal_block(move, P, T)
-        picks = rng.integers(0, a1 - a0, explore.sum())
+    a0, a1 = _legal_block(move, P, T)
+    if config[g, 1] == 0:  # one legal block for all: uniform indices into it, in one draw
+        picks = rng.integers(0, a1 - a0, explorers)
         j = 0
-        for i in range(n):
+        for i in range(rows.size):
             if explore[i]:
                 out[rows[i]] = a0 + picks[j]
                 j += 1
+        return
+    for i in range(rows.size):  # a candidate set per row: one uniform each (random_legal)
+        if explore[i]:
+            r = rows[i]
+            c0, c1, accept, reject = _candidates(config, g, side, move, P, T, last[1 - side, r],
+                                                 lo[r], hi[r])
+            count = (c1 - c0) + accept + reject
+            out[r] = _nth(c0, c1, accept, P, _pick(rng.random(), count)) if count > 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def learn_rows(side, P, T, rows, actions, first, n_moves, level, member, reward,  # noqa: ANN001, ANN201, PLR0913
-               time_left, rates, tables, played, wait, config):
+               time_left, fstore, istore, layout, g, config):
     """:meth:`QLearning.learn` (and the market learner's wait values) for rows ``rows``.
 
     ``member[i]``, ``reward[i]``, ``time_left[i]`` belong to ``rows[i]`` (-1: no clock).
     """
-    if config[0] == 0 or rows.size == 0:
+    if config[g, 0] == 0 or rows.size == 0:
         return
-    buckets = config[3]
+    buckets = config[g, 3]
     for i in range(rows.size):
         r, m = rows[i], member[i]
-        lr, gamma = rates[m, 0], rates[m, 1]
+        lr, gamma = fstore[param_at(layout, g, m, 0)], fstore[param_at(layout, g, m, 1)]
         outcome = reward[i]
         tl = time_left[i]
-        if config[1] == 1 and buckets > 1 and tl >= 0:
-            b = min(max(tl, 1), buckets) - 1
-            later = min(max(max(tl - 1, 1), 1), buckets) - 1
-            cont = gamma * wait[m, later] if tl > 1 else 0.0
+        if config[g, 1] == 1 and buckets > 1 and tl >= 0:
+            b = wait_at(layout, g, m, min(max(tl, 1), buckets) - 1)
+            later = wait_at(layout, g, m, min(max(tl - 1, 1), buckets) - 1)
+            cont = gamma * fstore[later] if tl > 1 else 0.0
             if level[r] <= 0:
                 outcome = cont
-            wait[m, b] += lr * (outcome - wait[m, b])
+            fstore[b] += lr * (outcome - fstore[b])
         is_first = first[r] == side
-        slot = _slot(config, 0 if is_first else 1, tl)
-        q = tables[m, slot]
+        base = q_at(layout, g, m, _slot(config, g, 0 if is_first else 1, tl), 0, 0)
+        A = P + 2
         mv = 0 if is_first else 1
         nm = n_moves[r]
         while mv < nm:
             prev = actions[r, max(mv - 1, 0)]
-            s = 0 if mv == 0 else 1 + ((mv - 1) // 2) * P + prev
-            a = actions[r, mv]
+            cell = base + (0 if mv == 0 else 1 + ((mv - 1) // 2) * P + prev) * A + actions[r, mv]
             nxt = mv + 2
             if nxt < nm:
                 seen = actions[r, min(nxt - 1, 2 * T - 1)]
-                s_next = 1 + ((nxt - 1) // 2) * P + seen
+                row = base + (1 + ((nxt - 1) // 2) * P + seen) * A
                 a0, a1 = _legal_block(nxt, P, T)
                 v = -np.inf
                 for b in range(a0, a1):
-                    v = max(v, q[s_next, b])
-                q[s, a] = qtable.bellman_update1(q[s, a], 0.0, v, lr, gamma)
+                    v = max(v, fstore[row + b])
+                fstore[cell] = qtable.bellman_update1(fstore[cell], 0.0, v, lr, gamma)
             else:
-                q[s, a] = qtable.bellman_update1(q[s, a], outcome, 0.0, lr, gamma)
+                fstore[cell] = qtable.bellman_update1(fstore[cell], outcome, 0.0, lr, gamma)
             mv += 2
-        played[m] += 1
+        istore[played_at(layout, g, m)] += 1

@@ -20,7 +20,7 @@ from market.game import qtable
 from market.game.evaluation import spe
 from market.game.jit import njit
 from market.game.rules import Observation, Protocol
-from strategies.base import KernelState, Strategy
+from strategies.base import KernelState, Strategy, table_at
 
 
 @lru_cache(maxsize=64)
@@ -77,14 +77,15 @@ class SubgamePerfect(Strategy):
         return table[role, state]
 
 
-@njit(cache=True)
-def decide_rows(side, move, P, rows, offer, first, table, out):  # noqa: ANN001, ANN201
+@njit(cache=True, inline="always")
+def decide_rows(side, move, P, rows, last, first, istore, layout, g, out):  # noqa: ANN001, ANN201
     """:meth:`SubgamePerfect.act` for the negotiations ``rows`` (the compiled engine's).
 
-    ``offer``: the opponent's last offer per negotiation; ``first``: the side that
-    moved first per negotiation; ``out``: where the action of each row goes.
+    ``last``: each side's last offer per negotiation; ``first``: the side that
+    moved first; the action table is population ``g``'s in the integer store.
     """
     t = (move - 1) // 2 if move > 0 else 0
     for r in rows:
-        state = 1 + t * P + offer[r] - 1 if offer[r] > 0 else 0
-        out[r] = table[0 if first[r] == side else 1, state]
+        offer = last[1 - side, r]
+        state = 1 + t * P + offer - 1 if offer > 0 else 0
+        out[r] = istore[table_at(layout, g, 0 if first[r] == side else 1, state)]

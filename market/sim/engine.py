@@ -53,42 +53,65 @@ from market.game.rules import BUYER, SELLER, Protocol
 from market.sim import exchange
 from market.sim.agents import TraderArrays
 from strategies import compiled
-from strategies.base import KernelState, Strategy
+from strategies.base import (
+    LAYOUT_COLUMNS,
+    PARAMS,
+    PLAYED,
+    TABLE,
+    TABLES,
+    WAIT,
+    KernelState,
+    Strategy,
+)
 
-try:
-    from numba.typed import List as TypedList
-except Exception:  # pragma: no cover - numba missing: the lockstep path only
-    TypedList = list
-
-
-# numba compiles its typed-list operations anew in every process unless they are called from
-# a cached function: these two keep building the engine's lists from costing seconds a run
-@njit(cache=True)
-def _new_list(first: np.ndarray):  # noqa: ANN202
-    out = TypedList()
-    out.append(first)
-    return out
-
-
-@njit(cache=True)
-def _push(items, item: np.ndarray) -> None:  # noqa: ANN001
-    items.append(item)
+# Every population's arrays live in two flat stores (floats, integers), one slice each, and a
+# layout table says where (strategies.base): numba then takes the whole market as a handful
+# of arrays, and compiled decisions index the stores without making array views. A
+# population's own attributes become views of its slices (``Strategy.adopt``), so what the
+# engine learns the strategy knows.
 
 
-def _typed(arrays: Sequence[np.ndarray]):  # noqa: ANN202
-    """A numba list holding ``arrays`` themselves (not copies)."""
-    out = _new_list(arrays[0])
-    for a in arrays[1:]:
-        _push(out, a)
-    return out
+def _stores(states: Sequence[KernelState]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                     list[KernelState]]:
+    """The flat stores, their layout table, and each population's views into them."""
+    layout = np.zeros((len(states), LAYOUT_COLUMNS), dtype=np.int64)
+    floats: list[np.ndarray] = []
+    ints: list[np.ndarray] = []
+    sizes = {"f": 0, "i": 0}
+
+    def place(g: int, at: int, arr: np.ndarray, kind: str) -> None:
+        layout[g, at] = sizes[kind]
+        layout[g, at + 1:at + 1 + arr.ndim] = arr.shape
+        (floats if kind == "f" else ints).append(arr.reshape(-1))
+        sizes[kind] += arr.size
+
+    for g, st in enumerate(states):
+        place(g, PARAMS, np.asarray(st.params, dtype=np.float64), "f")
+        place(g, TABLES, np.asarray(st.tables, dtype=np.float64), "f")
+        place(g, WAIT, np.asarray(st.wait, dtype=np.float64), "f")
+        place(g, TABLE, np.asarray(st.table, dtype=np.int64), "i")
+        place(g, PLAYED, np.asarray(st.played, dtype=np.int64), "i")
+    fstore = np.concatenate(floats) if floats else np.zeros(0)
+    istore = np.concatenate(ints) if ints else np.zeros(0, dtype=np.int64)
+
+    def view(store: np.ndarray, g: int, at: int, ndim: int) -> np.ndarray:
+        o = layout[g, at]
+        shape = tuple(int(x) for x in layout[g, at + 1:at + 1 + ndim])
+        return store[o:o + int(np.prod(shape))].reshape(shape)
+
+    views = [KernelState(params=view(fstore, g, PARAMS, 2), tables=view(fstore, g, TABLES, 4),
+                         wait=view(fstore, g, WAIT, 2), table=view(istore, g, TABLE, 2),
+                         played=view(istore, g, PLAYED, 1), config=st.config)
+             for g, st in enumerate(states)]
+    return fstore, istore, layout, views
 
 
 @njit(cache=True)
 def _negotiate(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_lo, b_hi,  # noqa: ANN001, ANN202, PLR0913
-               time_left, kinds, n_groups_s, params, tables, table, played, config, rng):
+               time_left, kinds, n_groups_s, fstore, istore, layout, config, rng):
     """The protocol's lockstep loop (:func:`market.game.protocol.negotiate`), compiled.
 
-    Groups ``0 .. n_groups_s - 1`` of the state lists are the Sellers'
+    Groups ``0 .. n_groups_s - 1`` of the layout are the Sellers'
     strategies, the rest the Buyers'. At each move the negotiations still
     running (kept in increasing order) are sorted by (side, group) in one
     counting pass, so each group decides for its rows in the lockstep
@@ -139,9 +162,8 @@ def _negotiate(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_
                 member, lo, hi = s_member, s_lo, s_hi
             else:
                 member, lo, hi = b_member, b_lo, b_hi
-            compiled.decide(kinds[g], s, move, P, T, rg, last[1 - s], last[s], prev[1 - s],
-                            first, lo, hi, member, time_left, params[g], tables[g],
-                            table[g], played[g], config[g], rng, chosen)
+            compiled.decide(kinds[g], s, move, P, T, rg, last, prev, first, lo, hi, member,
+                            time_left, fstore, istore, layout, g, config, rng, chosen)
             for r in rg:
                 if chosen[r] < lo_a or chosen[r] >= hi_a:
                     return actions, level, n_moves, move
@@ -167,7 +189,7 @@ def _negotiate(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_
 def _step(P, T, open_mode, time_left_now, grid_lo, grid_step, span,  # noqa: ANN001, ANN202, PLR0913
           s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi,
           b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi,
-          team_size, kinds, n_groups_s, params, tables, table, played, wait, config, rng):
+          team_size, kinds, n_groups_s, fstore, istore, layout, config, rng):
     """One market step on the model's arrays (see the module docstring)."""
     ps, pb = exchange.pair(s_traded, b_traded, rng)
     n = ps.size
@@ -175,8 +197,8 @@ def _step(P, T, open_mode, time_left_now, grid_lo, grid_step, span,  # noqa: ANN
     time_left = np.full(n, time_left_now, dtype=np.int64)
     actions, level, n_moves, bad = _negotiate(
         P, T, first, s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps], b_strategy[pb],
-        b_member[pb], b_lo[pb], b_hi[pb], time_left, kinds, n_groups_s, params, tables,
-        table, played, config, rng)
+        b_member[pb], b_lo[pb], b_hi[pb], time_left, kinds, n_groups_s, fstore, istore, layout,
+        config, rng)
     if bad >= 0:
         return ps, pb, first, actions, level, n_moves, np.zeros(0), np.zeros(0, np.bool_), \
             np.zeros(0), np.zeros(0), bad
@@ -191,7 +213,7 @@ def _step(P, T, open_mode, time_left_now, grid_lo, grid_step, span,  # noqa: ANN
         member = s_member if s == SELLER else b_member
         g0, g1 = (0, n_groups_s) if s == SELLER else (n_groups_s, n_groups)
         for g in range(g0, g1):
-            if config[g][0] == 0:
+            if config[g, 0] == 0:
                 continue
             k = 0
             for i in range(n):
@@ -205,8 +227,8 @@ def _step(P, T, open_mode, time_left_now, grid_lo, grid_step, span,  # noqa: ANN
                     rows[j] = i
                     j += 1
             compiled.learn(kinds[g], s, P, T, rows, actions, first, n_moves, level,
-                           member[idx[rows]], reward[s, rows], time_left[rows], params[g],
-                           tables[g], played[g], wait[g], config[g])
+                           member[idx[rows]], reward[s, rows], time_left[rows], fstore,
+                           istore, layout, g, config)
     return ps, pb, first, actions, level, n_moves, prices, deal, gain_s, gain_b, -1
 
 
@@ -284,24 +306,15 @@ class CompiledEngine:
                 states.append(strat.kernel_state())
         self.kinds = np.array(kinds, dtype=np.int64)
         self.n_groups_s = len(m.strategies[SELLER])
-
-        def typed(name: str, dtype: type) -> object:
-            arrays = [getattr(st, name) for st in states]
-            for arr in arrays:
-                if arr.dtype != dtype or not arr.flags.c_contiguous:
-                    raise ValueError(f"kernel state {name} must be C-contiguous {dtype}")
-            return _typed(arrays)
-
-        self.params = typed("params", np.float64)
-        self.tables = typed("tables", np.float64)
-        self.table = typed("table", np.int64)
-        self.played = typed("played", np.int64)
-        self.wait = typed("wait", np.float64)
+        self.fstore, self.istore, self.layout, views = _stores(states)
+        for strat, view in zip((*m.strategies[SELLER], *m.strategies[BUYER]), views,
+                               strict=True):
+            strat.adopt(view)
         self.config = np.stack([st.config for st in states]) if states else np.zeros((0, 8),
                                                                                       np.int64)
 
     def __getstate__(self) -> dict[str, Market]:
-        """Pickled as its market: numba's lists of arrays cannot be, and are rebuilt."""
+        """Pickled as its market; the stores are rebuilt (and adopted again) on loading."""
         return {"market": self._market}
 
     def __setstate__(self, state: dict[str, Market]) -> None:
@@ -317,8 +330,8 @@ class CompiledEngine:
             s_lo, s_hi,
             B.reservation, B.strategy, B.member, B.team, B.cash, B.earnings, B.trades, B.traded,
             b_lo, b_hi,
-            m.team_size, self.kinds, self.n_groups_s, self.params, self.tables, self.table,
-            self.played, self.wait, self.config, rng)
+            m.team_size, self.kinds, self.n_groups_s, self.fstore, self.istore, self.layout,
+            self.config, rng)
         if bad >= 0:
             raise IllegalAction(f"a compiled strategy played an illegal action at move {bad}")
         if ps.size == 0:
@@ -425,16 +438,14 @@ def _smoke() -> None:
     """One step of a tiny market: compiles the engine or loads it from the cache."""
     n = 2
     f, i = np.zeros(n), np.zeros(n, dtype=np.int64)
-    st = KernelState()
-    lists = [_typed([getattr(st, name)] * 2)  # one strategy a side
-             for name in ("params", "tables", "table", "played", "wait")]
+    fstore, istore, layout, _ = _stores([KernelState(), KernelState()])  # one strategy a side
     _step(2, 1, exchange.OPEN_RANDOM, -1, 0.0, 1.0, 1.0,
           f.copy(), i.copy(), i.copy(), i.copy(), f.copy(), f.copy(), i.copy(),
           np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64),
           f.copy(), i.copy(), i.copy(), i.copy(), f.copy(), f.copy(), i.copy(),
           np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64),
-          np.zeros(0, np.int64), np.zeros(2, np.int64), 1, *lists, np.zeros((2, 8), np.int64),
-          np.random.default_rng(0))
+          np.zeros(0, np.int64), np.zeros(2, np.int64), 1, fstore, istore, layout,
+          np.zeros((2, 8), np.int64), np.random.default_rng(0))
 
 
 def _first_line(exc: BaseException | None) -> str:

@@ -70,6 +70,10 @@ class MarketQLearning(QLearning):
         state.wait = self.wait_value
         return state
 
+    def adopt(self, state: KernelState) -> None:
+        super().adopt(state)
+        self.wait_value = state.wait
+
     def slots(self, first: np.ndarray, time_left: np.ndarray | None = None) -> np.ndarray:
         role = super().slots(first)
         return role * self.buckets + self._bucket(time_left, len(first))
