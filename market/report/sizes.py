@@ -20,11 +20,12 @@ import pandas as pd
 
 import strategies
 from market.game import evaluation, qtable
-from market.game.protocol import Side, negotiate
+from market.game.protocol import Side
 from market.game.rules import BUYER, SELLER, Protocol
 from market.game.training import PRESETS, TrainResult, preset, train
 from market.report import stats
 from market.report.section import Context, Section
+from market.sim.engine import negotiate
 
 NAME = "sizes"
 TITLE = "Larger games: more price levels and rounds"

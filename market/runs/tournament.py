@@ -26,10 +26,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.game.protocol import Side, negotiate, negotiation_bytes
+from market.game.protocol import Side, negotiation_bytes
 from market.game.record import two_agent_rewards
 from market.game.rules import BUYER, SELLER, Negotiator, Protocol
 from market.limits import check_memory
+from market.sim import engine
 
 #: builds a fresh negotiator for a side ("seller" or "buyer")
 Factory = Callable[[str], Negotiator]
@@ -110,7 +111,7 @@ def play_pairing(
     """Play ``repetitions`` negotiations with each first mover in one batch; mean outcomes."""
     n = 2 * repetitions
     first = np.where(np.arange(n) < repetitions, SELLER, BUYER)
-    record = negotiate(
+    record = engine.negotiate(
         protocol,
         Side.single(seller, n, *seller_range),
         Side.single(buyer, n, *buyer_range),

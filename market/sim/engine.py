@@ -46,8 +46,9 @@ import numpy as np
 
 from market.errors import CompileError
 from market.game import jit
+from market.game import protocol as lockstep
 from market.game.jit import njit
-from market.game.protocol import IllegalAction, Side, negotiate
+from market.game.protocol import IllegalAction, Side
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, Protocol
 from market.sim import exchange
@@ -273,7 +274,7 @@ class LockstepEngine:
         first = exchange.openers(ps.size, m.open_mode, rng)
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         tl = None if time_left < 0 else np.full(ps.size, time_left, dtype=np.int64)
-        record = negotiate(
+        record = lockstep.negotiate(
             m.protocol,
             Side(m.strategies[SELLER], S.strategy[ps], S.member[ps], s_lo[ps], s_hi[ps]),
             Side(m.strategies[BUYER], B.strategy[pb], B.member[pb], b_lo[pb], b_hi[pb]),
@@ -338,6 +339,40 @@ class CompiledEngine:
             return StepResult(ps, pb)
         record = BatchRecord(m.protocol, actions, first.astype(np.int8), level, n_moves)
         return StepResult(ps, pb, record, prices, deal, gain_s, gain_b)
+
+
+def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray | int,
+              rng: np.random.Generator, time_left: np.ndarray | None = None) -> BatchRecord:
+    """:func:`market.game.protocol.negotiate`, compiled when every strategy has a compiled form.
+
+    The same record from the same generator either way (nothing learns
+    here: learners decide on copies of their tables). For callers that run
+    negotiations outside a market: the tournament, the report.
+    """
+    strategies = (*seller.strategies, *buyer.strategies)
+    kinds = [compiled.kind_of(s) for s in strategies]
+    n = len(seller.group)
+    if None in kinds or jit.numba is None or n != len(buyer.group):
+        return lockstep.negotiate(protocol, seller, buyer, first, rng, time_left)
+    ensure_compiled()
+    states = [s.kernel_state() for s in strategies]
+    fstore, istore, layout, _ = _stores(states)
+    config = np.stack([st.config for st in states])
+    opens = np.ascontiguousarray(np.broadcast_to(np.asarray(first, dtype=np.int64), (n,)))
+    tl = (np.full(n, -1, dtype=np.int64) if time_left is None
+          else np.ascontiguousarray(time_left, dtype=np.int64))
+
+    def ints(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(a, dtype=np.int64)
+
+    actions, level, n_moves, bad = _negotiate(
+        protocol.prices, protocol.rounds, opens, ints(seller.group), ints(seller.member),
+        ints(seller.lo), ints(seller.hi), ints(buyer.group), ints(buyer.member), ints(buyer.lo),
+        ints(buyer.hi), tl, np.array(kinds, dtype=np.int64), len(seller.strategies), fstore,
+        istore, layout, config, rng)
+    if bad >= 0:
+        raise IllegalAction(f"a compiled strategy played an illegal action at move {bad}")
+    return BatchRecord(protocol, actions, opens.astype(np.int8), level, n_moves)
 
 
 def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: str = "auto"
@@ -446,6 +481,10 @@ def _smoke() -> None:
           np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64),
           np.zeros(0, np.int64), np.zeros(2, np.int64), 1, fstore, istore, layout,
           np.zeros((2, 8), np.int64), np.random.default_rng(0))
+    _negotiate(2, 1, i.copy(), i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 2, np.int64),
+               i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 2, np.int64),
+               np.full(n, -1, np.int64), np.zeros(2, np.int64), 1, fstore, istore, layout,
+               np.zeros((2, 8), np.int64), np.random.default_rng(0))
 
 
 def _first_line(exc: BaseException | None) -> str:

@@ -90,13 +90,13 @@ def test_one_negotiate_call_per_pairing(monkeypatch):
     import market.runs.tournament as tournament
 
     calls = []
-    real = tournament.negotiate
+    real = tournament.engine.negotiate
 
     def counting(protocol, seller, buyer, first, rng):
         calls.append(len(seller.group))
         return real(protocol, seller, buyer, first, rng)
 
-    monkeypatch.setattr(tournament, "negotiate", counting)
+    monkeypatch.setattr(tournament.engine, "negotiate", counting)
     run_tournament(entrants("averaging", "hardliner"), P5T5, repetitions=30)
     assert calls == [60] * 4  # 2 x 2 pairings, each with both first movers as rows
 

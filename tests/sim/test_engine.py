@@ -116,3 +116,40 @@ def test_a_market_of_built_in_strategies_runs_compiled_without_a_notice():
 def test_an_unknown_engine_is_refused():
     with pytest.raises(ValueError, match="engine must be one of"):
         MarketModel(n_sellers=2, n_buyers=2, engine="warp", seed=0)
+
+
+def _random_side(rng: np.random.Generator, side: int, protocol, n: int):
+    from market.game.protocol import Side
+    from market.game.qtable import n_rows
+
+    names = list(rng.choice(BUILT_IN, size=int(rng.integers(1, 4)), replace=False))
+    pops = []
+    for name in names:
+        kw = {}
+        if name == "qlearning":  # a saved-table player with ties, exploring a little
+            kw = dict(tables=rng.integers(0, 3, (2, n_rows(protocol), protocol.n_actions))
+                      .astype(float), epsilon_start=0.2, epsilon_end=0.2)
+        pops.append(strategies.make(name, side, n, protocol, **kw))
+    group = rng.integers(0, len(pops), n)
+    lo = rng.integers(1, protocol.prices + 2, n)
+    hi = rng.integers(0, protocol.prices + 1, n)
+    return Side(pops, group, rng.integers(0, n, n), lo, hi)
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_negotiations_outside_a_market_are_the_same_compiled_or_not(case):
+    """The tournament's and the report's batches: ``engine.negotiate`` against the protocol."""
+    from market.game import protocol as lockstep
+    from market.game.rules import Protocol
+
+    rng = np.random.default_rng(case)
+    proto = Protocol(int(rng.integers(2, 9)), int(rng.integers(1, 6)))
+    n = int(rng.integers(1, 300))
+    seller, buyer = _random_side(rng, 0, proto, n), _random_side(rng, 1, proto, n)
+    first = rng.integers(0, 2, n)
+    a_rng, b_rng = np.random.default_rng(case + 100), np.random.default_rng(case + 100)
+    a = engine.negotiate(proto, seller, buyer, first, a_rng)
+    b = lockstep.negotiate(proto, seller, buyer, first, b_rng)
+    for field in ("actions", "first", "level", "n_moves"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    assert a_rng.bit_generator.state == b_rng.bit_generator.state
