@@ -26,12 +26,16 @@ from market.game.jit import njit
 from strategies import averaging, hardliner, qlearning, spe, time_dependent, tit_for_tat
 from strategies import zero_intelligence as zi
 from strategies.base import PARAMS, Strategy, param_at
-from strategies.rule_based import accepts1, decide1
+from strategies.rule_based import accepts1
+from strategies.rule_based import decide1 as decide1_rule
 
 #: kind numbers of the rule-based strategies (target and accept rule)
 AVERAGING, TIME_DEPENDENT, HARDLINER, TIT_FOR_TAT, ZI_C, ZI_U = range(6)
 #: kind numbers of the table players
 SPE, QLEARNING = 6, 7
+#: kinds whose decisions draw nothing: a market of only these may play each negotiation to
+#: its end before the next (the engine's depth-first loop), since no draw order can change
+DETERMINISTIC = (AVERAGING, TIME_DEPENDENT, HARDLINER, TIT_FOR_TAT, SPE)
 #: strategy name -> kind
 KINDS = {
     "averaging": AVERAGING, "boulware": TIME_DEPENDENT, "linear": TIME_DEPENDENT,
@@ -59,6 +63,14 @@ def _target(kind, side, move, P, T, offer, own, prev, lo, hi, param):  # noqa: A
     if kind == HARDLINER:
         return hardliner.target1(side, move, P, T, offer, own, prev, lo, hi, param, None)
     return tit_for_tat.target1(side, move, P, T, offer, own, prev, lo, hi, param, None)
+
+
+@njit(cache=True, inline="always")
+def rule1(kind, side, move, P, T, offer, own, prev, lo, hi, param):  # noqa: ANN001, ANN201
+    """The action of one row of a deterministic rule (every kind of :data:`DETERMINISTIC`
+    but ``SPE``), from scalars only: what :func:`decide` does for that kind, row by row."""
+    target = _target(kind, side, move, P, T, offer, own, prev, lo, hi, param)
+    return decide1_rule(move, P, T, target, accepts1(side, move, T, offer, lo, hi, target))
 
 
 @njit(cache=True, inline="always")
@@ -90,15 +102,13 @@ def decide(kind, side, move, P, T, rows, last, prev, first, lo, hi, member,  # n
                 target = zi.target1_unconstrained(side, move, P, T, offer, 0, 0, lo[r], hi[r],
                                                   0.0, rng)
                 accept = zi.accepts1_unconstrained(side, offer, target)
-            out[r] = decide1(move, P, T, target, accept)
+            out[r] = decide1_rule(move, P, T, target, accept)
         return
     with_param = layout[g, PARAMS + 2] > 0
     for r in rows:
         param = fstore[param_at(layout, g, member[r], 0)] if with_param else 0.0
-        offer = last[1 - side, r]
-        target = _target(kind, side, move, P, T, offer, last[side, r], prev[1 - side, r], lo[r],
-                         hi[r], param)
-        out[r] = decide1(move, P, T, target, accepts1(side, move, T, offer, lo[r], hi[r], target))
+        out[r] = rule1(kind, side, move, P, T, last[1 - side, r], last[side, r],
+                       prev[1 - side, r], lo[r], hi[r], param)
 
 
 @njit(cache=True, inline="always")

@@ -78,14 +78,19 @@ class SubgamePerfect(Strategy):
 
 
 @njit(cache=True, inline="always")
+def row1(move, P, offer):  # noqa: ANN001, ANN201
+    """The table row of observation ``(offer, round of move)``: ``qtable.row`` for one row."""
+    t = (move - 1) // 2 if move > 0 else 0
+    return 1 + t * P + offer - 1 if offer > 0 else 0
+
+
+@njit(cache=True, inline="always")
 def decide_rows(side, move, P, rows, last, first, istore, layout, g, out):  # noqa: ANN001, ANN201
     """:meth:`SubgamePerfect.act` for the negotiations ``rows`` (the compiled engine's).
 
     ``last``: each side's last offer per negotiation; ``first``: the side that
     moved first; the action table is population ``g``'s in the integer store.
     """
-    t = (move - 1) // 2 if move > 0 else 0
     for r in rows:
-        offer = last[1 - side, r]
-        state = 1 + t * P + offer - 1 if offer > 0 else 0
-        out[r] = istore[table_at(layout, g, 0 if first[r] == side else 1, state)]
+        row = row1(move, P, last[1 - side, r])
+        out[r] = istore[table_at(layout, g, 0 if first[r] == side else 1, row)]

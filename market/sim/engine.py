@@ -53,7 +53,7 @@ from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, Protocol
 from market.sim import exchange
 from market.sim.agents import TraderArrays
-from strategies import compiled
+from strategies import compiled, spe
 from strategies.base import (
     LAYOUT_COLUMNS,
     PARAMS,
@@ -124,6 +124,14 @@ def _negotiate(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_
     actions = np.full((n, M), -1, dtype=np.int32)
     level = np.zeros(n, dtype=np.int64)
     n_moves = np.zeros(n, dtype=np.int64)
+    deterministic = True
+    for k in kinds:
+        deterministic = deterministic and k in compiled.DETERMINISTIC
+    if deterministic:  # nothing draws: each negotiation to its end, in the cache
+        bad = _depth_first(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_lo,
+                           b_hi, kinds, n_groups_s, fstore, istore, layout, actions, level,
+                           n_moves)
+        return actions, level, n_moves, bad
     last = np.zeros((2, n), dtype=np.int64)
     prev = np.zeros((2, n), dtype=np.int64)
     chosen = np.zeros(n, dtype=np.int64)
@@ -184,6 +192,50 @@ def _negotiate(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_
                 level[i] = last[1 - mv, i]
         n_running = still
     return actions, level, n_moves, -1
+
+
+@njit(cache=True)
+def _depth_first(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, b_lo, b_hi,  # noqa: ANN001, ANN202, PLR0913
+                 kinds, n_groups_s, fstore, istore, layout, actions, level, n_moves):
+    """:func:`_negotiate` for markets whose strategies draw nothing: the same moves, one
+    negotiation at a time (its state stays in registers instead of a pass over every
+    negotiation at each move). Only scalars go into the per-move calls: an array passed
+    costs two atomic reference counts. Returns the move of an illegal action, -1 if none."""
+    M = 2 * T
+    p_at, p_cols = layout[:, PARAMS].copy(), layout[:, PARAMS + 2].copy()
+    t_at, t_cols = layout[:, TABLE].copy(), layout[:, TABLE + 2].copy()
+    for i in range(first.size):
+        last_s = last_b = prev_s = prev_b = 0
+        for move in range(M):
+            lo_a, hi_a = (0, P) if move == 0 else ((P, P + 2) if (move - 1) // 2 == T - 1
+                                                   else (0, P + 2))
+            s = first[i] if move % 2 == 0 else 1 - first[i]
+            if s == SELLER:
+                g, m, lo, hi = s_group[i], s_member[i], s_lo[i], s_hi[i]
+                offer, own, prv = last_b, last_s, prev_b
+            else:
+                g, m, lo, hi = n_groups_s + b_group[i], b_member[i], b_lo[i], b_hi[i]
+                offer, own, prv = last_s, last_b, prev_s
+            if kinds[g] == compiled.SPE:  # its action table by role and row (base.table_at)
+                role = 0 if first[i] == s else 1
+                a = istore[t_at[g] + role * t_cols[g] + spe.row1(move, P, offer)]
+            else:
+                param = fstore[p_at[g] + m * p_cols[g]] if p_cols[g] > 0 else 0.0
+                a = compiled.rule1(kinds[g], s, move, P, T, offer, own, prv, lo, hi, param)
+            if a < lo_a or a >= hi_a:
+                return move
+            actions[i, move] = a
+            n_moves[i] = move + 1
+            if a < P:
+                if s == SELLER:
+                    prev_s, last_s = last_s, a + 1
+                else:
+                    prev_b, last_b = last_b, a + 1
+                continue
+            if a == P:
+                level[i] = offer
+            break
+    return -1
 
 
 @njit(cache=True)
