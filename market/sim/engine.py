@@ -253,8 +253,8 @@ def _step(P, T, open_mode, time_left_now, grid_lo, grid_step, span,  # noqa: ANN
         b_member[pb], b_lo[pb], b_hi[pb], time_left, kinds, n_groups_s, fstore, istore, layout,
         config, rng)
     if bad >= 0:
-        return ps, pb, first, actions, level, n_moves, np.zeros(0), np.zeros(0, np.bool_), \
-            np.zeros(0), np.zeros(0), bad
+        return _packed(ps, pb, first, level, n_moves, np.zeros(n), np.zeros(0), np.zeros(0)), \
+            actions, bad
     prices, deal, gain_s, gain_b = exchange.settle_deals(
         ps, pb, level, grid_lo, grid_step, s_res, b_res, s_cash, b_cash, s_earn, b_earn,
         s_trades, b_trades, s_traded, b_traded)
@@ -282,7 +282,22 @@ def _step(P, T, open_mode, time_left_now, grid_lo, grid_step, span,  # noqa: ANN
             compiled.learn(kinds[g], s, P, T, rows, actions, first, n_moves, level,
                            member[idx[rows]], reward[s, rows], time_left[rows], fstore,
                            istore, layout, g, config)
-    return ps, pb, first, actions, level, n_moves, prices, deal, gain_s, gain_b, -1
+    return _packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b), actions, -1
+
+
+@njit(cache=True, inline="always")
+def _packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b):  # noqa: ANN001, ANN202
+    """One step's results as one (8, n) float array, as few as numba must hand back (each
+    returned array costs a call back into Python): rows ps, pb, first, level, n_moves,
+    prices, and the deals' gains (Seller, Buyer) at the front of their rows."""
+    n = ps.size
+    out = np.zeros((8, n))
+    for i in range(n):
+        out[0, i], out[1, i], out[2, i] = ps[i], pb[i], first[i]
+        out[3, i], out[4, i], out[5, i] = level[i], n_moves[i], prices[i]
+    for j in range(gain_s.size):
+        out[6, j], out[7, j] = gain_s[j], gain_b[j]
+    return out
 
 
 @dataclass
@@ -377,7 +392,7 @@ class CompiledEngine:
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         P, T = m.protocol.prices, m.protocol.rounds
-        (ps, pb, first, actions, level, n_moves, prices, deal, gain_s, gain_b, bad) = _step(
+        packed, actions, bad = _step(
             P, T, m.open_mode, time_left, m.grid_lo, m.grid_step, m.span,
             S.reservation, S.strategy, S.member, S.team, S.cash, S.earnings, S.trades, S.traded,
             s_lo, s_hi,
@@ -387,10 +402,15 @@ class CompiledEngine:
             self.config, rng)
         if bad >= 0:
             raise IllegalAction(f"a compiled strategy played an illegal action at move {bad}")
+        ints = packed[:5].astype(np.int64)  # exact: indices and levels are far below 2**53
+        ps, pb = ints[0], ints[1]
         if ps.size == 0:
             return StepResult(ps, pb)
-        record = BatchRecord(m.protocol, actions, first.astype(np.int8), level, n_moves)
-        return StepResult(ps, pb, record, prices, deal, gain_s, gain_b)
+        level = ints[3]
+        deal = level > 0
+        k = int(deal.sum())
+        record = BatchRecord(m.protocol, actions, ints[2].astype(np.int8), level, ints[4])
+        return StepResult(ps, pb, record, packed[5], deal, packed[6, :k], packed[7, :k])
 
 
 def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray | int,

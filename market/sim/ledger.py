@@ -43,6 +43,7 @@ How to add a market metric
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -106,9 +107,10 @@ class Totals:
         self.realised += sums.realised
 
 
-def step_sums(s: Settlement) -> Totals:
-    """One settled step's sums, as :class:`Totals` (computed once for the period and the run)."""
-    deals, price_sum, price_sq, _, _, _ = price_stats(s.prices)
+def step_sums(s: Settlement, stats: tuple | None = None) -> Totals:
+    """One settled step's sums, as :class:`Totals` (computed once for the period and the run);
+    ``stats``: :func:`price_stats` of its prices, if already at hand."""
+    deals, price_sum, price_sq, _, _, _ = price_stats(s.prices) if stats is None else stats
     seller, buyer = _sum(s.seller_gain), _sum(s.buyer_gain)
     return Totals(deals=int(deals), price_sum=price_sum, price_sq=price_sq,
                   seller=seller, buyer=buyer, realised=seller + buyer)
@@ -174,10 +176,13 @@ class Ledger:
         self.period = Totals(max_surplus=equilibrium.max_surplus)
         self.run.max_surplus += equilibrium.max_surplus
 
-    def settle(self, s: Settlement) -> None:
-        sums = step_sums(s)
+    def settle(self, s: Settlement) -> dict[str, float]:
+        """Enter a settled step; returns its own trades (:func:`trade_figures`)."""
+        stats = price_stats(s.prices)
+        sums = step_sums(s, stats)
         self.period.add_sums(sums)
         self.run.add_sums(sums)
+        return _trades(stats)
 
     def period_figures(self) -> dict[str, float]:
         """The figures of the current period so far (counts stay integers)."""
@@ -272,7 +277,16 @@ def plotted() -> list[Metric]:
 
 def trade_figures(prices: np.ndarray) -> dict[str, float]:
     """Deals and prices of one step (``prices``: NaN where a pair did not deal)."""
-    n, total, _, lo, hi, std = price_stats(np.asarray(prices, dtype=np.float64))
+    return _trades(price_stats(np.asarray(prices, dtype=np.float64)))
+
+
+#: the trades of a step in which nobody met
+NO_TRADES = {"deals": 0.0, "mean_price": math.nan, "min_price": math.nan,
+             "max_price": math.nan, "price_std": math.nan}
+
+
+def _trades(stats: tuple) -> dict[str, float]:
+    n, total, _, lo, hi, std = stats
     return {
         "deals": float(n),
         "mean_price": total / n if n else math.nan,
@@ -282,16 +296,17 @@ def trade_figures(prices: np.ndarray) -> dict[str, float]:
     }
 
 
-def step_figures(step: int, period: int, pairs: int, prices: np.ndarray,
+def step_figures(step: int, period: int, pairs: int, trades: dict[str, float],
                  so_far: dict[str, float]) -> dict[str, float]:
     """The model variables of one step: its own trades, then the period so far.
 
-    ``so_far``: the period's figures; where the step's own trades take a name
-    (deals, mean price, price spread) the step's figure stands, and the
-    period's deals are ``period_deals``.
+    ``trades``: the step's own (:func:`trade_figures`); ``so_far``: the
+    period's figures; where the step's own trades take a name (deals, mean
+    price, price spread) the step's figure stands, and the period's deals are
+    ``period_deals``.
     """
     out = {"step": float(step), "period": float(period), "pairs": float(pairs),
-           **trade_figures(prices), "period_deals": float(so_far["deals"])}
+           **trades, "period_deals": float(so_far["deals"])}
     out.update({k: float(v) for k, v in so_far.items() if k not in out})
     return out
 
@@ -301,6 +316,14 @@ def team_wallets(books: Sequence[TraderArrays], n_teams: int) -> np.ndarray:
     w = np.concatenate([b.earnings for b in books])
     t = np.concatenate([b.team for b in books])
     return np.bincount(t, weights=w, minlength=n_teams)
+
+
+_SIDE_KEYS = tuple(f"earnings.{s}" for s in SIDE_NAMES)
+
+
+@functools.lru_cache(maxsize=1024)
+def _earnings_key(side: int, name: str) -> str:
+    return f"earnings.{SIDE_NAMES[side]}.{name}"
 
 
 def earnings(books: Sequence[TraderArrays], names: Sequence[Sequence[str]],
@@ -315,10 +338,10 @@ def earnings(books: Sequence[TraderArrays], names: Sequence[Sequence[str]],
     for side in (SELLER, BUYER):
         book = books[side]
         sums, counts, mean = group_means(book.strategy, book.earnings, len(names[side]))
-        for g, name in enumerate(names[side]):
-            if counts[g]:
-                out[f"earnings.{SIDE_NAMES[side]}.{name}"] = float(sums[g] / counts[g])
-        out[f"earnings.{SIDE_NAMES[side]}"] = float(mean)
+        for name, total, count in zip(names[side], sums.tolist(), counts.tolist(), strict=True):
+            if count:
+                out[_earnings_key(side, name)] = total / count
+        out[_SIDE_KEYS[side]] = float(mean)
     if teams is not None and wallets is not None:
         for t in range(len(wallets)):
             side_name = "seller" if t < teams else "buyer"

@@ -109,7 +109,7 @@ class MarketModel(mesa.Model):
         self._last = LastStep()
         self._team_cache: tuple[int, np.ndarray] = (-1, np.zeros(0))
         self._start_period(0)
-        self.variables = self._variables(np.zeros(0), 0)
+        self.variables = self._variables(ledger.NO_TRADES, 0)
         self._collect_agents_now = p.agent_data == "step"
         self._market = engines.Market(
             self.protocol, self._books, self._levels, self._strategies,
@@ -131,6 +131,7 @@ class MarketModel(mesa.Model):
         time_left = self.period_length - self.step_in_period if self.params.clock else -1
         done = self.engine.step(self._market, time_left, self.rng)
         self._last = LastStep(done.sellers, done.buyers)
+        self._trades = ledger.NO_TRADES
         if done.record is not None:
             self._enter(Settlement(done.record, done.deal, done.prices, done.seller_gain,
                                    done.buyer_gain))
@@ -155,13 +156,13 @@ class MarketModel(mesa.Model):
 
     def _enter(self, settled: Settlement) -> None:
         """The step's deals enter the ledger and the prices table."""
-        self.ledger.settle(settled)
+        self._trades = self.ledger.settle(settled)
         self.datacollector.add_prices(self.steps, self.period,
                                       settled.record.level[settled.deal], self.grid)
 
     def _collect(self) -> None:
         """The step's variables; at a period's end its row (and agent data, if due); collect."""
-        self.variables = self._variables(self._last.prices, len(self._last))
+        self.variables = self._variables(self._trades, len(self._last))
         closing = self.step_in_period == self.period_length
         due = self.params.agent_data
         self._collect_agents_now = due == "step" or (closing and due == "period")
@@ -170,9 +171,9 @@ class MarketModel(mesa.Model):
                                            **self.ledger.period_figures()})
         self.datacollector.collect(self)
 
-    def _variables(self, prices: np.ndarray, pairs: int) -> dict[str, float]:
+    def _variables(self, trades: dict[str, float], pairs: int) -> dict[str, float]:
         """Model variables: the step's trades, the period so far, earnings of the run so far."""
-        out = ledger.step_figures(self.steps, self.period, pairs, prices,
+        out = ledger.step_figures(self.steps, self.period, pairs, trades,
                                   self.ledger.period_figures())
         out.update(self._earnings())
         return out
