@@ -340,3 +340,44 @@ def test_the_train_button_trains_and_the_tables_play(watched):
         assert page.locator(".vega-embed", has_text=title).count() == 1
     _shot(page, "two_agent_view.png")
     watched.check_clean()
+
+
+def _installed_assets() -> dict[str, int]:
+    """Every file of the installed asset cache, with its size."""
+    from market.view.assets import installed_cdn
+
+    root = installed_cdn()
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
+
+
+def test_no_request_to_the_asset_route_removes_or_writes_a_file(server):
+    """One GET of a folder under Solara's CDN route used to delete it from the installed
+    package (Solara removes cached folders); now folders and stray paths are 404s."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from market.view.assets import installed_cdn
+
+    before = _installed_assets()
+    assert "vega@5.21.0/build/vega.min.js" in before
+    root = installed_cdn()
+    folders = {"vega@5.21.0/build", "vega@5.21.0/build/", "vega@5/build", "vega@5.21.0",
+               "vega@5", "vega@5.21.0//build", "vega@5.21.0/./build", "vega@5.21.0/build/.",
+               "vega@5.21.0/build/../build", "../cdn/vega@5.21.0/build",
+               "vega@5.21.0%2Fbuild", "vega@5.21.0/%2e%2e/vega@5.21.0/build"}
+    for top in sorted(p for p in root.iterdir() if p.is_dir()):  # every served prefix
+        folders.add(top.name)
+        folders.update(str(d.relative_to(root)) for d in top.iterdir() if d.is_dir())
+    for path in sorted(folders):
+        url = f"{server}/_solara/cdn/{urllib.parse.quote(path, safe='/%@.')}"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                status = r.status
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+        assert status in (400, 403, 404), (path, status)
+    assert _installed_assets() == before  # nothing removed, nothing written
+    with urllib.request.urlopen(f"{server}/_solara/cdn/vega@5.21.0/build/vega.min.js",
+                                timeout=10) as r:  # the charts' library still loads
+        assert r.status == 200 and len(r.read()) == before["vega@5.21.0/build/vega.min.js"]
