@@ -213,3 +213,51 @@ def write_text(text: str, path: str | os.PathLike[str]) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
     return Path(path)
+
+
+# --- reading: regular files of bounded size only -------------------------------------------------
+def shown(text: object, limit: int = 120) -> str:
+    """Untrusted text (a file name, an array name) as it may appear in a one-line message:
+    escaped (no terminal control sequences) and cut to ``limit`` characters."""
+    out = ascii(str(text))[1:-1]
+    return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+def open_regular(path: str | os.PathLike[str], max_bytes: int, what: str = "file") -> Any:
+    """Open ``path`` for reading in binary, only if it is a regular file of at most
+    ``max_bytes``; ``ValueError`` naming it otherwise.
+
+    The file is opened without blocking and checked on the open descriptor
+    (``fstat``), so a FIFO, a device such as ``/dev/zero``, a socket or a
+    folder is refused before a single byte is read, and a file swapped
+    between a check and the open cannot slip through.
+    """
+    import stat
+
+    p = os.fspath(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ValueError(f"{shown(p)}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{shown(p)}: is a directory, not a {what}") from None
+    except OSError as exc:
+        raise ValueError(f"{shown(p)}: cannot be read ({exc.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ValueError(f"{shown(p)}: is a directory, not a {what}")
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device"
+                    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket"
+                    if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise ValueError(f"{shown(p)}: is {kind}, not a {what}" if kind.startswith("a ")
+                             else f"{shown(p)}: {kind}, not a {what}")
+        if st.st_size > max_bytes:
+            raise ValueError(f"{shown(p)}: {st.st_size:,} bytes, more than a {what} may hold "
+                             f"({max_bytes:,})")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise

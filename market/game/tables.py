@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from market.files import atomic_path
+from market.files import atomic_path, open_regular, shown
 from market.game import qtable
 from market.game.rules import Protocol
 from market.limits import TABLE_CELLS_MAX
@@ -79,6 +79,11 @@ ARRAYS = ("seller", "buyer", "prices", "rounds", "meta")
 #: ``meta`` is short JSON: at most this many characters and this many levels of nesting
 META_CHARS_MAX = 1_000_000
 META_DEPTH_MAX = 32
+#: bytes of one table at the cell cap (float64), and of a .npy header at most
+TABLE_BYTES_MAX = TABLE_CELLS_MAX * 8 + 65_536
+HEADER_BYTES_MAX = 65_536
+#: a table file holds two tables at most (compressed or not) and a bounded meta
+FILE_BYTES_MAX = 2 * TABLE_BYTES_MAX + 4 * META_CHARS_MAX + 1_048_576
 
 
 def load_tables(path: str | os.PathLike[str], protocol: Protocol | None = None) -> TablePair:
@@ -91,23 +96,25 @@ def load_tables(path: str | os.PathLike[str], protocol: Protocol | None = None) 
     cannot make us allocate; ``meta`` must be a bounded JSON object; no
     pickle is ever read.
     """
-    p = os.fspath(path)
-    if os.path.isdir(p):
-        raise ValueError(f"{p}: is a directory, not a .npz Q-table file")
-    if not os.path.exists(p):
-        raise ValueError(f"{p}: no such file")
-    with open(p, "rb") as fh:
+    p = shown(os.fspath(path), 200)
+    with open_regular(path, FILE_BYTES_MAX, ".npz Q-table file") as fh:
         if fh.read(6) == b"\x93NUMPY":
             raise ValueError(f"{p}: not a .npz Q-table file (a single .npy array); "
                              "run.py train --save writes one")
+        fh.seek(0)
+        return _load(fh, p, protocol)
+
+
+def _load(fh: Any, p: str, protocol: Protocol | None) -> TablePair:
     try:
-        with zipfile.ZipFile(p) as zf:
+        with zipfile.ZipFile(fh) as zf:
             headers = _headers(zf, p)
             arrays = {name: _read(zf, name, headers[name], p) for name in headers}
     except zipfile.BadZipFile:
         raise ValueError(f"{p}: not a .npz Q-table file (not a zip archive of arrays)") from None
-    except (OSError, EOFError, zlib.error, NotImplementedError) as exc:
-        raise ValueError(f"{p}: not a readable .npz Q-table file ({exc})") from None
+    except (OSError, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:
+        raise ValueError(f"{p}: not a readable .npz Q-table file "
+                         f"({shown(exc)})") from None
     prices, rounds = _size(arrays["prices"], "prices", p), _size(arrays["rounds"], "rounds", p)
     meta = _meta(arrays["meta"], p) if "meta" in arrays else {}
     try:
@@ -125,15 +132,34 @@ def load_tables(path: str | os.PathLike[str], protocol: Protocol | None = None) 
         raise ValueError(f"{p}: {exc}") from None
 
 
-def _headers(zf: zipfile.ZipFile, path: str) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
-    """Each member's dtype and shape, from its ``.npy`` header, checked before any data."""
-    members = {info.filename.removesuffix(".npy"): info for info in zf.infolist()}
+def _headers(zf: zipfile.ZipFile, path: str
+             ) -> dict[str, tuple[np.dtype, tuple[int, ...], zipfile.ZipInfo]]:
+    """Each member's dtype and shape, from its ``.npy`` header, checked before any data.
+
+    The archive's list of members is checked first (only ``NAME.npy`` for the
+    names of :data:`ARRAYS`, none encrypted, each declaring at most what its
+    header will allow), so a crafted archive is refused before anything of it
+    is decompressed.
+    """
+    infos = zf.infolist()
+    if len(infos) > len(ARRAYS):
+        raise ValueError(f"{path}: not a Q-table file ({len(infos):,} members; at most "
+                         f"{len(ARRAYS)}: {', '.join(ARRAYS)})")
+    members: dict[str, zipfile.ZipInfo] = {}
+    for info in infos:
+        name = info.filename.removesuffix(".npy")
+        if info.filename != f"{name}.npy" or name not in ARRAYS or name in members:
+            raise ValueError(f"{path}: not a Q-table file (member {shown(info.filename, 60)!r};"
+                             f" expected {', '.join(a + '.npy' for a in ARRAYS)})")
+        if info.flag_bits & 0x1:
+            raise ValueError(f"{path}: {name} is encrypted; table files are plain archives")
+        if info.file_size > TABLE_BYTES_MAX:
+            raise ValueError(f"{path}: {name} declares {info.file_size:,} bytes (at most "
+                             f"{TABLE_BYTES_MAX:,})")
+        members[name] = info
     missing = {"seller", "buyer", "prices", "rounds"} - set(members)
     if missing:
         raise ValueError(f"{path}: not a Q-table file (missing {', '.join(sorted(missing))})")
-    extra = sorted(set(members) - set(ARRAYS))
-    if extra:
-        raise ValueError(f"{path}: not a Q-table file (unexpected arrays: {', '.join(extra)})")
     out = {}
     for name, info in members.items():
         with zf.open(info) as fh:
@@ -148,6 +174,8 @@ def _headers(zf: zipfile.ZipFile, path: str) -> dict[str, tuple[np.dtype, tuple[
         if dtype.hasobject:
             raise ValueError(f"{path}: {name} holds Python objects; table files hold numbers "
                              "and text only (never pickles)")
+        if any(d < 0 for d in shape) or len(shape) > 3:
+            raise ValueError(f"{path}: {name} has shape {shape}: not a Q-table")
         cells = int(np.prod(shape, dtype=object))
         if name in ("seller", "buyer") and cells > TABLE_CELLS_MAX:
             raise ValueError(f"{path}: {name} has {cells:,} cells (at most {TABLE_CELLS_MAX:,})")
@@ -156,13 +184,16 @@ def _headers(zf: zipfile.ZipFile, path: str) -> dict[str, tuple[np.dtype, tuple[
             raise ValueError(f"{path}: {name} must be {what} (got shape {shape})")
         if cells * dtype.itemsize > info.file_size:
             raise ValueError(f"{path}: {name}'s header claims more data than the file holds")
-        out[name] = (dtype, shape)
+        if info.file_size > cells * dtype.itemsize + HEADER_BYTES_MAX:
+            raise ValueError(f"{path}: {name} declares {info.file_size:,} bytes for "
+                             f"{cells:,} values: not a numpy array as saved")
+        out[name] = (dtype, shape, info)
     return out
 
 
-def _read(zf: zipfile.ZipFile, name: str, header: tuple[np.dtype, tuple[int, ...]],
-          path: str) -> np.ndarray:
-    dtype, _ = header
+def _read(zf: zipfile.ZipFile, name: str,
+          header: tuple[np.dtype, tuple[int, ...], zipfile.ZipInfo], path: str) -> np.ndarray:
+    dtype, _, info = header
     if name == "meta":
         if dtype.kind != "U" or dtype.itemsize // 4 > META_CHARS_MAX:
             raise ValueError(f"{path}: meta must be one JSON text of at most "
@@ -172,7 +203,7 @@ def _read(zf: zipfile.ZipFile, name: str, header: tuple[np.dtype, tuple[int, ...
             raise ValueError(f"{path}: the {name} table must hold real numbers (got {dtype})")
     elif dtype.kind not in "iu":
         raise ValueError(f"{path}: {name} must be one integer (got {dtype})")
-    with zf.open(f"{name}.npy") as fh:
+    with zf.open(info) as fh:
         return np.lib.format.read_array(fh, allow_pickle=False)
 
 

@@ -216,7 +216,7 @@ def test_a_text_file_named_npz_says_so_without_pickle_advice(tmp_path, content, 
 
 
 def test_unexpected_arrays_and_mixed_layouts_are_refused(tmp_path):
-    with pytest.raises(ValueError, match="unexpected arrays: extra"):
+    with pytest.raises(ValueError, match="member .extra.npy."):
         load_tables(_write(tmp_path / "x.npz", extra=np.zeros(3)))
     mixed = _write(tmp_path / "mixed.npz", seller=np.zeros((2, 27, 7)))
     with pytest.raises(ValueError, match="different layouts"):
@@ -237,3 +237,79 @@ def test_every_command_refuses_a_bad_table_in_one_line(tmp_path, command):
     err = done.stderr.strip().splitlines()
     assert len(err) == 1 and "deep.npz" in err[0] and "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def _rezip(src: Path, dest: Path, rename=None, flag_bits: int = 0, declare: int | None = None,
+           extra: int = 0) -> Path:
+    """``src``'s members into ``dest``: renamed, flagged, declaring another size, or with
+    ``extra`` more members, as a crafted archive would be."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dest, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            name = rename(info.filename) if rename else info.filename
+            zout.writestr(zipfile.ZipInfo(name), data)
+        for i in range(extra):
+            zout.writestr(zipfile.ZipInfo(f"x{i}\x1b[31m.npy"), b"")
+    if flag_bits or declare is not None:  # patch the central directory as an attacker would
+        raw = bytearray(dest.read_bytes())
+        at = raw.find(b"PK\x01\x02")
+        if flag_bits:
+            raw[at + 8] |= flag_bits
+        if declare is not None:
+            raw[at + 24:at + 28] = declare.to_bytes(4, "little")
+        dest.write_bytes(bytes(raw))
+    return dest
+
+
+@pytest.mark.parametrize("case,needle", [
+    ("fifo", "is a FIFO"),
+    ("zero", "is a device"),
+    ("dir", "is a directory"),
+    ("suffix", "member 'seller'"),
+    ("encrypted", "encrypted"),
+    ("bomb", "declares 4,000,000,000 bytes"),
+    ("many", "members; at most 5"),
+    ("escape", "member 'x0\\\\x1b[31m.npy'"),
+])
+def test_special_files_and_crafted_archives_are_refused_before_reading(tmp_path, case, needle):
+    import os
+
+    good = _write(tmp_path / "good.npz")
+    path = {
+        "fifo": tmp_path / "fifo.npz", "zero": Path("/dev/zero"), "dir": tmp_path,
+        "suffix": tmp_path / "s.npz", "encrypted": tmp_path / "e.npz",
+        "bomb": tmp_path / "b.npz", "many": tmp_path / "m.npz", "escape": tmp_path / "x.npz",
+    }[case]
+    if case == "fifo":
+        os.mkfifo(path)
+    elif case == "suffix":
+        _rezip(good, path, rename=lambda n: n.removesuffix(".npy"))
+    elif case == "encrypted":
+        _rezip(good, path, flag_bits=0x1)
+    elif case == "bomb":
+        _rezip(good, path, declare=4_000_000_000)
+    elif case == "many":
+        _rezip(good, path, extra=100_000)
+    elif case == "escape":
+        _rezip(good, path, extra=1, rename=lambda n: n if n != "rounds.npy" else "rounds.npy")
+    with pytest.raises(ValueError) as exc:
+        load_tables(path)
+    message = str(exc.value)
+    assert needle in message and "\x1b" not in message and len(message) < 400, message
+    assert message.startswith(str(path)[:20])
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_commands_refuse_a_special_file_as_a_table_in_one_line(tmp_path, special):
+    import os
+
+    path = "/dev/zero"
+    if special == "fifo":
+        path = str(tmp_path / "t.npz")
+        os.mkfifo(path)
+    for args in (["evaluate", path], ["baseline", "--seller", f"qlearning:{path}"]):
+        out = subprocess.run([sys.executable, str(ROOT / "run.py"), *args], capture_output=True,
+                             text=True, cwd=ROOT, timeout=60)
+        assert out.returncode == 2, out.stderr
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and ("FIFO" in lines[0] or "device" in lines[0]), out.stderr
