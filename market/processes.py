@@ -98,12 +98,13 @@ def _parent_death_signal(sig: int) -> None:
 
 
 class Terminated(SystemExit):
-    """Raised in the main thread on SIGTERM, so cleanup runs as for Ctrl-C."""
+    """Raised in the main thread on SIGTERM (or SIGHUP), so cleanup runs as for Ctrl-C."""
 
 
 @contextlib.contextmanager
 def sigterm_exits() -> Iterator[None]:
-    """Within the block, SIGTERM raises :class:`Terminated` (exit code 143)."""
+    """Within the block, SIGTERM raises :class:`Terminated` (exit code 143), and so does
+    SIGHUP (129: the terminal closed)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -111,8 +112,9 @@ def sigterm_exits() -> Iterator[None]:
     def handler(signum: int, frame: object) -> None:
         raise Terminated(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)

@@ -181,3 +181,40 @@ def test_a_killed_view_leaves_no_server_behind(sig):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGHUP", "SIGINT", "SIGTERM early"])
+def test_the_view_leaves_no_temporary_folder_and_at_most_two_lines(how, tmp_path):
+    """Its asset folder is removed on every way of stopping; after SIGKILL, which allows no
+    cleanup, by the next start (a stale folder of a dead process, with the view's marker)."""
+    import socket
+
+    from market.cli.viz_cmd import TMP_PREFIX, remove_stale_folders
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "viz", "--port", str(port)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    sig = getattr(signal, how.split()[0])
+    try:
+        if how.endswith("early"):  # while the server is still starting
+            assert wait_for(lambda: any(tmp_path.glob(f"{TMP_PREFIX}*")), 60)
+        else:
+            assert "Market view" in proc.stdout.readline(), "the server did not come up"
+        children = descendants(proc.pid)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+        assert wait_for(lambda: gone(children), 10), "the Solara server outlived run.py viz"
+        left = list(tmp_path.glob(f"{TMP_PREFIX}*"))
+        if sig == signal.SIGKILL:
+            assert left and remove_stale_folders(tmp_path) == left
+        else:
+            assert left == [] and len(err.strip().splitlines()) <= 2, err
+        assert not list(tmp_path.glob(f"{TMP_PREFIX}*"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

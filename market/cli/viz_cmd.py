@@ -14,6 +14,7 @@ import argparse
 import importlib.util
 import ipaddress
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -28,6 +29,11 @@ from market.errors import UsageError
 from market.processes import preexec_die_with_parent
 
 HELP = "serve the market and the two-agent game in the browser (Solara, offline)"
+#: the view's temporary folder: ``negotiation-viz-PID-XXXX`` in the system's temp folder,
+#: with a marker file, so that a later run can tell its own stale folders from others'
+TMP_PREFIX = "negotiation-viz-"
+MARKER = "negotiation-viz.marker"
+
 
 PAGES = {"market": "/", "two-agent": "/two-agent"}
 #: seconds to wait for the server to answer before giving up
@@ -71,7 +77,7 @@ def server_command(host: str, port: int) -> list[str]:
     ]
 
 
-def server_env(cdn: Path | None = None) -> dict[str, str]:
+def server_env(cdn: Path | None = None, exposed: bool = False) -> dict[str, str]:
     """The environment of the server: telemetry and Solara's corner badge off, this project
     importable, quiet warnings, and (``cdn``) the offline asset folder of
     :func:`market.view.assets.offline_cdn`."""
@@ -81,18 +87,28 @@ def server_env(cdn: Path | None = None) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     if cdn is not None:
         env["SOLARA_ASSETS_PROXY_CACHE_DIR"] = str(cdn)
+    from market.view.server import EXPOSED_ENV
+
+    env.pop(EXPOSED_ENV, None)
+    if exposed:  # debug endpoint off, page paths confined (market.view.server)
+        env[EXPOSED_ENV] = "1"
     # library warnings about hook style and http cookies say nothing to a user of the page
     env.setdefault("PYTHONWARNINGS", "ignore::UserWarning")
     return env
 
 
 def check_port_free(host: str, port: int) -> None:
-    """Fail early, in one line, when another program already listens on the port."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    """Fail early, in one line, when another program already listens on the port.
+
+    The probe uses the address family of ``host`` (``::1`` is IPv6 loopback).
+    """
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    except socket.gaierror as exc:
+        raise UsageError(f"--host {host!r} is not a known address ({exc.strerror})") from None
+    with socket.socket(family, socket.SOCK_STREAM) as s:
         try:
             s.bind((host, port))
-        except socket.gaierror as exc:
-            raise UsageError(f"--host {host!r} is not a known address ({exc.strerror})") from None
         except OSError as exc:
             raise UsageError(
                 f"--port {port} on {host} is not available ({exc.strerror}); choose another "
@@ -139,9 +155,36 @@ def run(args: argparse.Namespace) -> int:
     shown = "127.0.0.1" if wildcard else (f"[{args.host}]" if ":" in args.host else args.host)
     base = f"http://{shown}:{args.port}"
     url = base + PAGES[args.page]
-    with tempfile.TemporaryDirectory(prefix="negotiation-viz-") as tmp:
-        cdn = offline_cdn(Path(tmp) / "cdn")
+    root = Path(tempfile.gettempdir())
+    remove_stale_folders(root)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=root))
+    try:
+        (tmp / MARKER).write_text("the browser view's asset links; removed when it stops\n")
+        cdn = offline_cdn(tmp / "cdn")
         return _serve(args, base, url, cdn)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def remove_stale_folders(root: Path) -> list[Path]:
+    """Remove the asset folders of earlier ``viz`` runs that ended without cleaning up
+    (SIGKILL): only folders named ``negotiation-viz-PID-*`` holding this project's marker,
+    owned by this user, whose process is gone. Returns the folders removed."""
+    from market.processes import alive
+
+    gone = []
+    for folder in root.glob(f"{TMP_PREFIX}*"):
+        try:
+            pid = int(folder.name[len(TMP_PREFIX):].split("-", 1)[0])
+            st = folder.lstat()
+        except (ValueError, OSError):
+            continue
+        if (folder.is_symlink() or not folder.is_dir() or st.st_uid != os.getuid()
+                or not (folder / MARKER).is_file() or alive(pid)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        gone.append(folder)
+    return gone
 
 
 def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
@@ -151,8 +194,13 @@ def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
     # page is relative to where ``run.py viz`` was started (the page shows that folder).
     # Its own messages go to stderr so that stdout carries only the address (or JSON);
     # the kernel ends the server if this process is killed (Ctrl-C and SIGTERM stop it below)
-    proc = subprocess.Popen(server_command(args.host, args.port), env=server_env(cdn),
-                            stdout=sys.stderr, preexec_fn=preexec_die_with_parent)
+    # its own session: a Ctrl-C at the terminal reaches only this command, which then stops
+    # the server with SIGTERM (a SIGINT inside the server's request handlers printed pages
+    # of tracebacks)
+    proc = subprocess.Popen(server_command(args.host, args.port),
+                            env=server_env(cdn, exposed=not is_loopback(args.host)),
+                            stdout=sys.stderr, preexec_fn=preexec_die_with_parent,
+                            start_new_session=True)
     try:
         if not wait_until_up(base + "/", proc):
             code = proc.poll()

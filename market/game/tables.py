@@ -105,6 +105,32 @@ def load_tables(path: str | os.PathLike[str], protocol: Protocol | None = None) 
         return _load(fh, p, protocol)
 
 
+def peek_tables(path: str | os.PathLike[str]) -> tuple[Protocol, int]:
+    """A table file's game and the cells of its larger table, from its headers alone.
+
+    For callers that must refuse a file by its size before loading it (the
+    view); the same checks as :func:`load_tables` up to the arrays' data.
+    """
+    p = shown(os.fspath(path), 200)
+    with open_regular(path, FILE_BYTES_MAX, ".npz Q-table file") as fh:
+        try:
+            with zipfile.ZipFile(fh) as zf:
+                headers = _headers(zf, p)
+                sizes = [_size(_read(zf, name, headers[name], p), name, p)
+                         for name in ("prices", "rounds")]
+        except zipfile.BadZipFile:
+            raise ValueError(f"{p}: not a .npz Q-table file (not a zip archive of arrays)"
+                             ) from None
+        except (OSError, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:
+            raise ValueError(f"{p}: not a readable .npz Q-table file ({shown(exc)})") from None
+    try:
+        protocol = Protocol(*sizes)
+    except ValueError as exc:
+        raise ValueError(f"{p}: {exc}") from None
+    cells = max(int(np.prod(headers[n][1], dtype=object)) for n in ("seller", "buyer"))
+    return protocol, cells
+
+
 def _load(fh: Any, p: str, protocol: Protocol | None) -> TablePair:
     try:
         with zipfile.ZipFile(fh) as zf:

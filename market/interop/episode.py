@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from market.errors import UsageError
+from market.files import shown
 from market.game.protocol import Lockstep
 from market.game.rules import (
     SELLER,
@@ -78,9 +79,12 @@ class Settings:
                 object.__setattr__(self, name, (1, int(self.prices)))
                 continue
             try:
-                lo, hi = (int(x) for x in rng)
+                lo, hi = rng
             except (TypeError, ValueError):
                 raise UsageError(f"{name} must be two levels (lo, hi) (got {rng!r})") from None
+            if not all(_is_int(x) for x in (lo, hi)):  # 5.9 is no level (it was cut to 5)
+                raise UsageError(f"{name} must be two integer levels (lo, hi) (got {rng!r})")
+            lo, hi = int(lo), int(hi)
             if not 1 <= lo <= hi <= self.prices:
                 raise UsageError(f"{name} must satisfy 1 <= lo <= hi <= P={self.prices} "
                                  f"(got {rng!r})")
@@ -93,6 +97,7 @@ class Settings:
     @property
     def protocol(self) -> Protocol:
         return Protocol(int(self.prices), int(self.rounds))
+
 
     def range_of(self, side: int) -> tuple[int, int]:
         return self.seller_range if side == SELLER else self.buyer_range  # type: ignore[return-value]
@@ -154,7 +159,12 @@ class Episode:
         return self.protocol.legal(self.state.move).astype(np.int8)
 
     def play(self, action: int) -> bool:
-        """Play the mover's ``action``; an illegal one is played as reject. Returns legality."""
+        """Play the mover's ``action``; an illegal one is played as reject. Returns legality.
+
+        ``action`` must be an action of the space (:func:`action_index`); one the
+        rules forbid at this move is the documented illegal move.
+        """
+        action = action_index(action, self.protocol.n_actions)
         legal = bool(self.state.legal(np.array([action]))[0])
         a = int(action) if legal else self.protocol.reject
         self.history.append((self.mover, a))
@@ -193,3 +203,33 @@ class Episode:
             lines.append(f"DEAL at {self.level}" if self.level else "NO DEAL")
         return "\n".join(lines)
 
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_)
+
+
+def action_index(action: object, n_actions: int) -> int:
+    """An action of the space ``Discrete(n_actions)``, as an ``int``; ``ValueError`` naming
+    the argument otherwise.
+
+    Accepted, as Gymnasium's and PettingZoo's samplers give them: a Python or
+    numpy integer, or an integer array of one element. Refused rather than
+    guessed: floats (``2.7`` is not action 2), strings, booleans, and integers
+    outside ``0 .. n_actions - 1``.
+    """
+    a = action
+    if isinstance(a, np.ndarray) and a.size == 1 and a.dtype.kind in "iu":
+        a = a.reshape(-1)[0]
+    if not _is_int(a) or not 0 <= int(a) < n_actions:
+        raise ValueError(f"action must be an integer in [0, {n_actions - 1}] "
+                         f"(got {shown(repr(action), 60)})")
+    return int(a)
+
+
+def check_seed(seed: object) -> int | None:
+    """``reset(seed=...)``: None or a non-negative integer (numpy's rule), else ``ValueError``."""
+    if seed is None:
+        return None
+    if not _is_int(seed) or int(seed) < 0:
+        raise ValueError(f"seed must be None or an integer >= 0 (got {shown(repr(seed), 60)})")
+    return int(seed)

@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from market.errors import UsageError
 from market.game import evaluation
 from market.game.rules import SIDE_NAMES, Negotiator
-from market.interop.episode import Episode, Settings
+from market.interop.episode import Episode, Settings, check_seed
 from strategies import specs
 
 ENV_ID = "negotiation_market/Bargaining-v0"
@@ -82,7 +82,7 @@ class BargainingEnv(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         self.episode = Episode(self.settings, self.settings.draw_first(self.np_random))
         self._opponent_moves()
         return self.episode.observation(self.side), self._info()
@@ -90,7 +90,7 @@ class BargainingEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self.episode is None or self.episode.done:
             raise RuntimeError("the negotiation is over: call reset()")
-        legal = self.episode.play(int(action))
+        legal = self.episode.play(action)
         self._opponent_moves()
         done = self.episode.done
         reward = self.episode.rewards()[self.side] if done else 0.0

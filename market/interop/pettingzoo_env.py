@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         from exc
 
 from market.game.rules import SIDE_NAMES, side_index
-from market.interop.episode import Episode, Settings
+from market.interop.episode import Episode, Settings, check_seed
 
 
 class BargainingEnv(AECEnv):
@@ -84,6 +84,7 @@ class BargainingEnv(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed = check_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.episode = Episode(self.settings, self.settings.draw_first(self._rng))
@@ -101,13 +102,15 @@ class BargainingEnv(AECEnv):
                 "action_mask": self.episode.mask(side)}
 
     def step(self, action: Any) -> None:
+        if getattr(self, "episode", None) is None:
+            raise RuntimeError("step() before reset(): call reset() first")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        legal = self.episode.play(int(action))
+        legal = self.episode.play(action)
         self.infos[agent] = {} if legal else {"illegal_action": int(action)}
         if self.episode.done:
             seller, buyer = self.episode.rewards()

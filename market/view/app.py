@@ -12,12 +12,12 @@ from __future__ import annotations
 import solara
 import solara.lab
 
-from market.view.assets import install_read_only_cdn
+from market.view import server
 from market.view.components import MarketPage
 from market.view.two_agent import TwoAgentPage
 
 # the server imports this module at start, before it answers any request
-install_read_only_cdn()
+server.harden()
 
 
 @solara.component

@@ -27,19 +27,23 @@ import solara
 import solara.lab
 
 import strategies
+from market.files import shown
 from market.game import evaluation
 from market.game.grid import PriceGrid
 from market.game.play import Ranges, fmt, game_for, play
 from market.game.record import NegotiationRecord
 from market.game.rules import BUYER, SELLER, Protocol
-from market.game.tables import TablePair
+from market.game.tables import TablePair, peek_tables
 from market.game.training import preset, train
 from market.view import figures as vf
 from market.view.chart import Chart
+from market.view.server import readable_table
 from strategies import specs
 
 PRICE_MIN, PRICE_MAX = 0, 100
 ROUNDS_MAX = 20
+#: cells of one side's tables the page loads and draws (its heatmaps draw every cell)
+PAGE_TABLE_CELLS_MAX = 200_000
 #: the Train button's episodes: the default preset's count, adjustable in steps of one cycle
 TRAIN_PRESET = "default"
 EPISODES_MAX = 300_000
@@ -74,9 +78,21 @@ class Trained:
 
 
 def strategy_spec(name: str, table: str) -> str:
-    """``qlearning`` with a table path becomes ``qlearning:PATH``; other names stay."""
+    """``qlearning`` with a table path becomes ``qlearning:PATH``; other names stay.
+
+    The path must be one the page may read (:func:`market.view.server.readable_table`),
+    and its tables small enough to draw (:data:`PAGE_TABLE_CELLS_MAX`): both are
+    checked from the file's headers, before it is loaded.
+    """
     table = table.strip()
-    return f"qlearning:{table}" if name == "qlearning" and table else name
+    if name != "qlearning" or not table:
+        return name
+    protocol, cells = peek_tables(readable_table(table))
+    if cells > PAGE_TABLE_CELLS_MAX:
+        raise ValueError(f"{shown(table)}: tables of {cells:,} cells (P={protocol.prices}, "
+                         f"T={protocol.rounds}); this page draws at most "
+                         f"{PAGE_TABLE_CELLS_MAX:,}: use run.py evaluate or baseline for it")
+    return f"qlearning:{table}"
 
 
 def default_episodes() -> int:

@@ -140,3 +140,28 @@ def test_all_zero_weights_are_refused_and_reset_keeps_the_last_valid_market(rend
     page.slider("averaging: 0", 10)
     page.type_in("Sellers (1-1000)", "5000")
     assert "Sellers must be an integer in [1, 1000]" in page.alerts()
+
+
+def test_off_loopback_the_servers_debug_endpoint_answers_404():
+    """Solara's /resourcez shows server statistics; served beyond this machine it is off."""
+    import asyncio
+
+    import solara.server.starlette as starlette_server
+
+    from market.view import server
+
+    server.hide_debug_endpoints()
+    route = next(r for r in starlette_server.app.router.routes
+                 if getattr(r, "path", None) == "/resourcez")
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/resourcez", "headers": [],
+             "query_string": b"", "root_path": "", "path_params": {}}
+    asyncio.run(route.handle(scope, receive, send))
+    assert sent[0]["status"] == 404

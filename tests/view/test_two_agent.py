@@ -167,3 +167,59 @@ def test_the_train_button_trains_then_the_tables_play(render):
     # back to the chosen strategies (the re-render may land a moment later: the page was
     # last updated from the training task's thread)
     page.wait_until(lambda: "Move 0 of 10" in page.texts(), 10, "the chosen strategies' game")
+
+
+@pytest.mark.parametrize("case,needle", [
+    ("fifo", "is a FIFO"),
+    ("zero", "is a device"),
+    ("suffix", "member 'seller'"),
+    ("big", "this page draws at most"),
+])
+def test_the_page_says_what_is_wrong_with_a_hostile_table_path_and_stays_usable(
+        render, tmp_path, case, needle):
+    """A FIFO or /dev/zero used to hang the server thread; odd archives raised in the page;
+    a table at the size cap loaded silently. Each is now one line in the page, at once."""
+    import time
+    import zipfile
+
+    import ipyvuetify as v
+
+    path = {"fifo": tmp_path / "f.npz", "zero": "/dev/zero", "suffix": tmp_path / "s.npz",
+            "big": tmp_path / "big.npz"}[case]
+    if case == "fifo":
+        os.mkfifo(path)
+    elif case == "suffix":
+        good = tmp_path / "good.npz"
+        _accepting_seller_tables(good, Protocol(5, 5))
+        with zipfile.ZipFile(good) as zin, zipfile.ZipFile(path, "w") as zout:
+            for info in zin.infolist():
+                zout.writestr(info.filename.removesuffix(".npy"), zin.read(info))
+    elif case == "big":
+        proto = Protocol(300, 10)  # 3,002 x 302 cells a role
+        shape = (2, qtable.n_rows(proto), proto.n_actions)
+        save_tables(path, TablePair(proto, np.zeros(shape), np.zeros(shape)))
+    page = render(TwoAgentPage)
+    page.find(v.Select, label="Seller strategy").widget.v_model = "qlearning"
+    t0 = time.perf_counter()
+    page.type_in("Seller Q-table (.npz path, empty: untrained)", str(path))
+    assert time.perf_counter() - t0 < 5
+    assert needle in page.alerts(), page.alerts()
+    page.type_in("Seller Q-table (.npz path, empty: untrained)", "")  # still answers
+    page.click("Play to the end")
+    assert "DEAL" in " ".join(page.texts()) or "Move" in " ".join(page.texts())
+
+
+def test_off_loopback_the_page_reads_tables_only_in_its_working_folder(
+        monkeypatch, tmp_path):
+    from market.view import server
+
+    inside = tmp_path / "inside.npz"
+    _accepting_seller_tables(inside, Protocol(5, 5))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="not a .npz Q-table file"):  # loopback: any file
+        strategy_spec("qlearning", "/etc/passwd")
+    monkeypatch.setenv(server.EXPOSED_ENV, "1")
+    for outside in ("/etc/passwd", "/no/such/file.npz", "../x.npz"):
+        with pytest.raises(ValueError, match="only inside its working folder"):
+            strategy_spec("qlearning", outside)
+    assert strategy_spec("qlearning", "inside.npz") == "qlearning:inside.npz"
