@@ -73,7 +73,7 @@ def exp(x: np.ndarray | float) -> np.ndarray:
 def power(x: np.ndarray | float, y: np.ndarray | float) -> np.ndarray:
     """Elementwise ``x ** y`` (broadcast), bit for bit what the compiled engine computes."""
     a, b = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    a, b = np.array(a, copy=True), np.array(b, copy=True)  # own, writeable, contiguous
     out = np.empty(a.shape)
     _power_all(a.reshape(-1), b.reshape(-1), out.reshape(-1))
     return out

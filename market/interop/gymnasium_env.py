@@ -38,8 +38,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from market.errors import UsageError
 from market.game import evaluation
 from market.game.rules import SIDE_NAMES, Negotiator
-from market.interop.episode import Episode, Settings, check_seed
-from strategies import specs
+from market.interop.episode import Episode, Settings, action_index, check_seed
+from market.interop.vector_env import Rows
+from strategies import compiled, specs
 
 ENV_ID = "negotiation_market/Bargaining-v0"
 
@@ -78,16 +79,29 @@ class BargainingEnv(gym.Env):
                                             dtype=np.int64)
         self.action_space = spaces.Discrete(protocol.n_actions)
         self.episode: Episode | None = None
+        # the fast path: one compiled row (market.interop.fastgame) when the opponent has a
+        # compiled decision and no move list is kept for rendering; the same moves and draws
+        self._row: Rows | None = None
+        if render_mode is None and compiled.kind_of(self.opponent) is not None:
+            self._row = Rows(1, self.settings, self.side, self.opponent)
+            self._act = np.zeros(1, dtype=np.int64)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=check_seed(seed))
+        if self._row is not None:
+            self._act[0] = -1
+            self._row.done[0] = True
+            self._row.step(self._act, self.np_random, autoreset=True)
+            return self._row.obs[0].copy(), self._row_info()
         self.episode = Episode(self.settings, self.settings.draw_first(self.np_random))
         self._opponent_moves()
         return self.episode.observation(self.side), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._row is not None:
+            return self._row_step(action)
         if self.episode is None or self.episode.done:
             raise RuntimeError("the negotiation is over: call reset()")
         legal = self.episode.play(action)
@@ -98,6 +112,33 @@ class BargainingEnv(gym.Env):
         if not legal:
             info["illegal_action"] = int(action)
         return self.episode.observation(self.side), float(reward), done, False, info
+
+    def _row_step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        row = self._row
+        if row.done[0]:
+            raise RuntimeError("the negotiation is over: call reset()")
+        self._act[0] = action_index(action, self.settings.protocol.n_actions)
+        row.step(self._act, self.np_random, autoreset=False)
+        info = self._row_info()
+        if row.illegal[0]:
+            info["illegal_action"] = int(self._act[0])
+        return row.obs[0].copy(), float(row.reward[0]), bool(row.done[0]), False, info
+
+    def _row_info(self) -> dict[str, Any]:
+        row = self._row
+        info: dict[str, Any] = {"action_mask": row.mask[0].copy(),
+                                "first": SIDE_NAMES[int(row.first[0])]}
+        if row.done[0]:
+            info["deal_level"] = int(row.level[0])
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions now, as booleans (sb3-contrib's ``MaskablePPO`` reads this)."""
+        if self._row is not None:
+            return self._row.mask[0].astype(bool)
+        if self.episode is None:
+            raise RuntimeError("action_masks() before reset(): call reset() first")
+        return self.episode.mask(self.side).astype(bool)
 
     def _opponent_moves(self) -> None:
         episode = self.episode

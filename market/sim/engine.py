@@ -72,7 +72,7 @@ from strategies.base import (
 # engine learns the strategy knows.
 
 
-def _stores(states: Sequence[KernelState]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+def stores(states: Sequence[KernelState]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                      list[KernelState]]:
     """The flat stores, their layout table, and each population's views into them."""
     layout = np.zeros((len(states), LAYOUT_COLUMNS), dtype=np.int64)
@@ -374,7 +374,7 @@ class CompiledEngine:
                 states.append(strat.kernel_state())
         self.kinds = np.array(kinds, dtype=np.int64)
         self.n_groups_s = len(m.strategies[SELLER])
-        self.fstore, self.istore, self.layout, views = _stores(states)
+        self.fstore, self.istore, self.layout, views = stores(states)
         for strat, view in zip((*m.strategies[SELLER], *m.strategies[BUYER]), views,
                                strict=True):
             strat.adopt(view)
@@ -428,7 +428,7 @@ def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray |
         return lockstep.negotiate(protocol, seller, buyer, first, rng, time_left)
     ensure_compiled()
     states = [s.kernel_state() for s in strategies]
-    fstore, istore, layout, _ = _stores(states)
+    fstore, istore, layout, _ = stores(states)
     config = np.stack([st.config for st in states])
     opens = np.ascontiguousarray(np.broadcast_to(np.asarray(first, dtype=np.int64), (n,)))
     tl = (np.full(n, -1, dtype=np.int64) if time_left is None
@@ -545,7 +545,7 @@ def _smoke() -> None:
     """One step of a tiny market: compiles the engine or loads it from the cache."""
     n = 2
     f, i = np.zeros(n), np.zeros(n, dtype=np.int64)
-    fstore, istore, layout, _ = _stores([KernelState(), KernelState()])  # one strategy a side
+    fstore, istore, layout, _ = stores([KernelState(), KernelState()])  # one strategy a side
     _step(2, 1, exchange.OPEN_RANDOM, -1, 0.0, 1.0, 1.0,
           f.copy(), i.copy(), i.copy(), i.copy(), f.copy(), f.copy(), i.copy(),
           np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64),

@@ -1,0 +1,122 @@
+"""Many negotiations against one opponent, advanced by an outside agent's actions, compiled.
+
+The core of the fast environments (:mod:`market.interop.vector_env`, and the
+single Gymnasium environment when its opponent has a compiled decision).
+Each row is one negotiation: the agent plays ``side``, the opponent the
+other side with a built-in strategy's compiled decision
+(:func:`strategies.compiled.decide`, the same one the market engine runs,
+so the opponent makes exactly the moves and draws of its Python ``act``).
+The rules are the protocol's (:mod:`market.game.rules`): move ``m``'s mover,
+what is legal, what an action does; an action the rules forbid is played as
+reject, as in :class:`~market.interop.episode.Episode`.
+
+A step: every row that ended at the last step starts anew (``autoreset``:
+Gymnasium's next-step rule, the step's action ignored), every other row
+plays the agent's action, then every row where the opponent is to move
+gets its move (rows grouped by move, in row order, so the draws are fixed by
+the seed and the number of rows), and the outputs are written: the agent's
+observation (:mod:`market.interop.episode`'s four numbers), its action mask,
+the reward of the rows that ended, and which ended.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from market.game.jit import njit
+from market.game.rules import SELLER
+from strategies import compiled
+
+OPEN_RANDOM = -1
+
+
+@njit(cache=True, inline="always")
+def _block(move, P, T):  # noqa: ANN001, ANN202
+    """Legal actions at ``move`` as ``[lo, hi)`` (the protocol's rule)."""
+    if move == 0:
+        return 0, P
+    if (move - 1) // 2 == T - 1:
+        return P, P + 2
+    return 0, P + 2
+
+
+@njit(cache=True, inline="always")
+def _play(i, s, a, P, move, last, prev, level, done, ended):  # noqa: ANN001, ANN202
+    """Side ``s`` plays action ``a`` in row ``i`` (protocol.Lockstep.play for one row)."""
+    move[i] += 1
+    if a < P:
+        prev[s, i] = last[s, i]
+        last[s, i] = a + 1
+        return
+    if a == P:
+        level[i] = last[1 - s, i]
+    done[i] = True
+    ended[i] = True
+
+
+@njit(cache=True)
+def step(side, P, T, open_mode, reward_mode, floor, ceiling, actions, autoreset,  # noqa: ANN001, ANN201, PLR0913
+         first, move, last, prev, level, done, lo, hi, member, time_left,
+         kind, fstore, istore, layout, config, rng,
+         obs, mask, reward, ended, illegal):
+    """One step of every row (see the module docstring); ``actions[i] < 0``: no action
+    (a reset row, or :func:`start` of all rows). Writes ``obs``, ``mask``, ``reward``,
+    ``ended`` and ``illegal``; the rest is the rows' state, changed in place."""
+    n = first.size
+    opp = 1 - side
+    for i in range(n):
+        reward[i] = 0.0
+        ended[i] = False
+        illegal[i] = False
+        if done[i] or actions[i] < 0:
+            if done[i] and not autoreset:
+                continue
+            first[i] = rng.integers(0, 2) if open_mode == OPEN_RANDOM else open_mode
+            move[i] = 0
+            last[0, i] = last[1, i] = prev[0, i] = prev[1, i] = 0
+            level[i] = 0
+            done[i] = False
+            continue
+        a = actions[i]
+        lo_a, hi_a = _block(move[i], P, T)
+        if a < lo_a or a >= hi_a:
+            illegal[i] = True
+            a = P + 1
+        _play(i, side, a, P, move, last, prev, level, done, ended)
+    # the opponent's turns, grouped by move (each group one compiled decision)
+    rows = np.empty(n, dtype=np.int64)
+    chosen = np.zeros(n, dtype=np.int64)
+    for m in range(2 * T):
+        k = 0
+        for i in range(n):
+            if not done[i] and move[i] == m and (first[i] if m % 2 == 0 else 1 - first[i]) == opp:
+                rows[k] = i
+                k += 1
+        if k == 0:
+            continue
+        rg = rows[:k]
+        compiled.decide(kind, opp, m, P, T, rg, last, prev, first, lo, hi, member, time_left,
+                        fstore, istore, layout, 0, config, rng, chosen)
+        lo_a, hi_a = _block(m, P, T)
+        for r in rg:
+            if chosen[r] < lo_a or chosen[r] >= hi_a:
+                return m  # the opponent broke the rules (not a built-in strategy's doing)
+            _play(r, opp, chosen[r], P, move, last, prev, level, done, ended)
+    for i in range(n):
+        t = min(max((move[i] - 1) // 2 if move[i] > 0 else -1, -1), T - 1)
+        obs[i, 0], obs[i, 1], obs[i, 2] = last[opp, i], t + 1, last[side, i]
+        obs[i, 3] = 1 if first[i] == side else 0
+        mover = first[i] if move[i] % 2 == 0 else 1 - first[i]
+        lo_a, hi_a = _block(move[i], P, T)
+        for a in range(P + 2):
+            mask[i, a] = 1 if (not done[i] and mover == side and lo_a <= a < hi_a) else 0
+        if ended[i] and level[i] > 0:
+            p = level[i]
+            if reward_mode == 0:  # the two-agent rewards
+                reward[i] = p / P if side == SELLER else 1.0 - p / P
+            else:  # surplus over the reservation level, over the grid's width
+                reward[i] = ((p - floor) if side == SELLER else (ceiling - p)) / (P - 1)
+    return -1
+
+
+__all__ = ["OPEN_RANDOM", "step"]
