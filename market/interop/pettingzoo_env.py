@@ -21,6 +21,12 @@ seed, so ``reset(seed=s)`` replays the same game.
             obs["action_mask"])
         game.step(action)
 
+``env()`` is wrapped as PettingZoo's environments are (order enforcing);
+``raw_env`` is the class itself, ``parallel_env()`` the same game through
+PettingZoo's ``turn_based_aec_to_parallel``, and ``flat_env()`` gives one
+``Box`` observation (the four numbers, then the mask) for SuperSuit's
+observation wrappers, which cannot take the ``Dict``.
+
 Needs the ``rl`` extra (``pip install -e ".[rl]"``).
 """
 
@@ -33,6 +39,7 @@ import numpy as np
 try:
     from gymnasium import spaces
     from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('market.interop.pettingzoo_env needs PettingZoo: pip install -e ".[rl]"') \
         from exc
@@ -131,6 +138,49 @@ class BargainingEnv(AECEnv):
         pass
 
 
-def env(**kwargs: Any) -> BargainingEnv:
-    """The environment, as PettingZoo's own environments are built (``env(**kwargs)``)."""
-    return BargainingEnv(**kwargs)
+#: the unwrapped environment, under the name PettingZoo's own environments give it
+raw_env = BargainingEnv
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment, wrapped as PettingZoo's own are: its ``OrderEnforcingWrapper``
+    refuses ``step()`` or ``last()`` before ``reset()``. An action the rules forbid at
+    a move is played as reject (the documented rule, not an error)."""
+    return wrappers.OrderEnforcingWrapper(BargainingEnv(**kwargs))
+
+
+def parallel_env(**kwargs: Any) -> Any:
+    """A ``ParallelEnv`` through PettingZoo's turn-based conversion: at each step only the
+    agent whose turn it is acts (the other's action is ignored)."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    return turn_based_aec_to_parallel(env(**kwargs))
+
+
+class FlatObservation(wrappers.BaseWrapper):
+    """Observations as one integer vector: the four numbers, then the action mask.
+
+    SuperSuit's observation wrappers (``dtype_v0``, ``normalize_obs_v0``, frame
+    stacking) need a ``Box`` observation; the ``Dict`` of ``observation`` and
+    ``action_mask`` has none. The mask stays usable: it is the last
+    ``P + 2`` entries.
+    """
+
+    def __init__(self, game: AECEnv) -> None:
+        super().__init__(game)
+        base = game.unwrapped
+        high = np.concatenate([base.settings.observation_high(),
+                               np.ones(base.settings.protocol.n_actions, dtype=np.int64)])
+        self._space = spaces.Box(0, high, shape=high.shape, dtype=np.int64)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._space
+
+    def observe(self, agent: str) -> np.ndarray:
+        obs = super().observe(agent)
+        return np.concatenate([obs["observation"], obs["action_mask"].astype(np.int64)])
+
+
+def flat_env(**kwargs: Any) -> AECEnv:
+    """:func:`env` with :class:`FlatObservation`: for SuperSuit's observation wrappers."""
+    return FlatObservation(env(**kwargs))

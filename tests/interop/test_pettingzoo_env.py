@@ -68,3 +68,27 @@ def test_illegal_action_walks_away_and_is_reported():
     assert all(game.terminations.values())
     assert game.infos["buyer"] == {"illegal_action": 5}
     assert game.render() == "move 0: buyer rejects\nNO DEAL"
+
+
+def test_packaged_as_pettingzoos_own_environments():
+    """``env()`` wrapped (order enforcing), ``raw_env`` the class, ``parallel_env()`` by
+    PettingZoo's turn-based conversion, ``flat_env()`` one Box observation."""
+    from pettingzoo.test import api_test, parallel_api_test
+    from pettingzoo.utils import wrappers
+
+    from market.interop.pettingzoo_env import flat_env, parallel_env, raw_env
+
+    game = env()
+    assert isinstance(game, wrappers.OrderEnforcingWrapper) and isinstance(game.unwrapped,
+                                                                            raw_env)
+    with pytest.raises(Exception, match="reset"):
+        game.step(0)
+    api_test(env(), num_cycles=50)
+    parallel_api_test(parallel_env(), num_cycles=50)
+    flat = flat_env(prices=4, rounds=3)
+    api_test(flat, num_cycles=50)
+    flat.reset(seed=0)
+    obs, *_ = flat.last()
+    space = flat.observation_space(flat.agent_selection)
+    assert space.shape == (4 + 6,) and space.contains(obs)
+    assert obs[4:].tolist() == [1, 1, 1, 1, 0, 0]  # the opening move: offers only
