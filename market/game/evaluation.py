@@ -81,6 +81,30 @@ def greedy_policy(tables: np.ndarray, protocol: Protocol) -> np.ndarray:
     return pol
 
 
+def not_observation_only(negotiator: Negotiator) -> str:
+    """Why ``negotiator``'s moves are not a function of its observation now ('' if they are).
+
+    Read from its classifier: ``memory`` other than ``none`` (its own last
+    offer, the opponent's earlier offers) makes its move depend on the path;
+    a stochastic strategy has no one action per observation. A frozen
+    Q-table (``memory`` ``Q-table``, not learning, no exploration) is a
+    function of the observation (its ties aside, which it breaks at random).
+    """
+    classifier = getattr(negotiator, "classifier", {}) or {}
+    name = getattr(negotiator, "name", "") or type(negotiator).__name__
+    memory = str(classifier.get("memory", "none"))
+    if memory == "Q-table":
+        exploring = np.any(np.asarray(getattr(negotiator, "epsilon_start", 0.0)) > 0)
+        if getattr(negotiator, "learning", False) or exploring:
+            return f"{name!r} (it learns or explores as it plays)"
+        return ""
+    if not memory.startswith("none"):
+        return f"{name!r} (it remembers {memory})"
+    if classifier.get("stochastic", False):
+        return f"{name!r} (it draws its moves at random)"
+    return ""
+
+
 def policy_of(
     negotiator: Negotiator,
     protocol: Protocol,
@@ -89,6 +113,8 @@ def policy_of(
     rng: np.random.Generator | None = None,
 ) -> np.ndarray:
     """The ``(2, S, A)`` policy of a strategy whose moves depend only on what it observes now.
+
+    Refused (``ValueError`` saying why) for any other (:func:`not_observation_only`).
 
     Asks ``negotiator`` (a registered strategy, on its own side) for its
     action in every row of both roles, its acceptable levels being
@@ -99,6 +125,10 @@ def policy_of(
     evaluator compute a best response to them. Rows a role never reaches
     get the strategy's answer all the same (any legal action serves).
     """
+    reason = not_observation_only(negotiator)
+    if reason:
+        raise ValueError(f"no exact policy over observations for {reason}; a best response "
+                         "to it needs the history of the negotiation (search the environment)")
     P, T = protocol.prices, protocol.rounds
     hi = P if hi is None else hi
     rng = np.random.default_rng(0) if rng is None else rng

@@ -94,3 +94,47 @@ def test_a_learner_trained_through_the_env_reaches_the_exact_best_response(kwarg
     # and it is not a trivial game: doing nothing (always walking away or opening at once
     # and accepting) would not reach it
     assert max(br_seller_first, br_buyer_first) > 0.4
+
+
+def _exhaustive(side: str, opponent, first: str, prices: int, rounds: int) -> float:
+    """The best reward any sequence of the agent's actions gets in the real environment."""
+    def value(prefix: list[int]) -> float:
+        env = BargainingEnv(side=side, opponent=opponent, prices=prices, rounds=rounds,
+                            first=first)
+        _, info = env.reset(seed=0)
+        reward, done = 0.0, False
+        for a in prefix:
+            _, reward, done, _, info = env.step(a)
+        if done:
+            return reward
+        return max(value([*prefix, int(a)]) for a in np.flatnonzero(info["action_mask"]))
+
+    return value([])
+
+
+@pytest.mark.parametrize("opponent", ["averaging", "boulware", "linear", "conceder",
+                                      "hardliner", "tit-for-tat", "spe", "table"])
+@pytest.mark.parametrize("side", ["seller", "buyer"])
+def test_best_responses_are_exact_or_refused(opponent, side, tmp_path):
+    """Against every deterministic strategy, the evaluator's best response equals an
+    exhaustive search of the environment, or the opponent is refused, saying why."""
+    from market.game import evaluation, qtable
+    from market.game.rules import Protocol
+    from market.game.tables import TablePair, save_tables
+
+    P, T = 4, 3
+    if opponent == "table":  # a saved table, played frozen
+        proto = Protocol(P, T)
+        shape = (2, qtable.n_rows(proto), proto.n_actions)
+        rng = np.random.default_rng(5)
+        save_tables(tmp_path / "t.npz", TablePair(proto, rng.random(shape), rng.random(shape)))
+        opponent = f"qlearning:{tmp_path / 't.npz'}"
+    env = BargainingEnv(side=side, opponent=opponent, prices=P, rounds=T)
+    if opponent in ("averaging", "tit-for-tat"):
+        with pytest.raises(ValueError, match="remembers"):
+            env.opponent_policy()
+        return
+    v_seller_first, v_buyer_first, _ = evaluation.best_response(
+        env.opponent_policy(), side, env.settings.protocol)
+    for first, value in (("seller", v_seller_first), ("buyer", v_buyer_first)):
+        assert value == pytest.approx(_exhaustive(side, opponent, first, P, T)), first
