@@ -20,7 +20,12 @@ from market.game import qtable
 from market.game.evaluation import spe
 from market.game.jit import njit
 from market.game.rules import Observation, Protocol
+from market.limits import check_memory
 from strategies.base import KernelState, Strategy, table_at
+
+#: peak bytes of :func:`market.game.evaluation.spe` per policy cell (2 roles x rows x actions):
+#: measured 67 at P = 101 and 201, T = 20 (tracemalloc), so P = 1,001, T = 100 needs 13 GB
+SOLVE_BYTES_PER_CELL = 70
 
 
 @lru_cache(maxsize=64)
@@ -62,6 +67,10 @@ class SubgamePerfect(Strategy):
     ) -> None:
         super().__init__(side, n_members)
         self.protocol = protocol or Protocol()
+        cells = 2 * qtable.n_rows(self.protocol) * self.protocol.n_actions
+        check_memory(cells * SOLVE_BYTES_PER_CELL,
+                     f"spe's backward induction for P={self.protocol.prices}, "
+                     f"T={self.protocol.rounds}", "lower the price levels or the rounds")
         self.table = action_table(self.protocol, self.side)
 
     def kernel_state(self) -> KernelState:

@@ -103,7 +103,15 @@ class StrategyNegotiator(SAONegotiator):
             self.lo, self.hi = (P + 1, P) if side == SELLER else (1, 0)
         self.side = side
         self.protocol = Protocol(P, T)
-        self.strategy = specs.build(self.spec, side, self.protocol, option="strategy")
+        strategy = specs.build(self.spec, side, self.protocol, option="strategy")
+        objective = getattr(strategy, "classifier", {}).get("objective")
+        whole = (self.lo, self.hi) == (1, P)
+        if objective == "two-agent rewards" and not whole:
+            raise ValueError(
+                f"strategy {self.spec} plays the two-agent game's equilibrium and ignores "
+                f"reserved values; this mechanism's reserved value {reserved} leaves only "
+                f"levels {self.lo}..{self.hi} of 1..{P} acceptable, which it cannot honour")
+        self.strategy = strategy
         self._rng = np.random.default_rng(self.seed)
         self._index = {v: k + 1 for k, v in enumerate(self.values)}
         self._first: bool | None = None
@@ -191,6 +199,8 @@ def run_negotiation(
         mech.add(neg, ufun=ufun)
     mech.run()
     state = mech.state
+    if state.has_error:  # a negotiator refused the game (NegMAS records it, and stops)
+        raise ValueError(" ".join(str(state.error_details).split()))
     offers = sum(len(s.new_offers) for s in mech.history)
     ended_by_a_move = state.agreement is not None or state.broken
     level = int(state.agreement[0]) if state.agreement is not None else 0

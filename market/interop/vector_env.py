@@ -176,6 +176,14 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
         return (r.obs.copy(), r.reward.copy(), r.ended.copy(),
                 np.zeros(self.num_envs, dtype=np.bool_), self._infos())
 
+    def opponent_policy(self) -> np.ndarray:
+        """The opponent's ``(2, S, A)`` policy for :mod:`market.game.evaluation` (refused,
+        saying why, for opponents whose moves depend on more than what they observe)."""
+        from market.game import evaluation
+
+        lo, hi = self.settings.range_of(1 - self.side)
+        return evaluation.policy_of(self.opponent, self.settings.protocol, lo, hi)
+
     def action_masks(self) -> np.ndarray:
         """The legal actions of every row now, ``(num_envs, actions)`` booleans."""
         return self.rows.mask.astype(bool)

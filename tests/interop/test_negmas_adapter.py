@@ -47,10 +47,19 @@ def test_the_deterministic_strategies_are_the_registered_ones():
 @pytest.mark.parametrize("first", [SELLER, BUYER])
 @pytest.mark.parametrize("seller", DETERMINISTIC)
 def test_every_pair_ends_in_negmas_as_in_our_protocol(seller, first):
+    """Where a side's reserved value leaves part of the grid out, ``spe`` (which ignores
+    reservation) is refused in NegMAS rather than accept below it; every other pair ends
+    exactly as in our protocol."""
     for buyer in DETERMINISTIC:
-        out = run_negotiation(seller, buyer, prices=GAME.prices, rounds=GAME.rounds,
-                              seller_floor=FLOOR, buyer_ceiling=CEILING, first=first)
-        assert (out.level, out.n_moves) == ours(seller, buyer, first), (seller, buyer, first)
+        args = dict(prices=GAME.prices, rounds=GAME.rounds, seller_floor=FLOOR,
+                    buyer_ceiling=CEILING, first=first)
+        if "spe" in (seller, buyer):
+            with pytest.raises(ValueError, match="ignores reserved values"):
+                run_negotiation(seller, buyer, **args)
+            args.update(seller_floor=1, buyer_ceiling=GAME.prices)  # the whole grid: it plays
+        out = run_negotiation(seller, buyer, **args)
+        expected = ours(seller, buyer, first, GAME, args["seller_floor"], args["buyer_ceiling"])
+        assert (out.level, out.n_moves) == expected, (seller, buyer, first)
 
 
 def test_a_saved_q_table_plays_inside_negmas_as_here(tmp_path):
@@ -99,3 +108,20 @@ def test_side_can_be_given_and_bad_games_are_refused():
         mech.run()
     with pytest.raises(ValueError, match="unknown strategy"):
         StrategyNegotiator("nope")
+
+
+def test_spe_refuses_a_reserved_value_it_cannot_honour_and_checks_memory_first():
+    """spe ignores reservation (its objective is the two-agent game): rather than accept
+    deals below the reserved value inside NegMAS, it refuses in one line; and a game whose
+    backward induction would not fit in memory is refused before anything is built."""
+    from market.errors import UsageError
+    from market.game.rules import Protocol
+    from market.interop.negmas_adapter import run_negotiation
+    from strategies.spe import SubgamePerfect
+
+    with pytest.raises(ValueError, match="ignores reserved values"):
+        run_negotiation("spe", "averaging", prices=11, rounds=4, seller_floor=5)
+    out = run_negotiation("spe", "averaging", prices=11, rounds=4)  # whole range: it plays
+    assert out.level >= 0
+    with pytest.raises(UsageError, match="spe's backward induction for P=1000, T=1000"):
+        SubgamePerfect(0, 1, protocol=Protocol(1000, 1000))
