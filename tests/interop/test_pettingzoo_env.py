@@ -92,3 +92,18 @@ def test_packaged_as_pettingzoos_own_environments():
     space = flat.observation_space(flat.agent_selection)
     assert space.shape == (4 + 6,) and space.contains(obs)
     assert obs[4:].tolist() == [1, 1, 1, 1, 0, 0]  # the opening move: offers only
+
+
+def test_supersuits_observation_wrappers_take_the_flat_environment():
+    """SuperSuit's wrappers need a Box observation: the Dict one fails inside them, the flat
+    one works (and keeps the mask as its last entries)."""
+    supersuit = pytest.importorskip("supersuit")
+    from market.interop.pettingzoo_env import flat_env
+
+    with pytest.raises(AttributeError):
+        supersuit.dtype_v0(env(), np.float32)
+    game = supersuit.normalize_obs_v0(supersuit.dtype_v0(flat_env(), np.float32), env_min=0,
+                                      env_max=1)
+    game.reset(seed=0)
+    obs, *_ = game.last()
+    assert obs.dtype == np.float32 and obs.shape == (11,) and (obs >= 0).all() and (obs <= 1).all()
