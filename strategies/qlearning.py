@@ -18,7 +18,7 @@ from market.game import jit, qtable
 from market.game.jit import njit
 from market.game.qtable import bellman_update, epsilon_greedy, epsilon_schedule, legal_rows
 from market.game.record import BatchRecord
-from market.game.rules import SIDE_NAMES, Observation, Protocol
+from market.game.rules import SIDE_NAMES, Observation, Protocol, legal_block
 from market.game.tables import load_tables
 from strategies.base import KernelState, Strategy, param_at, played_at, q_at, wait_at
 
@@ -199,16 +199,6 @@ class QLearning(Strategy):
 # (:meth:`QLearning.kernel_state`, and the market learner's). ``first``: the side that moved
 # first, per negotiation. The draws are exactly those of :meth:`QLearning.act`, in its order.
 @njit(cache=True, inline="always")
-def _legal_block(move, P, T):  # noqa: ANN001, ANN202
-    """``obs.legal`` as ``[lo, hi)``: offers at move 0, answers in the last round, else all."""
-    if move == 0:
-        return 0, P
-    if (move - 1) // 2 == T - 1:
-        return P, P + 2
-    return 0, P + 2
-
-
-@njit(cache=True, inline="always")
 def _pick(u, count):  # noqa: ANN001, ANN202
     """:func:`market.game.qtable.pick` for one row."""
     return min(int(u * count), max(count - 1, 0))
@@ -231,7 +221,7 @@ def _slot(config, g, role, time_left):  # noqa: ANN001, ANN202
 def _candidates(config, g, side, move, P, T, offer, lo, hi):  # noqa: ANN001, ANN202
     """:meth:`QLearning.candidates` (or the rational market learner's) for one row, as
     ``(c0, c1, accept, reject)``: offers ``c0 .. c1-1``, and whether accept and reject are in."""
-    a0, a1 = _legal_block(move, P, T)
+    a0, a1 = legal_block(move, P, T)
     c0, c1 = a0, min(a1, P)
     accept = a0 <= P < a1
     reject = a0 <= P + 1 < a1
@@ -310,7 +300,7 @@ def decide_rows(side, move, P, T, rows, last, first, lo, hi, member, time_left, 
         explorers += explore[i]
     if explorers == 0:
         return
-    a0, a1 = _legal_block(move, P, T)
+    a0, a1 = legal_block(move, P, T)
     if config[g, 1] == 0:  # one legal block for all: uniform indices into it, in one draw
         picks = rng.integers(0, a1 - a0, explorers)
         j = 0
@@ -362,7 +352,7 @@ def learn_rows(side, P, T, rows, actions, first, n_moves, level, member, reward,
             if nxt < nm:
                 seen = actions[r, min(nxt - 1, 2 * T - 1)]
                 row = base + (1 + ((nxt - 1) // 2) * P + seen) * A
-                a0, a1 = _legal_block(nxt, P, T)
+                a0, a1 = legal_block(nxt, P, T)
                 v = -np.inf
                 for b in range(a0, a1):
                     v = max(v, fstore[row + b])

@@ -25,6 +25,7 @@ import numpy as np
 try:  # numba is a dependency; a broken install must end in one line, not a traceback
     import numba
     from numba import njit, prange
+    from numba.np.random.random_methods import random_interval
 except Exception as exc:  # pragma: no cover - exercised through a subprocess test
     numba = None
     IMPORT_ERROR: Exception | None = exc
@@ -35,7 +36,6 @@ except Exception as exc:  # pragma: no cover - exercised through a subprocess te
     prange = range
 else:
     IMPORT_ERROR = None
-    from numba.np.random.random_methods import random_interval
 
 
 @njit(cache=True, inline="always")

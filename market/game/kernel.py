@@ -52,26 +52,15 @@ import numpy as np
 
 from market.errors import CompileError
 from market.game import qtable
+from market.game.jit import IMPORT_ERROR as _IMPORT_ERROR
+from market.game.jit import njit, numba, prange
 
-try:  # numba is a dependency; a broken install must end in one line, not a traceback
-    import numba
-    from numba import njit, prange
-except Exception as exc:  # pragma: no cover - exercised through a subprocess test
-    numba = None
-    _IMPORT_ERROR: Exception | None = exc
-
-    def njit(*args, **kwargs):  # type: ignore[no-redef]
-        return (lambda f: f) if not (args and callable(args[0])) else args[0]
-
-    prange = range
-else:
-    _IMPORT_ERROR = None
-    if "NUMBA_THREADING_LAYER" not in os.environ:
-        # numba's own thread pool starts a parallel region in well under a millisecond even
-        # on a busy machine, where OpenMP's sleeping threads took milliseconds to wake (and
-        # training calls the kernel once per cycle). It is fork-safe but not thread-safe:
-        # every call holds :data:`_lock`.
-        numba.config.THREADING_LAYER = "workqueue"
+if numba is not None and "NUMBA_THREADING_LAYER" not in os.environ:
+    # numba's own thread pool starts a parallel region in well under a millisecond even
+    # on a busy machine, where OpenMP's sleeping threads took milliseconds to wake (and
+    # training calls the kernel once per cycle). It is fork-safe but not thread-safe:
+    # every call holds :data:`_lock`.
+    numba.config.THREADING_LAYER = "workqueue"
 
 #: columns of the per-episode statistics :func:`run` accumulates, in order
 COUNT_COLUMNS = (

@@ -25,6 +25,8 @@ from typing import Protocol as TypingProtocol
 
 import numpy as np
 
+from market.game.jit import njit
+
 SELLER = 0
 BUYER = 1
 SIDE_NAMES = ("seller", "buyer")
@@ -135,6 +137,17 @@ class Negotiator(TypingProtocol):
     side: int
 
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray: ...
+
+
+@njit(cache=True, inline="always")
+def legal_block(move: int, prices: int, rounds: int) -> tuple[int, int]:
+    """:meth:`Protocol.legal` for compiled code: the legal actions at ``move`` as one block
+    ``[lo, hi)`` (offers at move 0, accept or reject in the last round, else all)."""
+    if move == 0:
+        return 0, prices
+    if (move - 1) // 2 == rounds - 1:
+        return prices, prices + 2
+    return 0, prices + 2
 
 
 def level_rewards(level: np.ndarray, prices: int) -> np.ndarray:

@@ -24,20 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from market.game.jit import njit
-from market.game.rules import SELLER
+from market.game.rules import SELLER, legal_block
 from strategies import compiled
 
 OPEN_RANDOM = -1
-
-
-@njit(cache=True, inline="always")
-def _block(move, P, T):  # noqa: ANN001, ANN202
-    """Legal actions at ``move`` as ``[lo, hi)`` (the protocol's rule)."""
-    if move == 0:
-        return 0, P
-    if (move - 1) // 2 == T - 1:
-        return P, P + 2
-    return 0, P + 2
 
 
 @njit(cache=True, inline="always")
@@ -78,7 +68,7 @@ def step(side, P, T, open_mode, reward_mode, floor, ceiling, actions, autoreset,
             done[i] = False
             continue
         a = actions[i]
-        lo_a, hi_a = _block(move[i], P, T)
+        lo_a, hi_a = legal_block(move[i], P, T)
         if a < lo_a or a >= hi_a:
             illegal[i] = True
             a = P + 1
@@ -97,7 +87,7 @@ def step(side, P, T, open_mode, reward_mode, floor, ceiling, actions, autoreset,
         rg = rows[:k]
         compiled.decide(kind, opp, m, P, T, rg, last, prev, first, lo, hi, member, time_left,
                         fstore, istore, layout, 0, config, rng, chosen)
-        lo_a, hi_a = _block(m, P, T)
+        lo_a, hi_a = legal_block(m, P, T)
         for r in rg:
             if chosen[r] < lo_a or chosen[r] >= hi_a:
                 return m  # the opponent broke the rules (not a built-in strategy's doing)
@@ -107,7 +97,7 @@ def step(side, P, T, open_mode, reward_mode, floor, ceiling, actions, autoreset,
         obs[i, 0], obs[i, 1], obs[i, 2] = last[opp, i], t + 1, last[side, i]
         obs[i, 3] = 1 if first[i] == side else 0
         mover = first[i] if move[i] % 2 == 0 else 1 - first[i]
-        lo_a, hi_a = _block(move[i], P, T)
+        lo_a, hi_a = legal_block(move[i], P, T)
         for a in range(P + 2):
             mask[i, a] = 1 if (not done[i] and mover == side and lo_a <= a < hi_a) else 0
         if ended[i] and level[i] > 0:

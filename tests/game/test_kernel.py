@@ -229,12 +229,14 @@ def test_original_test_loop_first_mover_repeats_its_opening_and_never_accepts():
 
 
 # --- compiling ----------------------------------------------------------------------------------
-def test_a_machine_without_numba_gets_one_line_and_exit_2(tmp_path):
+@pytest.mark.parametrize("command", [["train", "--cycles", "1"], ["market", "--steps", "2"]])
+def test_a_machine_without_numba_gets_one_line_and_exit_2(tmp_path, command):
+    """The training kernel and the market engine alike."""
     fake = tmp_path / "numba"
     fake.mkdir()
     (fake / "__init__.py").write_text("raise ImportError('numba is broken on this machine')\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
-    out = subprocess.run([sys.executable, str(ROOT / "run.py"), "train", "--cycles", "1"],
+    out = subprocess.run([sys.executable, str(ROOT / "run.py"), *command],
                          capture_output=True, text=True, cwd=tmp_path, env=env)
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
