@@ -261,3 +261,15 @@ def open_regular(path: str | os.PathLike[str], max_bytes: int, what: str = "file
     except BaseException:
         os.close(fd)
         raise
+
+
+#: bytes of a data file a command reads whole (a grid, a results table, a run's part)
+DATA_FILE_MAX = 4 * 2**30
+
+
+def read_regular(path: str | os.PathLike[str], max_bytes: int = DATA_FILE_MAX,
+                 what: str = "file") -> bytes:
+    """The bytes of ``path``, if it is a regular file of at most ``max_bytes`` (see
+    :func:`open_regular`); ``ValueError`` naming it otherwise."""
+    with open_regular(path, max_bytes, what) as fh:
+        return fh.read()

@@ -44,14 +44,21 @@ def load_results(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str],
     naming the file, one line): metadata of the batch's shape, a value in
     every row of a parameter column, numbers in the metric columns.
     """
+    from market.files import DATA_FILE_MAX, open_regular, shown
+
     p = Path(path)
-    where = f"RESULTS {os.fspath(p)}"
+    where = f"RESULTS {shown(os.fspath(p))}"
     if not p.exists():
-        raise UsageError(f"RESULTS: no such file {os.fspath(p)!r}")
+        raise UsageError(f"RESULTS: no such file {shown(os.fspath(p))!r}")
     if p.is_dir():
         raise UsageError(f"{where}: is a directory, not a Parquet file")
+    try:  # a regular file only: a FIFO or a device would never end
+        fh = open_regular(p, DATA_FILE_MAX, "Parquet file")
+    except ValueError as exc:
+        raise UsageError(f"RESULTS {exc}") from None
     try:
-        df = pd.read_parquet(p)
+        with fh:
+            df = pd.read_parquet(fh)
     except Exception as exc:  # pyarrow raises several types for a non-Parquet file
         reason = " ".join(str(exc).split())[:200]
         raise UsageError(f"{where}: not a readable Parquet file ({reason})") from None

@@ -100,20 +100,27 @@ def parse_param_options(options: Iterable[str]) -> dict[str, list[Any]]:
     return grid
 
 
+#: bytes of a TOML grid file (a grid of the largest allowed size is far smaller)
+GRID_FILE_MAX = 16 * 2**20
+
+
 def load_grid_toml(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
     """A TOML grid: ``name = [values]`` (or one value); tables flatten to dotted names.
 
     ``[buyer_mix]`` with ``qlearning = [0, 0.5]`` is ``buyer_mix.qlearning``.
     """
+    from market.files import read_regular, shown
+
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise UsageError(f"--grid: no such file {os.fspath(p)!r}") from None
-    except OSError as exc:  # a folder, no permission
-        raise UsageError(f"--grid {os.fspath(p)}: cannot be read ({exc.strerror})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--grid {os.fspath(p)}: not valid TOML ({exc})") from None
+    try:  # a regular file only: a FIFO or a device would never end
+        data = tomllib.loads(read_regular(p, GRID_FILE_MAX, "TOML grid file").decode())
+    except ValueError as exc:
+        if isinstance(exc, tomllib.TOMLDecodeError | UnicodeDecodeError):
+            raise UsageError(f"--grid {shown(os.fspath(p))}: not valid TOML "
+                             f"({shown(exc, 200)})") from None
+        raise UsageError(f"--grid {exc}") from None
+    except RecursionError:
+        raise UsageError(f"--grid {shown(os.fspath(p))}: tables nested too deep") from None
     grid: dict[str, list[Any]] = {}
 
     def walk(prefix: str, table: dict[str, Any]) -> None:
@@ -425,10 +432,12 @@ class PartStore:
 
     def load(self, spec: RunSpec, per_step: bool) -> RunOutcome | None:
         """The stored outcome of ``spec`` if it matches and succeeded (and has steps if needed)."""
+        from market.files import read_regular
+
         f = self._row_file(spec.run)
-        try:
-            data = json.loads(f.read_text())
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        try:  # a regular file only: a FIFO among the parts must not hang a resume
+            data = json.loads(read_regular(f, 2**20, "run part").decode())
+        except (OSError, ValueError, RecursionError):  # JSON and Unicode errors included
             return None
         # a part of another shape (damaged, or not ours) is no finished run: run it again
         if not (isinstance(data, dict) and isinstance(data.get("row"), dict)):
@@ -440,13 +449,21 @@ class PartStore:
             if not data.get("has_steps"):
                 return None
             try:
-                steps = pd.read_parquet(self._steps_file(spec.run))
-            except (FileNotFoundError, OSError, ValueError):
+                steps = _read_parquet(self._steps_file(spec.run))
+            except (OSError, ValueError):
                 return None
         return RunOutcome(data["row"], steps, spec.key())
 
     def remove(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file, opened only if it is a regular file (``ValueError`` otherwise)."""
+    from market.files import DATA_FILE_MAX, open_regular
+
+    with open_regular(path, DATA_FILE_MAX, "Parquet file") as fh:
+        return pd.read_parquet(fh)
 
 
 def _jsonable(obj: Any) -> Any:
@@ -471,8 +488,8 @@ def previous_results(
     if not out.exists():
         return {}
     try:
-        table = pd.read_parquet(out)
-        steps = pd.read_parquet(steps_path(out)) if per_step else None
+        table = _read_parquet(out)
+        steps = _read_parquet(steps_path(out)) if per_step else None
     except (OSError, ValueError):
         return {}
     if "run" not in table.columns:

@@ -1,0 +1,63 @@
+"""Special files given where a command reads a file: refused at once in one line, exit 2.
+
+A FIFO (or ``/dev/zero``) used to hang a command until it was killed, or (``evaluate
+/dev/zero``) to eat memory; every reader now opens only a regular file of bounded size.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=60)
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+@pytest.mark.parametrize("command", [
+    ["evaluate", "{f}"],
+    ["train", "--load", "{f}", "--cycles", "0"],
+    ["market", "--seller-mix", "qlearning:{f}=1", "--steps", "1"],
+    ["tournament", "--qtable", "{f}", "--out", "{d}/t"],
+    ["batch", "--grid", "{f}", "--out", "{d}/b.parquet"],
+    ["plot", "{f}", "--out", "{d}/p"],
+])
+def test_a_special_file_is_refused_in_one_line(tmp_path, special, command):
+    path = "/dev/zero"
+    if special == "fifo":
+        path = str(tmp_path / "f")
+        os.mkfifo(path)
+    out = _run(*[a.format(f=path, d=tmp_path) for a in command])
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and ("FIFO" in lines[0] or "device" in lines[0]), out.stderr
+    assert not any(p.name in ("t", "b.parquet", "p") for p in tmp_path.iterdir())
+
+
+def test_a_fifo_among_a_batchs_parts_is_redone_not_waited_on(tmp_path):
+    out = tmp_path / "r.parquet"
+    args = ["batch", "--param", "n_buyers=4,6", "--steps", "3", "--out", str(out),
+            "--processes", "1", "--json"]
+    first = _run(*args)
+    assert first.returncode == 0, first.stderr
+    parts = tmp_path / "r.parts"
+    parts.mkdir()
+    os.mkfifo(parts / "run-0000000.json")  # where run 0's finished row would be
+    out.unlink()
+    again = _run(*args)
+    assert again.returncode == 0, again.stderr
+
+
+def test_a_grid_nested_deep_enough_to_exhaust_recursion_is_one_line(tmp_path):
+    grid = tmp_path / "g.toml"
+    grid.write_text("a = " + "[" * 3000 + "1" + "]" * 3000 + "\n")
+    out = _run("batch", "--grid", str(grid), "--out", str(tmp_path / "b.parquet"))
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
