@@ -156,6 +156,7 @@ def _trial(cls: type) -> None:
     sao = negmas_sao()
     prices = 21
     saved = random.getstate()  # NegMAS draws even to name an issue: leave the caller's stream
+    moved = False
     try:
         issues = price_issues(prices)
         with warnings.catch_warnings():
@@ -170,8 +171,14 @@ def _trial(cls: type) -> None:
                 mech.run()
                 if mech.state.has_error:
                     raise RuntimeError(mech.state.error_details)
+                mine = pair[0][0].id
+                moved = moved or mech.state.agreement is not None or any(
+                    nid == mine for step in mech.history for nid, _ in step.new_offers)
     finally:
         random.setstate(saved)
+    if not moved:  # SAONegotiator, ControlledSAONegotiator, SAOPRNegotiator: no rule of its own
+        raise RuntimeError("it made no offer and accepted nothing in a trial negotiation "
+                           "(a base class, or one that needs a controller)")
 
 
 def _is_negotiator(obj: Any) -> bool:

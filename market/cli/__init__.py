@@ -108,8 +108,30 @@ def glue_negative_values(parser: Parser, argv: list[str]) -> list[str]:
     return out
 
 
+def check_environment() -> None:
+    """Environment variables the libraries read at import, checked before any of them loads:
+    numba ends in a traceback on ``NUMBA_NUM_THREADS=abc`` and aborts the process on more
+    threads than the machine has."""
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    if text is None:
+        return
+    cores = os.cpu_count() or 1
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= cores:
+        raise UsageError(f"NUMBA_NUM_THREADS must be an integer in [1, {cores}] (the cores of "
+                         f"this machine; got {text[:40]!r})")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:  # before the parser: building it imports the commands, and numba with them
+        check_environment()
+    except UsageError as exc:
+        print(f"run.py: error: {exc}", file=sys.stderr)
+        return 2
     parser = build_parser()
     if not argv:
         print(overview(parser))

@@ -75,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
 
     protocol = Protocol(args.prices, args.rounds)
     names = [s.strip() for s in args.strategies.split(",") if s.strip()] or None
+    if names is None and args.strategies.strip():  # "," or ", ,": a list of nothing
+        raise UsageError(f"--strategies names no strategy (got {args.strategies!r}); give "
+                         "comma-separated names, or leave it out for every registered one")
     for n in names or []:
         spec = specs.parse(n, "--strategies")
         if spec.name == "qlearning" and spec.arg is not None:

@@ -61,3 +61,29 @@ def test_a_grid_nested_deep_enough_to_exhaust_recursion_is_one_line(tmp_path):
     grid.write_text("a = " + "[" * 3000 + "1" + "]" * 3000 + "\n")
     out = _run("batch", "--grid", str(grid), "--out", str(tmp_path / "b.parquet"))
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_an_empty_strategy_list_is_refused_not_played(tmp_path):
+    out = _run("tournament", "--strategies", ",", "--out", str(tmp_path / "t"))
+    assert out.returncode == 2 and "names no strategy" in out.stderr, out.stderr
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("base", ["SAONegotiator", "ControlledSAONegotiator",
+                                  "SAOPRNegotiator"])
+def test_negmas_base_classes_are_refused_as_strategies(base):
+    pytest.importorskip("negmas")
+    out = _run("baseline", "--seller", f"negmas:{base}")
+    assert out.returncode == 2, out.stderr
+    assert "made no offer and accepted nothing" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("value", ["abc", "100000", "0"])
+def test_a_bad_numba_thread_count_in_the_environment_is_one_line(value):
+    env = {**os.environ, "NUMBA_NUM_THREADS": value}
+    out = subprocess.run([sys.executable, str(ROOT / "run.py"), "train", "--cycles", "1"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60, env=env)
+    assert out.returncode == 2, out.stderr
+    assert "NUMBA_NUM_THREADS must be an integer in [1," in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
