@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -137,12 +138,33 @@ def _named(exc: OSError, dest: Path) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc), os.fspath(dest))
 
 
+def remove_stale_temporaries(dest: Path) -> list[Path]:
+    """Remove the temporaries of ``dest`` (``.NAME.PID.XXXX.EXT``, see :func:`atomic_path`)
+    whose process is gone; returns them."""
+    from market.processes import alive
+
+    gone = []
+    pattern = re.compile(re.escape(f".{dest.stem}.") + r"(\d+)\.[A-Za-z0-9_]+"
+                         + re.escape(dest.suffix))
+    with contextlib.suppress(OSError):
+        for f in dest.parent.iterdir():
+            m = pattern.fullmatch(f.name)
+            if m and not alive(int(m.group(1))) and f.is_file() and not f.is_symlink():
+                with contextlib.suppress(OSError):
+                    f.unlink()
+                    gone.append(f)
+    return gone
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` on success.
 
     The temporary name keeps the suffix so that libraries choosing a format
-    from it (matplotlib, pyarrow, numpy) behave as for the real name. Inside
+    from it (matplotlib, pyarrow, numpy) behave as for the real name, and
+    carries this process's id (``.NAME.PID.XXXX.EXT``): the temporaries of
+    ``path`` left by a process that was killed mid-write are removed here,
+    those of a process still running are left alone. Inside
     :func:`all_or_nothing` the rename waits for the end of the block.
     """
     dest = Path(path)
@@ -150,8 +172,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     created = _make_parents(dest.parent)
     if stage is not None:
         stage.created.extend(created)
+    remove_stale_temporaries(dest)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.stem}.", suffix=dest.suffix, dir=dest.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{dest.stem}.{os.getpid()}.", suffix=dest.suffix,
+                                   dir=dest.parent)
     except OSError as exc:
         if stage is None:
             _discard(_Stage(created=created), [])

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({
             "runs": len(table), "ran": result.ran, "reused": result.reused,
-            "failed": result.failed, "seconds": round(seconds, 3),
+            "failed": result.failed, "redone": result.redone, "seconds": round(seconds, 3),
             "processes": processes, "scheduler": args.scheduler,
             "grid": grid, "files": [str(f) for f in result.files],
             "errors": table.loc[table["error"].notna(), ["run", "error"]].to_dict("records"),
@@ -142,6 +142,9 @@ def _print_summary(table: Any, grid: dict, result: Any, seconds: float, processe
     where = f"Dask {args.scheduler}" if args.scheduler else f"{processes} process(es)"
     console.print(f"{len(table)} runs ({result.ran} run now, {result.reused} reused, "
                   f"{result.failed} failed) in {seconds:.1f} s on {where}")
+    if result.redone:
+        console.print(f"{result.redone} saved part(s) were damaged or not this batch's and "
+                      "were run again")
     ok = table[table["error"].isna()]
     keys = list(grid)
     shown = [c for c in ("efficiency", "mean_price", "deals") if c in table.columns]

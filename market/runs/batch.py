@@ -33,12 +33,14 @@ model's default mix.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import inspect
+import io
 import itertools
 import json
 import math
 import os
-import shutil
+import re
 import tomllib
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -50,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from market.errors import RunFailed, UsageError
+from market.files import shown
 from market.limits import BATCH_RUNS_MAX, GRID_POINTS_MAX
 from market.sim import params as market_params
 
@@ -408,10 +411,34 @@ def parts_dir(out: str | os.PathLike[str]) -> Path:
 
 
 class PartStore:
-    """Finished runs of one batch, one file per run, each written atomically."""
+    """Finished runs of one batch, one file per run, each written atomically.
+
+    The folder is this project's only if it holds :data:`PARTS_MARKER` and is
+    not a link: a folder of that name that the project did not make (a
+    user's) is refused, not written into, and on success only the files this
+    store writes (``run-NNNNNNN.json``, ``run-NNNNNNN.steps.parquet``, the
+    marker) are removed, never anything else. A part is reused only if it is
+    exactly what :meth:`save` wrote for that run: its row and key carry a
+    SHA-256 digest (and the digest of its steps file), checked on loading; a
+    part that fails is counted in :attr:`redone` and its run made again.
+    """
 
     def __init__(self, out: str | os.PathLike[str]) -> None:
         self.dir = parts_dir(out)
+        self.redone = 0
+        if self.dir.is_symlink() or (self.dir.exists() and not self.dir.is_dir()):
+            raise UsageError(f"--out: {shown(os.fspath(self.dir))} is a link or a file, not a "
+                             "folder of run parts this project made; move it away")
+        if self.dir.is_dir() and not (self.dir / PARTS_MARKER).is_file():
+            raise UsageError(f"--out: the folder {shown(os.fspath(self.dir))} was not made by "
+                             "run.py batch (no marker file): move it away or choose another "
+                             "--out")
+
+    def _ensure_dir(self) -> None:
+        if not self.dir.is_dir():
+            self.dir.mkdir(parents=True)
+            (self.dir / PARTS_MARKER).write_text("run parts of run.py batch; removed when the "
+                                                 "batch table is written\n")
 
     def _row_file(self, run: int) -> Path:
         return self.dir / f"run-{run:07d}.json"
@@ -422,12 +449,15 @@ class PartStore:
     def save(self, outcome: RunOutcome) -> None:
         from market.files import write_parquet, write_text
 
+        self._ensure_dir()
         run = int(outcome.row["run"])
+        steps_digest = None
         if outcome.steps is not None:
             write_parquet(outcome.steps, self._steps_file(run))
+            steps_digest = hashlib.sha256(self._steps_file(run).read_bytes()).hexdigest()
         # the row last: its presence says the run (and its steps, if any) is complete
-        text = json.dumps({"key": outcome.key, "row": outcome.row,
-                           "has_steps": outcome.steps is not None}, default=_jsonable)
+        body = {"key": outcome.key, "row": outcome.row, "steps_sha256": steps_digest}
+        text = json.dumps({**body, "sha256": _digest(body)}, default=_jsonable)
         write_text(text, self._row_file(run))
 
     def load(self, spec: RunSpec, per_step: bool) -> RunOutcome | None:
@@ -435,27 +465,49 @@ class PartStore:
         from market.files import read_regular
 
         f = self._row_file(spec.run)
+        if not os.path.lexists(f):
+            return None
         try:  # a regular file only: a FIFO among the parts must not hang a resume
             data = json.loads(read_regular(f, 2**20, "run part").decode())
+            outcome = self._checked(data, spec, per_step)
         except (OSError, ValueError, RecursionError):  # JSON and Unicode errors included
+            outcome = None
+        if outcome is None:
+            self.redone += 1  # a part is there, but not one this store wrote for this run
+        return outcome
+
+    def _checked(self, data: Any, spec: RunSpec, per_step: bool) -> RunOutcome | None:
+        """The outcome a part holds, if it is exactly what :meth:`save` wrote for ``spec``."""
+        if not (isinstance(data, dict) and isinstance(data.get("row"), dict)
+                and set(data) == {"key", "row", "steps_sha256", "sha256"}):
             return None
-        # a part of another shape (damaged, or not ours) is no finished run: run it again
-        if not (isinstance(data, dict) and isinstance(data.get("row"), dict)):
+        body = {k: data[k] for k in ("key", "row", "steps_sha256")}
+        if data["sha256"] != _digest(body) or data["key"] != _roundtrip(spec.key()):
             return None
-        if data.get("key") != _roundtrip(spec.key()) or data["row"].get("error") is not None:
+        row = data["row"]
+        if row.get("run") != spec.run or row.get("error") is not None:
             return None
         steps = None
         if per_step:
-            if not data.get("has_steps"):
+            digest = data["steps_sha256"]
+            if digest is None:
                 return None
-            try:
-                steps = _read_parquet(self._steps_file(spec.run))
-            except (OSError, ValueError):
+            raw = read_regular_bytes(self._steps_file(spec.run))
+            if hashlib.sha256(raw).hexdigest() != digest:
                 return None
-        return RunOutcome(data["row"], steps, spec.key())
+            steps = pd.read_parquet(io.BytesIO(raw))
+        return RunOutcome(row, steps, spec.key())
 
     def remove(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
+        """Remove what this store wrote (its parts, the marker), then the folder if empty."""
+        if not self.dir.is_dir() or self.dir.is_symlink():
+            return
+        for f in self.dir.iterdir():
+            if PART_NAME.fullmatch(f.name) or f.name == PARTS_MARKER:
+                with contextlib.suppress(OSError):
+                    f.unlink()
+        with contextlib.suppress(OSError):
+            self.dir.rmdir()
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -464,6 +516,24 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
     with open_regular(path, DATA_FILE_MAX, "Parquet file") as fh:
         return pd.read_parquet(fh)
+
+
+#: the file that says a parts folder is this project's
+PARTS_MARKER = "negotiation-batch.parts"
+#: the names of the files a :class:`PartStore` writes (and its temporaries)
+PART_NAME = re.compile(r"\.?run-\d{7}(\.steps)?(\.[A-Za-z0-9_]+)*\.(json|parquet)")
+
+
+def _digest(body: dict[str, Any]) -> str:
+    """SHA-256 of a part's body, as canonical JSON."""
+    text = json.dumps(body, sort_keys=True, default=_jsonable, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_regular_bytes(path: Path) -> bytes:
+    from market.files import DATA_FILE_MAX, read_regular
+
+    return read_regular(path, DATA_FILE_MAX, "run part")
 
 
 def _jsonable(obj: Any) -> Any:
@@ -546,6 +616,8 @@ class BatchResult:
     failed: int
     out: Path | None = None
     files: list[Path] = field(default_factory=list)
+    #: parts found damaged (not exactly what was written for their run) and run again
+    redone: int = 0
 
 
 def run_batch(
@@ -626,7 +698,8 @@ def run_batch(
         store.remove()
     failed = int(table["error"].notna().sum())
     return BatchResult(table, steps, reused, total - reused, failed,
-                       Path(out) if out is not None else None, files)
+                       Path(out) if out is not None else None, files,
+                       store.redone if store is not None else 0)
 
 
 def results_table(

@@ -48,8 +48,11 @@ def test_a_fifo_among_a_batchs_parts_is_redone_not_waited_on(tmp_path):
             "--processes", "1", "--json"]
     first = _run(*args)
     assert first.returncode == 0, first.stderr
+    from market.runs.batch import PARTS_MARKER
+
     parts = tmp_path / "r.parts"
     parts.mkdir()
+    (parts / PARTS_MARKER).write_text("")  # the project's own folder
     os.mkfifo(parts / "run-0000000.json")  # where run 0's finished row would be
     out.unlink()
     again = _run(*args)

@@ -406,6 +406,7 @@ def test_a_damaged_part_file_is_run_again(tmp_path, content):
     ref = batch.run_batch(specs, tmp_path / "ref.parquet", processes=1).table
     parts = batch.parts_dir(out)
     parts.mkdir()
+    (parts / batch.PARTS_MARKER).write_text("")  # the project's own folder
     (parts / "run-0000000.json").write_text(content)
     res = batch.run_batch(specs, out, processes=1)
     assert (res.reused, res.ran) == (0, 2)
