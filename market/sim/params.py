@@ -46,7 +46,6 @@ from market.limits import (
     STEPS_MAX,
     TRADERS_MAX,
     check_memory,
-    check_table_cells,
 )
 from strategies import specs
 
@@ -349,14 +348,10 @@ def table_cells(p: Params) -> float:
     return learners * 2 * buckets * qtable.n_rows(protocol) * protocol.n_actions
 
 
-def _check_tables(p: Params, say: Namer) -> None:
-    """Refuse Q-learner populations too large for memory before building anything."""
-    check_table_cells(table_cells(p), "the Q-learners' tables",
-                      f"lower {say('prices')}/{say('rounds')} or the number of qlearning traders")
-
-
-#: every cap on the size of a market, in the order checked (after each value on its own)
-LIMITS: list[Callable[[Params, Namer], None]] = [_check_caps, _check_tables]
+#: every cap on the size of a market, in the order checked (after each value on its own);
+#: the Q-learners' tables are bounded by what they cost, in :func:`memory_estimate` (a cap
+#: on cells alone refused a million traders whose tables need 3 GiB of 23)
+LIMITS: list[Callable[[Params, Namer], None]] = [_check_caps]
 
 
 def _check_spec_files(p: Params, say: Namer) -> None:

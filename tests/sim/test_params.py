@@ -50,7 +50,7 @@ def test_messages_use_the_callers_names_for_parameters():
     names = {"buyer_mix": "--buyer-mix", "prices": "--prices", "rounds": "--rounds"}
     with pytest.raises(ValueError, match="^--buyer-mix: shares must sum to 1 \\(got 2\\)$"):
         params.check({"buyer_mix": {"qlearning": 2}}, names)
-    with pytest.raises(UsageError, match="lower --prices/--rounds"):
+    with pytest.raises(UsageError, match="memory.*--prices/--rounds"):
         params.check({"n_buyers": 1_000_000, "buyer_mix": {"qlearning": 1}, "prices": 40,
                       "rounds": 40}, names)
 
@@ -60,7 +60,8 @@ def test_messages_use_the_callers_names_for_parameters():
     ({"teams": TRADERS_MAX + 1}, "teams must be an integer in"),
     ({"prices": PRICES_MAX + 1}, f"prices must be an integer in \\[2, {PRICES_MAX}\\]"),
     ({"period": 10**9}, "period must be an integer in"),
-    ({"buyer_mix": {"qlearning": 1}, "n_buyers": 1_000_000}, "Q-table cells"),
+    ({"buyer_mix": {"qlearning": 1}, "n_buyers": 1_000_000, "prices": 300, "rounds": 20},
+     "would need about .* GiB of memory"),
 ])
 def test_sizes_beyond_the_caps_are_refused_before_anything_is_built(kwargs, message):
     with pytest.raises(UsageError, match=message):
@@ -203,3 +204,12 @@ def test_the_memory_estimate_covers_what_a_market_holds():
         tracemalloc.stop()
     estimate = params.memory_estimate(params.check(kwargs), steps=8)
     assert peak < estimate < 4 * peak
+
+
+def test_a_million_traders_half_learning_are_allowed_when_their_tables_fit():
+    """The cap is the memory the tables cost (checked against this machine's), not a count
+    of cells: 500,000 learners' tables are about 3 GiB."""
+    p = params.check({"n_buyers": 500_000, "n_sellers": 500_000,
+                      "buyer_mix": {"qlearning": 0.5, "averaging": 0.5},
+                      "seller_mix": {"qlearning": 0.5, "averaging": 0.5}})
+    assert params.memory_estimate(p) < 8 * 2**30
