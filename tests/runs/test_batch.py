@@ -73,13 +73,15 @@ def test_bad_grids_name_the_parameter(grid, needle):
 
 def test_every_grid_point_meets_the_markets_caps_before_any_run():
     """The market command's caps, the same words: a learner population too large for memory."""
-    grid = {"n_buyers": [100, 1_000_000], "buyer_mix.qlearning": [0, 1]}
+    grid = {"n_buyers": [100, 1_000_000], "buyer_mix.qlearning": [0, 1], "prices": [300],
+            "rounds": [20]}
     with pytest.raises(UsageError) as err:
         batch.validate_grid(grid)
     msg = str(err.value)
-    assert msg.startswith("the Q-learners' tables would need")
-    assert "lower prices/rounds" in msg and msg.endswith("(at n_buyers=1000000, "
-                                                         "buyer_mix.qlearning=1.0)")
+    assert msg.startswith("the market") and "would need about" in msg and "memory" in msg
+    assert "prices/rounds" in msg and msg.endswith("(at n_buyers=1000000, "
+                                                   "buyer_mix.qlearning=1.0, prices=300, "
+                                                   "rounds=20)")
 
 
 def test_mix_rule_fills_the_rest_with_the_fill_strategy():
