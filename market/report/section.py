@@ -107,7 +107,8 @@ class Section:
     tables of formatted text printed in the report as markdown;
     ``text_block``: preformatted text shown as is (the legacy terminal view);
     ``numbers``: headline figures for ``--json``. ``why``: the explanation,
-    where the question asks for one.
+    where the question asks for one. ``timings``: what took how long, kept out
+    of everything but ``timings.csv``.
     """
 
     name: str
@@ -123,6 +124,9 @@ class Section:
     numbers: dict[str, Any] = field(default_factory=dict)
     command: str = ""
     seconds: float = 0.0
+    #: how long parts of it took (label -> seconds): written to timings.csv only, so that
+    #: every other file depends on the seed alone
+    timings: dict[str, float] = field(default_factory=dict)
 
     def files(self) -> list[str]:
         """Every file this section writes, figures first."""

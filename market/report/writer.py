@@ -22,6 +22,8 @@ from market.report.section import Section
 #: figures are for reading on a page, not for print: small files
 DPI = 90
 REPORT = "report.md"
+#: how long each part took: the one output that depends on more than the seed
+TIMINGS = "timings.csv"
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -73,8 +75,19 @@ def csv_text(df: pd.DataFrame) -> str:
     return buf.getvalue()
 
 
-def write_report(out: str | Path, sections: Sequence[Section], header: str) -> list[Path]:
-    """Write every section's figures and tables, then ``report.md``; return the paths.
+def timings_table(sections: Sequence[Section], seconds: float) -> pd.DataFrame:
+    """What took how long: each section, its own timings, and the whole run (seconds)."""
+    rows = [("report", "the whole run", seconds)]
+    for s in sections:
+        rows.append((s.name, "the section", s.seconds))
+        rows += [(s.name, what, t) for what, t in s.timings.items()]
+    return pd.DataFrame(rows, columns=["section", "what", "seconds"])
+
+
+def write_report(out: str | Path, sections: Sequence[Section], header: str,
+                 seconds: float = 0.0) -> list[Path]:
+    """Write every section's figures and tables, ``timings.csv``, then ``report.md``; return
+    the paths. Every file but ``timings.csv`` depends on the seed alone.
 
     All of them appear together or, if one cannot be written, none does."""
     out = Path(out)
@@ -85,5 +98,6 @@ def write_report(out: str | Path, sections: Sequence[Section], header: str) -> l
                 written.append(save_figure(fig, out / name, dpi=DPI))
             for name, df in s.tables.items():
                 written.append(write_text(csv_text(df), out / name))
+        written.append(write_text(csv_text(timings_table(sections, seconds)), out / TIMINGS))
         written.append(write_text(report_markdown(sections, header), out / REPORT))
     return written

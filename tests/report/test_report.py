@@ -68,7 +68,7 @@ def test_only_writes_that_section_with_the_same_numbers(report_runner, tmp_path)
     assert code == 0
     assert [s["name"] for s in summary["sections"]] == ["legacy"]
     assert sorted(p.name for p in alone.iterdir()) == sorted(
-        ["report.md", "legacy.png", "legacy_moves.csv"])
+        ["report.md", "legacy.png", "legacy_moves.csv", "timings.csv"])
     assert list(sections_of((alone / "report.md").read_text())) == ["1"]
     # a section's seeds come from its name: the same numbers whichever sections run
     code, _ = report_runner(together, "--only", "equilibrium,legacy")
@@ -114,3 +114,29 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(args, names, tmp_path):
     assert len(lines) == 1 and "Traceback" not in done.stderr
     assert names in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_two_runs_with_one_seed_write_the_same_files_but_the_timings(tmp_path):
+    """Timings live in timings.csv alone; every other file depends on the seed only."""
+    import filecmp
+    import subprocess
+    import sys
+
+    import shutil
+
+    root = Path(__file__).resolve().parents[2]
+    out, first = tmp_path / "out", tmp_path / "first"
+    outs = [first, out]
+    for k in range(2):  # the same command twice (the folder is part of the command)
+        done = subprocess.run([sys.executable, str(root / "run.py"), "report", "--quick",
+                               "--only", "sizes,equilibrium", "--seed", "3", "--out",
+                               str(out), "--json"], capture_output=True, text=True, cwd=root,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        if k == 0:
+            shutil.copytree(out, first)
+    names = sorted(p.name for p in outs[0].iterdir())
+    assert names == sorted(p.name for p in outs[1].iterdir()) and "timings.csv" in names
+    differ = [n for n in names if not filecmp.cmp(outs[0] / n, outs[1] / n, shallow=False)]
+    assert differ in ([], ["timings.csv"]), differ
+    assert "train_seconds" not in (outs[0] / "sizes.csv").read_text()
