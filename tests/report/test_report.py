@@ -119,10 +119,9 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(args, names, tmp_path):
 def test_two_runs_with_one_seed_write_the_same_files_but_the_timings(tmp_path):
     """Timings live in timings.csv alone; every other file depends on the seed only."""
     import filecmp
+    import shutil
     import subprocess
     import sys
-
-    import shutil
 
     root = Path(__file__).resolve().parents[2]
     out, first = tmp_path / "out", tmp_path / "first"
