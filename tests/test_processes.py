@@ -218,3 +218,28 @@ def test_the_view_leaves_no_temporary_folder_and_at_most_two_lines(how, tmp_path
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("scheduler", [[], ["--scheduler", "local"]])
+def test_ctrl_c_at_the_terminal_stops_a_batch_in_one_line(tmp_path, scheduler):
+    """The terminal sends SIGINT to the whole process group: pool and Dask workers alike
+    must leave the message to the command (a local cluster's workers printed 64 lines)."""
+    pytest.importorskip("distributed") if scheduler else None
+    out = tmp_path / "r.parquet"
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "run.py"), "batch", "--param", "n_buyers=50,100",
+         "--iterations", "50", "--steps", "20000", "--processes", "2", *scheduler,
+         "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    try:
+        assert wait_for(lambda: (tmp_path / "r.parts").is_dir(), 120), "no run finished"
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "run the same command again" in lines[0], err
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from typing import Any
 
@@ -91,13 +92,12 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         result = _run_with_progress(batch, specs, args, processes, meta)
-    except (KeyboardInterrupt, Terminated):
-        from rich.console import Console
-
-        Console(stderr=True, soft_wrap=True).print(
-            f"interrupted: finished runs are kept in {batch.parts_dir(args.out)}; run the same "
-            "command again to go on from there")
-        raise
+    except (KeyboardInterrupt, Terminated) as stop:
+        # one line, as for every other way a command ends early
+        how = "terminated" if isinstance(stop, Terminated) else "interrupted"
+        print(f"run.py batch: {how}; finished runs are kept in {batch.parts_dir(args.out)}: "
+              "run the same command again to go on from there", file=sys.stderr, flush=True)
+        return 143 if isinstance(stop, Terminated) else 130
     seconds = time.perf_counter() - t0
     table = result.table
     if args.json:

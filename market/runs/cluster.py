@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -36,17 +37,17 @@ def connect(scheduler: str, processes: int = 1, timeout: float = 5.0) -> Iterato
         from market.processes import quiet_resource_tracker
 
         quiet_resource_tracker()
-        cluster = LocalCluster(
-            n_workers=processes,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # HTTP endpoint on a free loopback port
-            # CRITICAL, not ERROR: when the batch is killed, a worker may miss a heartbeat
-            # before it follows its parent and would print a traceback to the user's
-            # terminal; a run that fails reaches the batch as its future's exception anyway
-            silence_logs=logging.CRITICAL,
-        )
+        # The workers start with Ctrl-C ignored (an ignored signal stays ignored in the
+        # processes started meanwhile, and Python keeps it so): a Ctrl-C at the terminal
+        # reaches the whole process group, and each worker would print a traceback of its
+        # own; this process handles it and closes the cluster.
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            cluster = _local_cluster(LocalCluster, processes)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
         try:
             with Client(cluster) as client:
                 yield client
@@ -59,6 +60,21 @@ def connect(scheduler: str, processes: int = 1, timeout: float = 5.0) -> Iterato
         yield client
     finally:
         client.close()
+
+
+def _local_cluster(cluster_cls: Any, processes: int) -> Any:
+    """A ``LocalCluster`` of ``processes`` single-threaded workers on loopback."""
+    return cluster_cls(
+        n_workers=processes,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",  # HTTP endpoint on a free loopback port
+        # CRITICAL, not ERROR: when the batch is killed, a worker may miss a heartbeat
+        # before it follows its parent and would print a traceback to the user's
+        # terminal; a run that fails reaches the batch as its future's exception anyway
+        silence_logs=logging.CRITICAL,
+    )
 
 
 def _connect(client_cls: Any, address: str, scheduler: str, timeout: float) -> Any:
