@@ -9,12 +9,17 @@
   AEC environment (agents ``seller`` and ``buyer``).
 - :mod:`market.interop.gymnasium_env`: one side of the game as a Gymnasium
   environment, the other side played by any registered strategy.
+- :mod:`market.interop.vector_env`: many negotiations of one side as a Gymnasium
+  vector environment, rows of one compiled batch (:mod:`market.interop.fastgame`,
+  also the single environment's path for built-in opponents).
 
 Each module imports its library when it is loaded, so importing this
 package needs none of them; they come with the extras ``negmas`` and
-``rl`` (``pip install -e ".[negmas,rl]"``). The environments step through the
-protocol's own :class:`~market.game.protocol.Lockstep`, so the rules of a
-move are the protocol's, not a second copy.
+``rl`` (``pip install -e ".[negmas,rl]"``). The move-by-move environments step
+through the protocol's own :class:`~market.game.protocol.Lockstep`; the compiled
+ones through the protocol's compiled rules (:func:`market.game.rules.legal_block`)
+and the strategies' compiled decisions, tested to play the same games.
 
-Layer 4: imports :mod:`market.game` and :mod:`strategies` only.
+Layer 4: imports :mod:`market.game`, :mod:`strategies` and, for the compiled environments,
+the market engine's stores (:mod:`market.sim.engine`).
 """

@@ -11,6 +11,11 @@ decides for its rows, sides and groups in the lockstep order),
 :func:`~market.sim.exchange.settle_deals`, :func:`~market.sim.exchange.pay`
 and the learners' updates, all on the model's own arrays.
 
+A market whose strategies draw nothing (:data:`strategies.compiled.DETERMINISTIC`)
+plays each negotiation to its end before the next: the same moves, since no
+draw order is at stake, with each negotiation's state in registers instead
+of a pass over all of them at every move.
+
 Otherwise (a ``negmas:`` or ``genius:`` strategy, a user's class)
 :class:`LockstepEngine` runs the step as before: the same compiled pairing,
 settling and paying, with the negotiation in :func:`~market.game.protocol.negotiate`
@@ -503,7 +508,8 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
 
 
 #: the modules whose compiled functions end up inside the engine
-SOURCES = ("market.game.jit", "market.game.qtable", "market.sim.exchange", "market.sim.engine",
+SOURCES = ("market.game.jit", "market.game.qtable", "market.game.rules", "market.sim.exchange",
+           "market.sim.engine", "market.interop.fastgame", "strategies.base",
            "strategies.compiled", "strategies.rule_based", "strategies._ranges",
            "strategies.averaging", "strategies.time_dependent", "strategies.hardliner",
            "strategies.tit_for_tat", "strategies.zero_intelligence", "strategies.spe",
@@ -517,7 +523,7 @@ def _drop_stale_cache() -> None:
     files = [Path(importlib.import_module(name).__file__ or "") for name in SOURCES]
     digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
     cache = Path(jit.numba.config.CACHE_DIR) if jit.numba.config.CACHE_DIR else None
-    stamp = (cache or files[3].parent / "__pycache__") / "engine.sources"
+    stamp = (cache or Path(__file__).parent / "__pycache__") / "engine.sources"
     try:
         if stamp.read_text() == digest:
             return
