@@ -14,12 +14,12 @@ has several, see the subgame-perfect outcomes printed).
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
 from market.game import qtable
-from market.limits import check_table_cells
 
 HELP = ("exact evaluation: values, best responses, NashConv and subgame perfection of saved "
         "Q-tables or of a subgame-perfect equilibrium")
@@ -39,26 +39,50 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="length of the greedy test run whose expectation is shown (default 1000)")
 
 
+#: measured here (2 cores): exact evaluation peaks at about 190 bytes per policy cell of one
+#: side (2 x S x A cells) and takes about 5.3 s at 416,000 cells (P = 101, T = 20), growing
+#: as cells ** 1.35 (33 s at 1.6 million); the cap on time is an hour
+BYTES_PER_CELL = 200
+SECONDS_AT, CELLS_AT, GROWTH = 5.3, 416_000, 1.35
+SECONDS_MAX = 3600
+
+
+def check_cost(protocol: Any, quiet: bool) -> None:
+    """Refuse an evaluation that would not fit in memory or take over an hour, with the
+    estimate; say the estimate first when it is over ten seconds."""
+    from market.limits import check_memory
+
+    cells = 2 * qtable.n_rows(protocol) * protocol.n_actions
+    what = f"evaluating P={protocol.prices}, T={protocol.rounds}"
+    check_memory(cells * BYTES_PER_CELL, what, "lower --prices or --rounds")
+    seconds = SECONDS_AT * (cells / CELLS_AT) ** GROWTH
+    if seconds > SECONDS_MAX:
+        raise UsageError(f"{what} would take about {seconds / 3600:,.1f} hours on this kind of "
+                         f"machine (at most {SECONDS_MAX // 60} minutes): lower --prices or "
+                         "--rounds")
+    if seconds > 10 and not quiet:
+        print(f"{what}: about {seconds / 60:.0f} minutes" if seconds > 90 else
+              f"{what}: about {seconds:.0f} s", file=sys.stderr, flush=True)
+
+
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     """The figures the command prints, as a JSON-ready dict."""
     from market.game import evaluation
     from market.game.rules import Protocol
-    from market.game.tables import load_tables
+    from market.game.tables import load_tables, peek_tables
 
     if args.spe == bool(args.file):
         got = "both" if args.spe else "neither"
         raise UsageError(f"give exactly one of FILE.npz or --spe (got {got})")
     if args.spe:
         protocol = Protocol(args.prices or 5, args.rounds or 5)
-        # backward induction keeps a handful of (2, S, A) arrays per side
-        check_table_cells(16 * qtable.n_rows(protocol) * protocol.n_actions,
-                          f"the equilibrium at P={protocol.prices}, T={protocol.rounds}",
-                          "lower --prices or --rounds")
+        check_cost(protocol, args.json)
         seller, buyer = evaluation.spe(protocol)
         policies, source = True, "spe"
         layout = "a subgame-perfect equilibrium (indifferent responders accept), pure policies"
     else:
         want = None
+        check_cost(peek_tables(args.file)[0], args.json)  # from the headers, before loading
         if args.prices is not None or args.rounds is not None:
             pair = load_tables(args.file)
             have = pair.protocol

@@ -90,3 +90,29 @@ def test_a_bad_numba_thread_count_in_the_environment_is_one_line(value):
     assert out.returncode == 2, out.stderr
     assert "NUMBA_NUM_THREADS must be an integer in [1," in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_an_evaluation_past_its_measured_cost_is_refused_up_front(tmp_path):
+    """P = T = 300 would take over an hour here: refused with the estimate, for --spe and for
+    a (small, compressed) table file alike, before anything is built or loaded."""
+    import time
+
+    import numpy as np
+
+    out = _run("evaluate", "--spe", "--prices", "300", "--rounds", "300")
+    assert out.returncode == 2 and "would take about" in out.stderr, out.stderr
+    f = tmp_path / "big.npz"
+    zeros = np.zeros((2 + 300 * 300, 302))
+    np.savez_compressed(f, seller=zeros, buyer=zeros, prices=np.int64(300),
+                        rounds=np.int64(300))
+    del zeros
+    t0 = time.perf_counter()
+    out = _run("evaluate", str(f))
+    assert out.returncode == 2 and "would take about" in out.stderr, out.stderr
+    assert time.perf_counter() - t0 < 30 and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_long_evaluation_says_how_long_first():
+    out = _run("evaluate", "--spe", "--prices", "201", "--rounds", "10")
+    assert out.returncode == 0, out.stderr
+    assert "evaluating P=201, T=10: about" in out.stderr
