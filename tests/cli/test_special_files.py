@@ -116,3 +116,15 @@ def test_a_long_evaluation_says_how_long_first():
     out = _run("evaluate", "--spe", "--prices", "201", "--rounds", "10")
     assert out.returncode == 0, out.stderr
     assert "evaluating P=201, T=10: about" in out.stderr
+
+
+def test_a_training_past_its_measured_cost_is_refused_and_a_long_one_announced(capsys):
+    out = _run("train", "--seeds", "100000", "--prices", "2", "--rounds", "1", "--cycles",
+               "1000")
+    assert out.returncode == 2 and "would take about 1.2 hours" in out.stderr, out.stderr
+    from market.cli.train_cmd import check_cost
+    from market.game.training import preset
+
+    check_cost(preset("default", seeds=100_000, prices=2, rounds=1), quiet=False)
+    assert "training 100,000 seed(s) of 150,000 episodes at P=2, T=1: about 11 minutes" in (
+        capsys.readouterr().err)
