@@ -163,5 +163,9 @@ def test_off_loopback_the_servers_debug_endpoint_answers_404():
 
     scope = {"type": "http", "method": "GET", "path": "/resourcez", "headers": [],
              "query_string": b"", "root_path": "", "path_params": {}}
-    asyncio.run(route.handle(scope, receive, send))
+    # in a thread of its own: other tests of this worker may leave an event loop running
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, route.handle(scope, receive, send)).result(timeout=30)
     assert sent[0]["status"] == 404
