@@ -32,6 +32,10 @@ GRID_POINTS_MAX = 100_000
 BATCH_RUNS_MAX = 1_000_000
 #: share of this machine's memory one run may be estimated to need
 MEMORY_SHARE = 0.8
+#: longest run, in seconds, one command accepts (estimated from measured rates)
+SECONDS_MAX = 3600
+#: runs estimated longer than this say their estimate before they start
+SECONDS_ANNOUNCED = 10
 
 
 def check_table_cells(cells: float, what: str, advice: str) -> None:
@@ -67,6 +71,28 @@ def check_memory(estimate: float, what: str, advice: str) -> None:
             f"{what} would need about {_gib(estimate)} of memory (at most {_gib(limit)}, "
             f"{MEMORY_SHARE:.0%} of this machine's {_gib(total)}): {advice}"
         )
+
+
+def check_time(seconds: float, what: str, advice: str, quiet: bool = False) -> None:
+    """Refuse work estimated over :data:`SECONDS_MAX`, with the estimate; say the estimate
+    first (on stderr) when it is over :data:`SECONDS_ANNOUNCED`, so no long wait is silent.
+
+    ``seconds`` comes from the caller's measured rate on a 2-core machine (each
+    caller documents its own); ``quiet`` (``--json``) keeps stderr for errors.
+    """
+    import sys
+
+    if seconds > SECONDS_MAX:
+        raise UsageError(f"{what} would take about {_duration(seconds)} on this kind of machine "
+                         f"(at most {SECONDS_MAX // 60} minutes): {advice}")
+    if seconds > SECONDS_ANNOUNCED and not quiet:
+        print(f"{what}: about {_duration(seconds)}", file=sys.stderr, flush=True)
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:,.1f} hours"
+    return f"{seconds / 60:.0f} minutes" if seconds > 90 else f"{seconds:.0f} s"
 
 
 def _gib(n: float) -> str:

@@ -135,7 +135,10 @@ def fixed_game(specs: Mapping[str, str | Spec]) -> tuple[Protocol, list[str]] | 
     for key, text in specs.items():
         spec = parse(text, key)
         if spec.arg is not None:
-            game = spec.cls.spec_game(spec.arg)
+            try:
+                game = spec.cls.spec_game(spec.arg)
+            except ValueError as exc:
+                raise UsageError(f"{_where(key)}{exc}") from None
             if game is not None:
                 found[key] = game
     if not found:

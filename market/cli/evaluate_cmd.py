@@ -14,7 +14,6 @@ has several, see the subgame-perfect outcomes printed).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from market.cli.common import emit_json, int_in, path_text
@@ -39,30 +38,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="length of the greedy test run whose expectation is shown (default 1000)")
 
 
-#: measured here (2 cores): exact evaluation peaks at about 190 bytes per policy cell of one
-#: side (2 x S x A cells) and takes about 5.3 s at 416,000 cells (P = 101, T = 20), growing
-#: as cells ** 1.35 (33 s at 1.6 million); the cap on time is an hour
+#: measured here (2 cores), whole command: exact evaluation peaks at about 190 bytes per
+#: policy cell of one side (2 x S x A cells) and takes about 0.45 us per cell (1.8 s at 3.6
+#: million cells, P = 300, T = 20; 5.3 s at 12 million, P = 1000, T = 6; 10 s at 24 million,
+#: P = 1000, T = 12), so memory, not time, is what bounds it
 BYTES_PER_CELL = 200
-SECONDS_AT, CELLS_AT, GROWTH = 5.3, 416_000, 1.35
-SECONDS_MAX = 3600
+SECONDS_PER_CELL = 0.45e-6
 
 
 def check_cost(protocol: Any, quiet: bool) -> None:
     """Refuse an evaluation that would not fit in memory or take over an hour, with the
     estimate; say the estimate first when it is over ten seconds."""
-    from market.limits import check_memory
+    from market.limits import check_memory, check_time
 
     cells = 2 * qtable.n_rows(protocol) * protocol.n_actions
     what = f"evaluating P={protocol.prices}, T={protocol.rounds}"
     check_memory(cells * BYTES_PER_CELL, what, "lower --prices or --rounds")
-    seconds = SECONDS_AT * (cells / CELLS_AT) ** GROWTH
-    if seconds > SECONDS_MAX:
-        raise UsageError(f"{what} would take about {seconds / 3600:,.1f} hours on this kind of "
-                         f"machine (at most {SECONDS_MAX // 60} minutes): lower --prices or "
-                         "--rounds")
-    if seconds > 10 and not quiet:
-        print(f"{what}: about {seconds / 60:.0f} minutes" if seconds > 90 else
-              f"{what}: about {seconds:.0f} s", file=sys.stderr, flush=True)
+    check_time(0.5 + SECONDS_PER_CELL * cells, what, "lower --prices or --rounds",
+               quiet)
 
 
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
@@ -91,10 +84,19 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         protocol, seller, buyer = pair.protocol, pair.seller, pair.buyer
         policies, source = False, str(args.file)
         layout = "role-aware (2, S, A)" if pair.role_aware else "document layout (S, A)"
-    rep = evaluation.report(seller, buyer, protocol, policies=policies)
-    test = evaluation.exact_test(seller, buyer, protocol, args.episodes, policies=policies)
-    gaps = evaluation.subgame_gaps(seller, buyer, protocol, policies=policies)
-    outcomes = evaluation.outcomes(seller, buyer, protocol, policies=policies)
+    from market.cli.progress import progress_bar
+
+    with progress_bar("evaluate", 5, "steps", quiet=args.json) as update:
+        update(description="values, best responses, NashConv")
+        rep = evaluation.report(seller, buyer, protocol, policies=policies)
+        update(advance=1, description="the greedy test's expectation")
+        test = evaluation.exact_test(seller, buyer, protocol, args.episodes, policies=policies)
+        update(advance=1, description="one-shot deviations in every subgame")
+        gaps = evaluation.subgame_gaps(seller, buyer, protocol, policies=policies)
+        update(advance=1, description="outcomes")
+        outcomes = evaluation.outcomes(seller, buyer, protocol, policies=policies)
+        update(advance=1, description="the game's pure subgame-perfect outcomes")
+        spe_outcomes = evaluation.spe_outcomes(protocol)
     names = ("seller", "buyer")
     rows = [
         {
@@ -120,7 +122,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         "outcome": {f"{names[f]}_first": [float(outcomes[f, 0]), float(outcomes[f, 1])]
                     for f in (0, 1)},
         "spe_outcomes": {f"{k}_first": [[o[1], o[2]] for o in v]
-                         for k, v in evaluation.spe_outcomes(protocol).items()},
+                         for k, v in spe_outcomes.items()},
         "test": test,
     }
 

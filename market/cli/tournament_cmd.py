@@ -91,9 +91,10 @@ def run(args: argparse.Namespace) -> int:
         tables = load_tables(args.qtable, protocol) if args.qtable else None
     except ValueError as exc:
         raise UsageError(f"--qtable: {exc}") from None
-    learner = "qlearning" in (names if names is not None else registry.names())
-    check_size(protocol, args.repetitions, trains=learner and tables is None,
-               advice="lower --repetitions, --prices or --rounds")
+    listed = names if names is not None else registry.names()
+    check_size(protocol, args.repetitions, trains="qlearning" in listed and tables is None,
+               advice="lower --repetitions, --prices or --rounds", entrants=len(listed),
+               genius=len(genius), quiet=args.json)
     check_output_dir(args.out, "--out")
     cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
     check_outputs({**{f: "--out" for f in output_files(args.out)}, cache: "--out"})

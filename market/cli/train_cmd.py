@@ -138,7 +138,6 @@ def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
 #: game (2T), test and evaluation included (2,000 seeds at P = T = 5: 64 s; 10,000 at
 #: P = 2, T = 1: 58 s); a run estimated over an hour is refused
 SECONDS_PER_EPISODE_MOVE = 22e-9
-SECONDS_MAX = 3600
 
 
 def estimated_seconds(cfg: Any) -> float:
@@ -149,16 +148,11 @@ def estimated_seconds(cfg: Any) -> float:
 def check_cost(cfg: Any, quiet: bool) -> None:
     """Refuse a training estimated over an hour, with the estimate; say it first when it is
     over ten seconds (the progress bar shows only on a terminal)."""
-    seconds = estimated_seconds(cfg)
-    what = f"training {cfg.seeds:,} seed(s) of {cfg.total_episodes:,} episodes at " \
-           f"P={cfg.prices}, T={cfg.rounds}"
-    if seconds > SECONDS_MAX:
-        raise UsageError(f"{what} would take about {seconds / 3600:,.1f} hours on this kind of "
-                         f"machine (at most {SECONDS_MAX // 60} minutes): lower --seeds, "
-                         "--cycles or --episodes")
-    if seconds > 10 and not quiet:
-        print(f"{what}: about {seconds / 60:.0f} minutes" if seconds > 90 else
-              f"{what}: about {seconds:.0f} s", file=sys.stderr, flush=True)
+    from market.limits import check_time
+
+    check_time(estimated_seconds(cfg), f"training {cfg.seeds:,} seed(s) of "
+               f"{cfg.total_episodes:,} episodes at P={cfg.prices}, T={cfg.rounds}",
+               "lower --seeds, --cycles or --episodes", quiet)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -503,34 +503,50 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
     levels, so the sets are exact. Several outcomes arise because a
     responder offered its zero-surplus price gets 0 whether it accepts or
     rejects.
+
+    Sets are boolean rows over levels ``0..P``. The offer children are the
+    same for every offer on the table, so per move only the two best of
+    their worst values matter (a child's bar is the best worst value among
+    the *other* children): the work is ``O(T P^2)``, not ``O(T P^3)``.
     """
     P, T = protocol.prices, protocol.rounds
-
-    def reward(level: int, side: int) -> float:
-        if level == 0:
-            return 0.0
-        return level / P if side == SELLER else 1.0 - level / P
+    levels = np.arange(P + 1)
+    rewards = np.zeros((2, P + 1))  # [side][level], 0 for no deal
+    rewards[SELLER, 1:] = levels[1:] / P
+    rewards[BUYER, 1:] = 1.0 - levels[1:] / P
 
     result: dict[str, list[tuple[int, float, float]]] = {}
     for f in (SELLER, BUYER):
-        after: list[frozenset[int]] = []  # outcome sets at move m + 1, per offer level 1..P
+        after = np.zeros((P, P + 1), bool)  # outcome sets at move m + 1, per offer 1..P
         for m in range(2 * T - 1, -1, -1):
-            mover = f if m % 2 == 0 else 1 - f
-            legal = protocol.legal(m)
-            tables = [0] if m == 0 else list(range(1, P + 1))
-            now = []
-            for p in tables:
-                children = [after[k - 1] for k in range(1, P + 1) if legal[k - 1]]
-                if m > 0:
-                    children += [frozenset({p}), frozenset({0})]  # accept, reject
-                worst = [min(reward(o, mover) for o in c) for c in children]
-                sets = set()
-                for i, c in enumerate(children):
-                    bar = max((w for j, w in enumerate(worst) if j != i), default=-np.inf)
-                    sets |= {o for o in c if reward(o, mover) >= bar}
-                now.append(frozenset(sets))
+            r = rewards[f if m % 2 == 0 else 1 - f]
+            offers = after[protocol.legal(m)[:P]]  # (children, P + 1), shared by every p
+            worst = np.where(offers, r, np.inf).min(axis=1)
+            top = int(worst.argmax()) if len(worst) else -1
+            w1 = worst[top] if top >= 0 else -np.inf
+            rest = np.delete(worst, top) if top >= 0 else worst
+            w2 = rest.max() if len(rest) else -np.inf
+            unique = top >= 0 and w2 < w1
+            all_offers = offers.any(axis=0)
+            others = np.delete(offers, top, axis=0).any(axis=0) if unique else all_offers
+            tables = [0] if m == 0 else range(1, P + 1)
+            now = np.zeros((len(tables), P + 1), bool)
+            for i, p in enumerate(tables):
+                kids = [w1] if m == 0 else [w1, r[p], r[0]]  # best offer, accept p, reject
+                best = max(kids)
+                if m > 0:  # accept {p} and reject {0}: bars from every other child
+                    now[i, p] = r[p] >= max(w1, r[0])
+                    now[i, 0] = r[0] >= max(w1, r[p])
+                if top < 0:
+                    continue
+                second = max(w2, *(k for k in kids[1:])) if m > 0 else w2
+                if unique and w1 > second:  # the one best offer child is held to the second
+                    now[i] |= (others & (r >= w1)) | (offers[top] & (r >= second))
+                else:  # every offer child is held to the best worst value
+                    now[i] |= all_offers & (r >= best)
             after = now
-        result[SIDE_NAMES[f]] = [(o, reward(o, SELLER), reward(o, BUYER)) for o in sorted(after[0])]
+        result[SIDE_NAMES[f]] = [(int(o), float(rewards[SELLER, o]), float(rewards[BUYER, o]))
+                                 for o in np.flatnonzero(after[0])]
     return result
 
 

@@ -82,6 +82,8 @@ META_DEPTH_MAX = 32
 #: bytes of one table at the cell cap (float64), and of a .npy header at most
 TABLE_BYTES_MAX = TABLE_CELLS_MAX * 8 + 65_536
 HEADER_BYTES_MAX = 65_536
+#: digits of one integer in ``meta`` (seeds and counts need far fewer)
+META_DIGITS_MAX = 100
 #: a table file holds two tables at most (compressed or not) and a bounded meta
 FILE_BYTES_MAX = 2 * TABLE_BYTES_MAX + 4 * META_CHARS_MAX + 1_048_576
 
@@ -244,8 +246,14 @@ def _meta(arr: np.ndarray, path: str) -> dict[str, Any]:
     depth = _depth(text)
     if depth > META_DEPTH_MAX:
         raise ValueError(f"{path}: meta nests {depth} levels deep (at most {META_DEPTH_MAX})")
+    def bounded_int(digits: str) -> int:  # Python refuses over 4,300 digits in its own words
+        if len(digits.lstrip("-")) > META_DIGITS_MAX:
+            raise ValueError(f"{path}: meta holds an integer of {len(digits):,} digits (at "
+                             f"most {META_DIGITS_MAX})")
+        return int(digits)
+
     try:
-        meta = json.loads(text)
+        meta = json.loads(text, parse_int=bounded_int)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: meta is not JSON ({exc})") from None
     if not isinstance(meta, dict):

@@ -196,18 +196,39 @@ def run_tournament(
     )
 
 
+#: measured here (2 cores) for ANAC agents in NegMAS's mechanism, one negotiation at a time:
+#: 2.9 ms a negotiation at T = 5, 6.4 ms at T = 10 (P = 101) and 16.6 ms at T = 20, so about
+#: 0.85 ms per round of T as an upper estimate (many negotiations end before the deadline)
+GENIUS_SECONDS_PER_ROUND = 0.85e-3
+
+
+def genius_seconds(protocol: Protocol, repetitions: int, others: int, genius: int) -> float:
+    """The estimated time of a tournament's negotiations that involve an ANAC agent.
+
+    ``others`` entrants play on arrays (their pairings cost next to nothing);
+    every pairing with one of the ``genius`` agents plays its ``2 x
+    repetitions`` negotiations one at a time at NegMAS's speed.
+    """
+    pairings = (others + genius) ** 2 - others ** 2
+    return pairings * 2 * repetitions * protocol.rounds * GENIUS_SECONDS_PER_ROUND
+
+
 def check_size(protocol: Protocol, repetitions: int, trains: bool = False,
-               advice: str = "lower the repetitions, P or T") -> None:
+               advice: str = "lower the repetitions, P or T", entrants: int = 0,
+               genius: int = 0, quiet: bool = False) -> None:
     """Refuse, before any work, a tournament too large for this machine.
 
     Each pairing plays its ``2 x repetitions`` negotiations at once
     (:func:`~market.game.protocol.negotiation_bytes`); ``trains``: the
     Q-learning entrant is trained by self-play first (:func:`selfplay_config`,
     checked as the train command checks its runs, and its NashConv
-    computed). ``advice`` says what to lower, in the caller's words.
+    computed). ``genius`` ANAC agents beside ``entrants`` others: their
+    negotiations' time is estimated (:func:`genius_seconds`), refused over an
+    hour and said first over ten seconds. ``advice`` says what to lower, in
+    the caller's words.
     """
     from market.game import qtable, training
-    from market.limits import check_table_cells
+    from market.limits import check_table_cells, check_time
 
     check_memory(negotiation_bytes(protocol, 2 * repetitions),
                  f"{repetitions:,} negotiations per pairing and first mover at "
@@ -219,6 +240,11 @@ def check_size(protocol: Protocol, repetitions: int, trains: bool = False,
         check_table_cells(16 * config.seeds * qtable.n_rows(protocol) * protocol.n_actions,
                           f"the NashConv of {config.seeds} self-play seeds at "
                           f"P={protocol.prices}, T={protocol.rounds}", advice)
+    if genius:
+        check_time(genius_seconds(protocol, repetitions, entrants, genius),
+                   f"a tournament with {genius} ANAC agent(s) among {entrants + genius} "
+                   f"entrants, {repetitions:,} negotiations per pairing and first mover",
+                   f"{advice}, or name fewer agents with --genius", quiet)
 
 
 def _check_range(name: str, rng: tuple[int, int], P: int) -> tuple[int, int]:

@@ -92,30 +92,80 @@ def test_a_bad_numba_thread_count_in_the_environment_is_one_line(value):
     assert len(out.stderr.strip().splitlines()) == 1
 
 
-def test_an_evaluation_past_its_measured_cost_is_refused_up_front(tmp_path):
-    """P = T = 300 would take over an hour here: refused with the estimate, for --spe and for
-    a (small, compressed) table file alike, before anything is built or loaded."""
-    import time
-
+def test_an_evaluation_past_its_measured_cost_is_refused_up_front(tmp_path, monkeypatch,
+                                                                   capsys):
+    """P = 1000, T = 100 needs about 40 GB here: refused with the estimate; a table file is
+    checked from its headers, before its tables are read (here on a pretend 50 MB machine)."""
     import numpy as np
 
-    out = _run("evaluate", "--spe", "--prices", "300", "--rounds", "300")
-    assert out.returncode == 2 and "would take about" in out.stderr, out.stderr
+    from market import limits
+    from market.cli import main
+    from market.game import qtable, tables
+    from market.game.rules import Protocol
+
+    out = _run("evaluate", "--spe", "--prices", "1000", "--rounds", "100")
+    assert out.returncode == 2 and "would need about" in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    pr = Protocol(101, 20)
     f = tmp_path / "big.npz"
-    zeros = np.zeros((2 + 300 * 300, 302))
-    np.savez_compressed(f, seller=zeros, buyer=zeros, prices=np.int64(300),
-                        rounds=np.int64(300))
-    del zeros
+    z = np.zeros((2, qtable.n_rows(pr), pr.n_actions))
+    np.savez(f, seller=z, buyer=z, prices=np.int64(101), rounds=np.int64(20))
+    monkeypatch.setattr(limits, "machine_memory", lambda: 50 * 2**20)
+    monkeypatch.setattr(tables, "load_tables", lambda *a, **k: pytest.fail("tables read"))
+    assert main(["evaluate", str(f)]) == 2
+    assert "evaluating P=101, T=20 would need about" in capsys.readouterr().err
+
+
+def test_a_long_evaluation_says_how_long_first(capsys):
+    from market.cli.evaluate_cmd import check_cost
+    from market.game.rules import Protocol
+
+    check_cost(Protocol(1000, 12), quiet=False)
+    assert "evaluating P=1000, T=12: about 11 s" in capsys.readouterr().err
+    check_cost(Protocol(201, 10), quiet=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_table_whose_meta_holds_a_huge_integer_is_refused_naming_file_and_option(tmp_path):
+    import numpy as np
+
+    from market.game import qtable
+    from market.game.rules import Protocol
+
+    f = tmp_path / "meta.npz"
+    pr = Protocol(5, 5)
+    z = np.zeros((2, qtable.n_rows(pr), pr.n_actions))
+    np.savez(f, seller=z, buyer=z, prices=np.int64(5), rounds=np.int64(5),
+             meta=np.str_('{"seeds": ' + "9" * 5000 + "}"))
+    for args, option in ((["baseline", "--seller", f"qlearning:{f}"], "--seller: "),
+                         (["train", "--load", str(f), "--cycles", "0"], "--load: "),
+                         (["evaluate", str(f)], "")):
+        out = _run(*args)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.strip().splitlines() == [
+            f"run.py {args[0]}: error: {option}{f}: meta holds an integer of 5,000 digits "
+            "(at most 100)"]
+
+
+def test_a_tournament_with_every_anac_agent_is_refused_at_once_with_its_estimate():
+    """Every ANAC agent against everyone at NegMAS's speed is hours: refused in seconds,
+    naming the estimate and what to lower; a small lineup is announced only when long."""
+    import time
+
+    pytest.importorskip("negmas_genius_agents")
+    from strategies.negmas_agents import anac_agents
+
     t0 = time.perf_counter()
-    out = _run("evaluate", str(f))
-    assert out.returncode == 2 and "would take about" in out.stderr, out.stderr
-    assert time.perf_counter() - t0 < 30 and len(out.stderr.strip().splitlines()) == 1
+    out = _run("tournament", "--genius", str(len(anac_agents())), "--out", "/nonexistent/t")
+    assert out.returncode == 2, out.stderr
+    assert "hours on this kind of machine" in out.stderr and "--genius" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert time.perf_counter() - t0 < 20
+    from market.game.rules import Protocol
+    from market.runs.tournament import genius_seconds
 
-
-def test_a_long_evaluation_says_how_long_first():
-    out = _run("evaluate", "--spe", "--prices", "201", "--rounds", "10")
-    assert out.returncode == 0, out.stderr
-    assert "evaluating P=201, T=10: about" in out.stderr
+    assert genius_seconds(Protocol(5, 5), 100, 12, 0) == 0
+    assert 60 < genius_seconds(Protocol(5, 5), 10, 12, 20) < 120  # 50 s measured
 
 
 def test_a_training_past_its_measured_cost_is_refused_and_a_long_one_announced(capsys):

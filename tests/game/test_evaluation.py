@@ -425,6 +425,32 @@ class TestSubgamePerfection:
         assert [o[0] for o in sets["seller"]] == [4, 5]
         assert [o[0] for o in sets["buyer"]] == [1]
 
+    @pytest.mark.parametrize("P,T", [(P, T) for P in (2, 3, 4, 5, 7, 10, 13) for T in (1, 2, 3, 6)])
+    def test_pure_spe_outcomes_match_backward_induction_over_sets(self, P, T):
+        """The O(T P^2) form against the definition read literally: in every subgame, a
+        child's outcome is kept when the mover weakly prefers it to the worst every other
+        child can be made to give it."""
+        pr = Protocol(P, T)
+
+        def reward(level, side):
+            return 0.0 if level == 0 else (level / P if side == SELLER else 1.0 - level / P)
+
+        for f, name in ((SELLER, "seller"), (BUYER, "buyer")):
+            after = []
+            for m in range(2 * T - 1, -1, -1):
+                mover = f if m % 2 == 0 else 1 - f
+                legal = pr.legal(m)
+                now = []
+                for p in [0] if m == 0 else range(1, P + 1):
+                    kids = [after[k - 1] for k in range(1, P + 1) if legal[k - 1]]
+                    kids += [{p}, {0}] if m > 0 else []
+                    worst = [min(reward(o, mover) for o in c) for c in kids]
+                    now.append({o for i, c in enumerate(kids) for o in c
+                                if reward(o, mover) >= max((w for j, w in enumerate(worst)
+                                                            if j != i), default=-np.inf)})
+                after = now
+            assert [o[0] for o in ev.spe_outcomes(pr)[name]] == sorted(after[0])
+
     def test_batched_gaps_match_one_by_one(self, rng):
         pr = Protocol(4, 3)
         tables = rng.integers(0, 3, (5, 2, 2, qtable.n_rows(pr), pr.n_actions)).astype(float)
