@@ -21,8 +21,13 @@ import re
 import sys
 from typing import NoReturn
 
+from market.cli import common
 from market.errors import CompileError, RunFailed, UsageError
 from market.processes import Terminated, sigterm_exits
+
+#: modules every command needs (import name, distribution), checked before any is imported
+REQUIRED = [("numpy", "numpy"), ("pandas", "pandas"), ("numba", "numba"), ("rich", "rich"),
+            ("mesa", "mesa"), ("matplotlib", "matplotlib"), ("pyarrow", "pyarrow")]
 
 #: command name -> module, in the order ``--help`` lists them
 COMMANDS = [
@@ -48,7 +53,7 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser() -> Parser:
     parser = Parser(
-        prog="run.py",
+        prog=common.PROG,
         description="Bargaining between software agents: two-agent game, training, market.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -65,10 +70,10 @@ def overview(parser: Parser) -> str:
     """The command table: what ``run.py`` alone prints."""
     width = max(len(n) for n in COMMANDS)
     helps = {a.dest: a.help for a in parser._subparsers._group_actions[0]._choices_actions}
-    lines = [f"usage: run.py COMMAND [options]   ({parser.description})", "", "commands:"]
+    lines = [f"usage: {common.PROG} COMMAND [options]   ({parser.description})", "", "commands:"]
     lines += [f"  {name.ljust(width)}  {helps[name]}" for name in COMMANDS]
-    lines += ["", "Run `python run.py COMMAND --help` for a command's options, "
-                  "`python run.py --help` for this list."]
+    lines += ["", f"Run `{common.PROG} COMMAND --help` for a command's options, "
+                  f"`{common.PROG} --help` for this list."]
     return "\n".join(lines)
 
 
@@ -76,7 +81,8 @@ def unknown_command(name: str) -> str:
     """One line for a command that does not exist, with the closest names."""
     close = difflib.get_close_matches(name, COMMANDS, n=2, cutoff=0.5)
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-    return f"run.py: error: unknown command {name!r}{hint}; choose from: {', '.join(COMMANDS)}"
+    return (f"{common.PROG}: error: unknown command {name!r}{hint}; choose from: "
+            f"{', '.join(COMMANDS)}")
 
 
 _NEGATIVE = re.compile(r"^-(\d|\.\d)")
@@ -125,12 +131,33 @@ def check_environment() -> None:
                          f"this machine; got {text[:40]!r})")
 
 
+def check_dependencies() -> None:
+    """Every required library importable, or one line saying how to run from the virtual
+    environment (``python3 run.py`` outside it used to end in a ``No module named`` traceback)."""
+    import importlib.util
+
+    missing = [dist for mod, dist in REQUIRED if importlib.util.find_spec(mod) is None]
+    if missing:
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        venv = os.path.join(here, ".venv", "bin", "python")
+        how = (f"run it with {os.path.relpath(venv)} run.py" if os.path.exists(venv) else
+               "install it first: python3 -m venv .venv && .venv/bin/pip install -e .")
+        raise UsageError(f"{sys.executable} lacks {', '.join(missing)}: {how}")
+
+
+def console() -> int:
+    """The installed ``negotiation-market`` command: ``run.py`` under its own name."""
+    common.PROG = "negotiation-market"
+    return main()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:  # before the parser: building it imports the commands, and numba with them
+        check_dependencies()
         check_environment()
     except UsageError as exc:
-        print(f"run.py: error: {exc}", file=sys.stderr)
+        print(f"{common.PROG}: error: {exc}", file=sys.stderr)
         return 2
     parser = build_parser()
     if not argv:
@@ -147,24 +174,25 @@ def main(argv: list[str] | None = None) -> int:
         with sigterm_exits():
             return int(args._module.run(args) or 0)
     except Terminated:
-        print(f"run.py {args.command}: terminated", file=sys.stderr)
+        print(f"{common.PROG} {args.command}: terminated", file=sys.stderr)
         return 143
     except RunFailed as exc:
-        print(f"run.py {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"{common.PROG} {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     except (UsageError, ValueError) as exc:
         if os.environ.get("NEGOTIATION_DEBUG"):
             raise
         msg = " ".join(str(exc).split())
-        print(f"run.py {args.command}: error: {msg}", file=sys.stderr)
+        print(f"{common.PROG} {args.command}: error: {msg}", file=sys.stderr)
         return 2
     except CompileError as exc:  # numba missing or failing: not the user's input, as final
         if os.environ.get("NEGOTIATION_DEBUG"):
             raise
-        print(f"run.py {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"{common.PROG} {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except MemoryError:
-        print(f"run.py {args.command}: error: out of memory; use smaller sizes", file=sys.stderr)
+        print(f"{common.PROG} {args.command}: error: out of memory; use smaller sizes",
+              file=sys.stderr)
         return 2
     except BrokenPipeError:
         # the reader (e.g. `| head`) went away: not an error of ours
@@ -175,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("NEGOTIATION_DEBUG"):
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"run.py {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"{common.PROG} {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"run.py {args.command}: interrupted", file=sys.stderr)
+        print(f"{common.PROG} {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -20,6 +20,7 @@ import sys
 import time
 from typing import Any
 
+from market.cli import common
 from market.cli.common import emit_json, int_in, number_in, path_text
 from market.errors import UsageError
 from market.files import check_output_path
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, Terminated) as stop:
         # one line, as for every other way a command ends early
         how = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        print(f"run.py batch: {how}; finished runs are kept in {batch.parts_dir(args.out)}: "
+        print(f"{common.PROG} batch: {how}; finished runs are kept in {batch.parts_dir(args.out)}: "
               "run the same command again to go on from there", file=sys.stderr, flush=True)
         return 143 if isinstance(stop, Terminated) else 130
     seconds = time.perf_counter() - t0

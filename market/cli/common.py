@@ -14,6 +14,10 @@ from typing import Any
 
 from market.errors import UsageError
 
+#: the name errors and ``--help`` go by: ``run.py``, or the installed console script's
+#: (:func:`market.cli.console` sets it)
+PROG = "run.py"
+
 
 def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
     """argparse ``type=`` for an integer in ``[lo, hi]``; the error names ``name``."""

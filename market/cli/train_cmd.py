@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from market.cli import common
 from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
 from market.files import check_output_path
@@ -107,7 +108,7 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
     if args.plot and not cfg.total_episodes:
         raise UsageError("--plot needs at least one training cycle (--cycles >= 1)")
     if args.first_old is not None:  # once every check passed: an error stays one line
-        print("run.py train: note: --first is now --trained-first (the side trained in the "
+        print(f"{common.PROG} train: note: --first is now --trained-first (the side trained in the "
               "first cycle, not the first mover)", file=sys.stderr)
     return cfg
 
@@ -128,7 +129,7 @@ def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
             if message == "greedy test":
                 update(description="greedy test", completed=0, total=max(cfg.test_episodes, 1))
             else:
-                print(f"run.py train: {message}", file=sys.stderr, flush=True)
+                print(f"{common.PROG} train: {message}", file=sys.stderr, flush=True)
 
         return train(cfg, start, progress=lambda done, _total: update(completed=done),
                      status=status)

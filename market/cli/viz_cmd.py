@@ -24,6 +24,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from market.cli import common
 from market.cli.common import int_in
 from market.errors import UsageError
 from market.processes import preexec_die_with_parent
@@ -204,7 +205,7 @@ def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
     try:
         if not wait_until_up(base + "/", proc):
             code = proc.poll()
-            print(f"run.py viz: error: the Solara server did not start on {base} (exit code "
+            print(f"{common.PROG} viz: error: the Solara server did not start on {base} (exit code "
                   f"{code}); see its messages above", file=sys.stderr)
             return 1
         if args.json:
