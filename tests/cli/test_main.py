@@ -97,3 +97,37 @@ def test_connect_timeout_is_a_finite_number_in_range(value):
                   "--connect-timeout", value, "--out", "/nonexistent/x.parquet")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
     assert "--connect-timeout must be a number in [0.1, 3600]" in out.stderr
+
+
+def test_outside_its_environment_run_py_says_how_to_run_it_in_one_line(tmp_path):
+    """A Python without the project's libraries (here: isolated, with no site-packages) gets
+    one line naming what is missing and the virtual environment's command, not a traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-S", str(root / "run.py"), "baseline"],
+                         capture_output=True, text=True, cwd=root, timeout=60)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "lacks numpy" in lines[0], out.stderr
+    assert ".venv/bin/python run.py" in lines[0] or "pip install" in lines[0]
+
+
+def test_the_console_script_is_run_py_under_its_own_name(monkeypatch, capsys):
+    import tomllib
+    from pathlib import Path
+
+    from market import cli
+    from market.cli import common
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert scripts == {"negotiation-market": "market.cli:console"}
+    monkeypatch.setattr(common, "PROG", common.PROG)  # restored after the test
+    monkeypatch.setattr("sys.argv", ["negotiation-market", "market", "--prices", "1"])
+    with pytest.raises(SystemExit) as stop:
+        cli.console()
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.startswith("negotiation-market market: error: ")
