@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import Any
 
+from market.cli import common
 from market.cli.common import int_in
 from market.errors import UsageError
 from market.game import qtable
@@ -64,7 +65,6 @@ def _check_ranges(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import numpy as np
-    from rich.console import Console
 
     from market.cli.common import emit_json
     from market.game import play as game
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json(data)
         return 0
 
-    console = Console(highlight=False)
+    console = common.console(highlight=False)
     interactive = args.step and sys.stdin.isatty() and console.is_terminal
     if note and not interactive:
         console.print(note)
@@ -136,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
                 key = lv.read_key()
                 console.print()
                 if lv.wants_quit(key):
-                    console.print(f"stopped after round {i} of {len(rounds_shown)}")
+                    console.print(f"stopped after round {i} of {rounds} (this negotiation "
+                                  f"ends in round {len(rounds_shown)})")
                     return 0
             console.clear()
             if note:

@@ -54,9 +54,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "(default: all cores)")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0,
                    help="batch seed; run seeds derive from it and the run index (default 0)")
-    p.add_argument("--out", type=path_text("--out"), default="batch.parquet",
+    p.add_argument("--out", type=path_text("--out"), default="out/batch.parquet",
                    metavar="FILE.parquet",
-                   help="results table (default batch.parquet); per-step data goes to "
+                   help="results table (default out/batch.parquet); per-step data goes to "
                    "FILE.steps.parquet")
     p.add_argument("--per-step", action="store_true",
                    help="also keep every run's per-step model variables")
@@ -136,10 +136,9 @@ def _run_with_progress(batch: Any, specs: list, args: argparse.Namespace, proces
 
 def _print_summary(table: Any, grid: dict, result: Any, seconds: float, processes: int,
                    args: argparse.Namespace) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = common.console()
     where = f"Dask {args.scheduler}" if args.scheduler else f"{processes} process(es)"
     console.print(f"{len(table)} runs ({result.ran} run now, {result.reused} reused, "
                   f"{result.failed} failed) in {seconds:.1f} s on {where}")

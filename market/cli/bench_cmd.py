@@ -8,8 +8,8 @@ script can tell.
 from __future__ import annotations
 
 import argparse
-import sys
 
+from market.cli import common
 from market.cli.common import emit_json, int_in, only_sections
 
 HELP = "benchmarks: training, market and batch throughput against in-run references"
@@ -35,7 +35,6 @@ def sections(only: str | None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from market.bench import missed, run_sections
@@ -61,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(r.section, r.metric, _num(r.value), r.unit, spread,
                       str(r.target or ""), status, r.note)
     # piped output would wrap at rich's default 80 columns; a bench table reads better wide
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    console = common.console()
     console.print(table)
     met = len(with_target) - len(failed)
     line = f"targets: {met} of {len(with_target)} met"

@@ -19,6 +19,21 @@ from market.errors import UsageError
 PROG = "run.py"
 
 
+def console(**kw: Any) -> Any:
+    """The rich console every command prints its results with.
+
+    On a terminal, rich fits the terminal; piped or logged, rich would wrap
+    at 80 columns and split lines the README shows whole, so there lines
+    are never wrapped (``soft_wrap``) and tables get the width they need.
+    """
+    import os
+
+    from rich.console import Console
+
+    piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
+    return Console(soft_wrap=piped, width=1000 if piped else None, **kw)
+
+
 def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
     """argparse ``type=`` for an integer in ``[lo, hi]``; the error names ``name``."""
 

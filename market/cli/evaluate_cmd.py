@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from market.cli import common
 from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
 from market.game import qtable
@@ -132,10 +133,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = common.console()
     table = Table(
         title=f"Exact evaluation: {result['source']}",
         caption=f"P={result['prices']}, T={result['rounds']}, {result['layout']}",

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from market.cli import common
 from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
 from market.files import check_output_dir, check_outputs
@@ -237,12 +238,11 @@ def _print_summary(
     model: Any, args: argparse.Namespace, s: dict[str, float], per_strategy: list[dict[str, Any]],
     files: list[Path], seconds: float,
 ) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from market.sim.ledger import METRICS
 
-    console = Console()
+    console = common.console()
     head = Table(
         title=(f"Market: {args.sellers} sellers x {args.buyers} buyers, {int(s['steps'])} steps "
                f"({int(s['periods'])} periods of {args.period}), P={args.prices}, T={args.rounds}, "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from market.cli import common
 from market.cli.common import emit_json, int_in, only_sections
 from market.files import check_output_dir
 
@@ -71,10 +72,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(summary)
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = common.console()
     table = Table(title=f"Report: {len(done)} section(s) in {seconds:.0f} s")
     for col in ("section", "seconds", "files"):
         table.add_column(col, justify="right" if col == "seconds" else "left")

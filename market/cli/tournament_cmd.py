@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from market.cli import common
 from market.cli.common import emit_json, int_in, path_text
 from market.errors import UsageError
 from market.files import check_output_dir, check_outputs
@@ -54,8 +55,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "competition by competition from 2010, or a comma list such as "
                    "AgentK,HardHeaded; they play at NegMAS's speed, one negotiation at a time")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0, help="seed (default 0)")
-    p.add_argument("--out", type=path_text("--out"), default="tournament", metavar="DIR",
-                   help="directory for the CSV files and the heatmap (default ./tournament)")
+    p.add_argument("--out", type=path_text("--out"), default="out/tournament", metavar="DIR",
+                   help="directory for the CSV files and the heatmap (default out/tournament)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,10 +124,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_result(result, files) -> None:  # noqa: ANN001 - rich types imported lazily
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = common.console()
     P, T = result.protocol.prices, result.protocol.rounds
     sp, deal = result.seller_payoff, result.deal_rate
     cols = list(sp.columns)

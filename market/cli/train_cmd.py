@@ -67,7 +67,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="save the final tables (of the first seed)")
     p.add_argument("--load", type=path_text("--load"), metavar="FILE.npz",
                    help="start from (or, with --cycles 0, test) saved tables")
-    p.add_argument("--no-tables", action="store_true", help="do not print the Q-tables")
+    p.add_argument("--tables", action="store_true",
+                   help="also print the final Q-tables (raw and normalised; 150 lines and more "
+                   "at the default size)")
+    p.add_argument("--no-tables", action="store_true", help=argparse.SUPPRESS)  # the old default
 
 
 def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
@@ -250,10 +253,9 @@ def _fmt(s: dict[str, float], many: bool, digits: int = 0) -> str:
 
 
 def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = common.console()
     cfg = res.config
     many = cfg.seeds > 1
     loop = " (the original test loop)" if cfg.test_loop == "original" else ""
@@ -273,7 +275,7 @@ def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
                       _fmt(summary["test"]["exact_seller_wallet"], many, 1))
         stats.add_row("deals, exact expectation", "", _fmt(summary["test"]["exact_deals"], many, 1))
     console.print(stats)
-    if not args.no_tables:
+    if args.tables:
         which = f" (first seed, seed {cfg.seed})" if many else ""
         pair = {"seller": res.seller[0], "buyer": res.buyer[0]}
         shown = tuple(s for s in ("seller", "buyer") if not blank(pair[s], res.protocol, cfg.init))
@@ -286,6 +288,8 @@ def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
             if side not in shown:
                 console.print(f"{side.capitalize()} Q-table: untrained (every cell at its "
                               f"initial value {cfg.init:g}), not shown")
+    else:
+        console.print("Q-tables not shown (--tables prints them; --save keeps them)")
     nc = summary["nash_conv"]
     console.print(f"NashConv of the final tables: [bold]{_fmt(nc, many, 3)}[/bold]"
                   + (f"; {summary['nash_conv_at_zero']} of {cfg.seeds} seeds at 0" if many else ""))

@@ -131,3 +131,20 @@ def test_the_console_script_is_run_py_under_its_own_name(monkeypatch, capsys):
         cli.console()
     assert stop.value.code == 2
     assert capsys.readouterr().err.startswith("negotiation-market market: error: ")
+
+
+def test_piped_output_keeps_long_lines_whole(tmp_path):
+    """Rich wraps at 80 columns when it cannot see a terminal; piped output keeps each line
+    whole, as the README shows it (here the tournament's caption of its columns)."""
+    import os
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    out = subprocess.run([sys.executable, str(root / "run.py"), "tournament", "--strategies",
+                          "averaging,boulware,conceder,hardliner,linear,tit-for-tat",
+                          "--repetitions", "2", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    caption = [ln for ln in out.stdout.splitlines() if ln.startswith("columns: ")]
+    assert len(caption) == 1 and caption[0].endswith("(see deal_rate.csv)"), out.stdout
+    assert len(caption[0]) > 80

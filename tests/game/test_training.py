@@ -290,13 +290,15 @@ def test_cli_json_summary_plot_and_save(tmp_path):
     assert not list(tmp_path.glob(".*"))  # no temporary files left behind
 
 
-def test_cli_prints_statistics_tables_and_nash_conv():
+def test_cli_prints_a_summary_by_default_and_the_tables_on_request():
     out = run_cli("--preset", "seed", "--cycles", "2", "--test-episodes", "10")
     assert out.returncode == 0, out.stderr
     for text in ("Global statistics", "validated by Seller", "rejected by Buyer",
-                 "Seller wallet", "Seller Q-table, raw", "Buyer Q-table, normalised",
-                 "NashConv of the final tables"):
+                 "Seller wallet", "NashConv of the final tables", "--tables prints them"):
         assert text in out.stdout
+    assert "Q-table, raw" not in out.stdout and len(out.stdout.splitlines()) < 40
+    out = run_cli("--preset", "seed", "--cycles", "2", "--test-episodes", "10", "--tables")
+    assert "Seller Q-table, raw" in out.stdout and "Buyer Q-table, normalised" in out.stdout
 
 
 def _main(capsys, *args: str) -> tuple[int, str, str]:
@@ -310,7 +312,7 @@ def _main(capsys, *args: str) -> tuple[int, str, str]:
 
 def test_cli_one_side_trained_prints_only_its_tables(capsys):
     code, out, err = _main(capsys, "--preset", "seed", "--train", "seller", "--cycles", "2",
-                           "--test-episodes", "10")
+                           "--test-episodes", "10", "--tables")
     assert code == 0, err
     assert "Seller Q-table, raw" in out and "Buyer Q-table, raw" not in out
     assert out.count("Buyer Q-table: untrained") == 1

@@ -116,7 +116,7 @@ def _run_in_a_terminal(keys: list[bytes], timeout: float = 30.0) -> tuple[int, s
 def test_step_mode_quits_on_a_single_q():
     code, text = _run_in_a_terminal([b" ", b"q"])
     assert code == 0
-    assert "stopped after round 2 of 5" in text
+    assert "stopped after round 2 of 10 (this negotiation ends in round 5)" in text
     assert "DEAL at 32" not in text  # quit before the end
 
 
