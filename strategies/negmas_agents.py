@@ -106,6 +106,36 @@ def genius_agents() -> Any:
     return _import("negmas_genius_agents", "an ANAC agent")
 
 
+@cache
+def declared_names(module: str) -> list[str] | None:
+    """A package's ``__all__`` read from its source, without importing it (None if not a
+    literal list): a misspelt ANAC agent is refused in a fraction of a second, where importing
+    negmas_genius_agents takes over one."""
+    import ast
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    try:
+        with open(spec.origin, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                for t in node.targets):
+            try:
+                names = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            return [str(n) for n in names]
+    return None
+
+
 def anac_agents() -> list[str]:
     """The names of the ANAC agents, competition by competition (2010 first)."""
     return [cls.__name__ for cls in genius_agents().get_agents(list(ANAC_GROUPS))]
@@ -120,6 +150,16 @@ def _closest(name: str, choices: list[str]) -> str:
     return f"; did you mean {', '.join(near)}?" if near else ""
 
 
+def check_name(family: str, name: str) -> None:
+    """``ValueError`` for an ANAC agent name the package does not declare, read from its
+    source without importing it (importing the agents takes over a second); other names are
+    checked by :func:`resolve`."""
+    declared = declared_names("negmas_genius_agents") if family == "genius" else None
+    if declared is not None and name not in declared:
+        raise ValueError(f"genius: unknown class {name!r} in negmas_genius_agents"
+                         f"{_closest(name, declared)} (give a negotiator class such as AgentK)")
+
+
 @cache
 def resolve(family: str, name: str) -> type:
     """The negotiator class ``name`` of ``family`` ("negmas" or "genius"), checked.
@@ -129,6 +169,7 @@ def resolve(family: str, name: str) -> type:
     built without arguments or fails a trial negotiation (a short one on 21
     price levels against NegMAS's Boulware, each side opening once).
     """
+    check_name(family, name)
     if family == "negmas":
         module, where, example = negmas_sao(), "negmas.sao", "BoulwareTBNegotiator"
     else:

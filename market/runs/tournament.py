@@ -30,7 +30,6 @@ from market.game.protocol import Side, negotiation_bytes
 from market.game.record import two_agent_rewards
 from market.game.rules import BUYER, SELLER, Negotiator, Protocol
 from market.limits import check_memory
-from market.sim import engine
 
 #: builds a fresh negotiator for a side ("seller" or "buyer")
 Factory = Callable[[str], Negotiator]
@@ -109,6 +108,8 @@ def play_pairing(
     buyer_range: tuple[int, int],
 ) -> dict[str, float]:
     """Play ``repetitions`` negotiations with each first mover in one batch; mean outcomes."""
+    from market.sim import engine  # with Mesa, half a second: not for checking the arguments
+
     n = 2 * repetitions
     first = np.where(np.arange(n) < repetitions, SELLER, BUYER)
     record = engine.negotiate(
@@ -339,14 +340,14 @@ def genius_lineup(text: str, protocol: Protocol) -> list[str]:
     """
     from market.errors import UsageError
     from strategies import specs
-    from strategies.negmas_agents import anac_agents, check_game
+    from strategies.negmas_agents import anac_agents, check_game, check_name
 
     text = str(text).strip()
-    try:
-        agents = anac_agents()
-    except ValueError as exc:
-        raise UsageError(f"--genius: {exc}") from None
     if text.isdigit():
+        try:
+            agents = anac_agents()  # imports the agents (over a second): only for a count
+        except ValueError as exc:
+            raise UsageError(f"--genius: {exc}") from None
         n = int(text)
         if not 1 <= n <= len(agents):
             raise UsageError(f"--genius must be a count in [1, {len(agents)}] or a comma list "
@@ -362,6 +363,11 @@ def genius_lineup(text: str, protocol: Protocol) -> list[str]:
     names = [a.strip() for a in text.split(",") if a.strip()]
     if not names:
         raise UsageError(f"--genius takes a count or a comma list of ANAC agents (got {text!r})")
+    for name in names:  # every name, before the first is imported and tried
+        try:
+            check_name("genius", name)
+        except ValueError as exc:
+            raise UsageError(f"--genius: {exc}") from None
     for name in names:
         specs.parse(f"genius:{name}", "--genius")
         try:

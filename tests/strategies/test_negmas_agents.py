@@ -295,3 +295,27 @@ def test_every_command_refuses_a_bad_spec_in_one_line(args, capsys, tmp_path):
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert "negmas" in err or "genius" in err
+
+
+def test_a_misspelt_anac_agent_is_refused_before_anything_heavy_is_imported():
+    """The names are read from the package's source: a bad name answers without importing the
+    agents (over a second) nor Mesa, in every command that takes one."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("negmas_genius_agents")
+    script = """
+import sys
+from market.cli import main
+codes = [main(["tournament", "--genius", "AgentK,HardHeded", "--out", "/nonexistent/t"]),
+         main(["baseline", "--seller", "genius:Agentk"])]
+print(codes, "negmas_genius_agents" in sys.modules, "mesa" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], timeout=60)
+    assert out.stdout.split() == ["[2,", "2]", "False", "False"], out.stdout + out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert "unknown class 'HardHeded' in negmas_genius_agents; did you mean HardHeaded" \
+        in lines[0]
+    assert "did you mean AgentK?" in lines[1]
