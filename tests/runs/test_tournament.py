@@ -87,16 +87,16 @@ def test_same_seed_same_matrix_and_pairings_independent_of_the_field():
 
 
 def test_one_negotiate_call_per_pairing(monkeypatch):
-    import market.runs.tournament as tournament
+    from market.sim import engine
 
     calls = []
-    real = tournament.engine.negotiate
+    real = engine.negotiate
 
     def counting(protocol, seller, buyer, first, rng):
         calls.append(len(seller.group))
         return real(protocol, seller, buyer, first, rng)
 
-    monkeypatch.setattr(tournament.engine, "negotiate", counting)
+    monkeypatch.setattr(engine, "negotiate", counting)
     run_tournament(entrants("averaging", "hardliner"), P5T5, repetitions=30)
     assert calls == [60] * 4  # 2 x 2 pairings, each with both first movers as rows
 
