@@ -49,6 +49,7 @@ NegMAS costs, not what our lockstep protocol costs.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import inspect
 import random
@@ -66,6 +67,10 @@ from strategies.base import Strategy
 
 #: what to install when NegMAS is missing
 INSTALL = 'pip install -e ".[negmas]"'
+#: what to show while a library loads (seconds on a cold machine): the command line sets a
+#: spinner; by default nothing, since a library's caller may not own the terminal
+def loading(module: str) -> Any:  # noqa: ARG001 - replaced by the command line
+    return contextlib.nullcontext()
 
 #: the ANAC competitions whose agents ``genius`` plays, in order
 ANAC_GROUPS = tuple(f"anac{year}" for year in range(2010, 2020))
@@ -89,7 +94,8 @@ def _import(module: str, what: str) -> Any:
     import importlib
 
     try:
-        return importlib.import_module(module)
+        with loading(module):
+            return importlib.import_module(module)
     except ImportError:
         raise ValueError(f"{what} needs the negmas extra, which is not installed: {INSTALL}") \
             from None

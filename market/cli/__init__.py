@@ -14,11 +14,13 @@ training kernel).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
 import os
 import re
 import sys
+from collections.abc import Iterator
 from typing import NoReturn
 
 from market.cli import common
@@ -145,6 +147,24 @@ def check_dependencies() -> None:
         raise UsageError(f"{sys.executable} lacks {', '.join(missing)}: {how}")
 
 
+def show_library_loading(quiet: bool) -> None:
+    """A spinner while NegMAS or the ANAC agents load, when a command first needs them: their
+    imports take seconds on a cold machine, and the command would sit silent meanwhile."""
+    from market.cli.progress import progress_bar
+    from strategies import negmas_agents
+
+    @contextlib.contextmanager
+    def loading(module: str) -> Iterator[None]:
+        if module in sys.modules:  # loaded already: nothing to wait for
+            yield
+            return
+        with progress_bar("loading", None, quiet=quiet) as update:
+            update(description=f"{module} (seconds on a first run)")
+            yield
+
+    negmas_agents.loading = loading
+
+
 def console() -> int:
     """The installed ``negotiation-market`` command: ``run.py`` under its own name."""
     common.PROG = "negotiation-market"
@@ -172,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         with sigterm_exits():
+            show_library_loading(quiet=bool(getattr(args, "json", False)))
             return int(args._module.run(args) or 0)
     except Terminated:
         print(f"{common.PROG} {args.command}: terminated", file=sys.stderr)

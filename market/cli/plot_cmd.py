@@ -25,19 +25,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import matplotlib
+    from market.cli.progress import progress_bar
 
-    from market.files import all_or_nothing
-    from market.plots.results import result_figures
-
-    matplotlib.use("Agg")
     src = Path(args.results)
     out = Path(args.out) if args.out else src.with_name(src.stem + "_plots")
     check_output_dir(out, "--out")
-    figures = result_figures(src, out)  # the table read and checked, the files planned
-    check_outputs({f: "--out" for f in figures.files})
-    with all_or_nothing():
-        files = figures.draw()
+    with progress_bar("plot", None, "figures", quiet=args.json) as update:
+        update(description="loading matplotlib (its first run builds a font cache)")
+        import matplotlib
+
+        from market.files import all_or_nothing
+        from market.plots.results import result_figures
+
+        matplotlib.use("Agg")
+        update(description=f"reading {src.name}")
+        figures = result_figures(src, out)  # the table read and checked, the files planned
+        check_outputs({f: "--out" for f in figures.files})
+        update(description="drawing", completed=0, total=len(figures.files))
+        with all_or_nothing():
+            files = figures.draw(lambda f: update(advance=1, description=f.name))
     if args.json:
         emit_json({"results": str(src), "files": [str(f) for f in files]})
         return 0

@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     done = report.run(names, ctx)
     seconds = time.perf_counter() - t0
-    files = report.write(args.out, done, ctx, seconds)
+    with bar("report", None) as update:  # the figures take seconds to draw
+        update(description="drawing the figures and writing the tables")
+        files = report.write(args.out, done, ctx, seconds)
     summary = {
         "out": args.out, "seed": args.seed, "quick": args.quick, "seconds": seconds,
         "report": str(files[-1]),

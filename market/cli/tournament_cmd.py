@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
         result = run_tournament(entrants, protocol, args.repetitions, args.seed,
                                 args.seller_range, args.buyer_range,
                                 on_pairing=lambda _s, _b: update(advance=1))
-    files = write_outputs(result, Path(args.out))
+        update(description="writing the tables and drawing the heatmap")
+        files = write_outputs(result, Path(args.out))
     if args.json:
         data = result.as_dict()
         data["files"] = [str(f) for f in files]

@@ -160,9 +160,15 @@ class ResultFigures:
     files: list[Path]
     _jobs: list[Callable[[], Path]]
 
-    def draw(self) -> list[Path]:
-        """Draw and save every figure; the paths, in :attr:`files` order."""
-        return [job() for job in self._jobs]
+    def draw(self, done: Callable[[Path], None] | None = None) -> list[Path]:
+        """Draw and save every figure; the paths, in :attr:`files` order. ``done(path)``
+        after each (a progress bar)."""
+        out = []
+        for job in self._jobs:
+            out.append(job())
+            if done is not None:
+                done(out[-1])
+        return out
 
 
 def result_figures(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]
