@@ -1,10 +1,12 @@
-"""Every example in the README runs as shown, top to bottom, so the README cannot drift.
+"""Every example in the README and the guides runs as shown, so the documentation cannot drift.
 
-The README is written as one sequence a person can paste: later examples use
-the files earlier ones wrote under ``out/``. This test runs the ``bash`` and
-``python`` blocks of each section in order, in a fresh folder that holds the
-files earlier sections wrote (made once by the README commands that write
-them), so sections run in parallel; each ``run.py`` command is shortened by
+The README and the guides under ``docs/pages/`` are written so that a
+person can paste their examples: later examples use the files earlier ones
+wrote under ``out/``, in whichever page wrote them. This test runs the
+``bash`` and ``python`` blocks of each section (a page's ``## `` part, or
+its opening) in order, in a fresh folder that holds the files other
+sections wrote (made once by the commands that write them), so sections run
+in parallel; each ``run.py`` command is shortened by
 capping the options that make it long (steps, seeds, repetitions...), and a
 command that does not exit 0 fails its section. The setup and test blocks
 (installation, the test suite itself) and the server (``viz``, driven by the
@@ -25,6 +27,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: the pages whose examples run: the README and the guides (the generated report's commands
+#: are its own sections', checked by tests/report; the API reference has no examples)
+PAGES = [README, *sorted((ROOT / "docs" / "pages").glob("*.md"))]
 RUN = ".venv/bin/python run.py"
 
 #: option -> cap, per command: a value above the cap is lowered to it, a missing
@@ -41,6 +46,8 @@ CAPS: dict[str, dict[str, int]] = {
 FLAGS: dict[str, list[str]] = {"bench": ["--quick"], "report": ["--quick"]}
 #: commands not run here, and why
 SKIP = {"viz": "serves until Ctrl-C; tests/view/test_browser.py drives the server"}
+#: other programs the pages show, not run here, and why
+SKIP_PROGRAMS = {".venv/bin/mkdocs": "tests/test_docs.py builds the site strictly"}
 
 
 def blocks(text: str) -> list[tuple[str, str]]:
@@ -77,6 +84,9 @@ def rewrite(block: str, python: str) -> str:
     out = []
     for line in lines:
         code = line.split(" #", 1)[0] if not line.lstrip().startswith("#") else ""
+        if code.lstrip().startswith(tuple(SKIP_PROGRAMS)):
+            out.append("true")
+            continue
         if RUN not in code:
             out.append(line)
             continue
@@ -96,10 +106,21 @@ def rewrite(block: str, python: str) -> str:
     return "\n".join(out)
 
 
-def sections(text: str) -> list[tuple[str, str]]:
-    """The README cut at its ``## `` headings: (title, text) in order."""
+def sections(text: str, page: str = "README.md") -> list[tuple[str, str]]:
+    """A page cut at its ``## `` headings: (``page: title``, text) in order; the opening
+    before the first heading is a section of its own."""
     parts = re.split(r"^## ", text, flags=re.M)
-    return [(p.splitlines()[0].strip(), p) for p in parts[1:]]
+    out = [(f"{page}: {p.splitlines()[0].strip()}", p) for p in parts[1:]]
+    return [(f"{page}: (opening)", parts[0]), *out]
+
+
+def all_sections() -> list[tuple[str, str]]:
+    """Every section of every page whose examples run."""
+    return [s for page in PAGES for s in sections(page.read_text(), page.name)]
+
+
+def all_text() -> str:
+    return "\n".join(page.read_text() for page in PAGES)
 
 
 #: ``out/...`` files a command writes, and files a command reads
@@ -122,8 +143,8 @@ def needed(text: str) -> set[str]:
 
 
 def producer(name: str) -> str:
-    """The README line that writes ``name`` (the first one)."""
-    for line in README.read_text().replace("\\\n", " ").splitlines():
+    """The line of the documentation that writes ``name`` (the first one)."""
+    for line in all_text().replace("\\\n", " ").splitlines():
         if RUN in line and name in produced(line):
             return line
     raise AssertionError(f"no README command writes {name}")
@@ -146,18 +167,18 @@ def run_block(kind: str, block: str, cwd: Path) -> None:
 def earlier_outputs(tmp_path_factory) -> Path:
     """The files later sections read, each made by the README command that writes it."""
     home = tmp_path_factory.mktemp("readme-outputs")
-    for name in sorted(set().union(*(needed(t) for _, t in sections(README.read_text())))):
+    for name in sorted(set().union(*(needed(t) for _, t in all_sections()))):
         run_block("bash", producer(name), home)
     return home
 
 
-SECTIONS = [title for title, text in sections(README.read_text()) if blocks(text)]
+SECTIONS = [title for title, text in all_sections() if blocks(text)]
 
 
 @pytest.mark.parametrize("title", SECTIONS)
 def test_readme_examples_run_in_order(title, tmp_path, earlier_outputs):
     """Each section's examples, in order, in a fresh folder holding what earlier ones wrote."""
-    text = dict(sections(README.read_text()))[title]
+    text = dict(all_sections())[title]
     for name in needed(text):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(earlier_outputs / name, tmp_path / name)
@@ -166,10 +187,11 @@ def test_readme_examples_run_in_order(title, tmp_path, earlier_outputs):
 
 
 def test_every_example_is_in_a_section_and_every_read_file_is_written():
-    text = README.read_text()
-    assert sum(len(blocks(t)) for _, t in sections(text)) == len(blocks(text))
-    written = produced(text)
-    for _, section in sections(text):
+    for page in PAGES:
+        text = page.read_text()
+        assert sum(len(blocks(t)) for _, t in sections(text, page.name)) == len(blocks(text))
+    written = produced(all_text())
+    for _, section in all_sections():
         assert needed(section) <= written
 
 

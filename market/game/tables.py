@@ -1,4 +1,4 @@
-"""Saving and loading Q-tables as ``.npz`` (docs/protocol.md), never with pickle.
+"""Saving and loading Q-tables as ``.npz`` (docs/pages/protocol.md), never with pickle.
 
 Arrays ``seller`` and ``buyer`` hold one table each: ``(S, A)`` in the
 document's layout or ``(2, S, A)`` role-aware (0: rows used when that agent

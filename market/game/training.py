@@ -142,7 +142,7 @@ class TrainConfig:
 
 
 #: ``seed``: the document's exact configuration. ``default``: tuned so that
-#: self-play converges (docs/reference-figures.md): role-aware tables,
+#: self-play converges (docs/pages/reference-figures.md): role-aware tables,
 #: both sides learning at once, 150,000 episodes, exploration falling linearly
 #: from 1 to 0 over the run, learning rate from 0.2 to 0.02, no discount.
 #: Measured: NashConv 0 on 19 of 20 seeds (seed 0) and 973 of 1,000, about
@@ -440,7 +440,7 @@ def train(
 
 
 def summarize(values: np.ndarray | pd.Series) -> dict[str, float]:
-    """Median and 10th-90th percentiles (as docs/reference-figures.md reports them)."""
+    """Median and 10th-90th percentiles (as docs/pages/reference-figures.md reports them)."""
     v = np.asarray(values, dtype=float)
     return {
         "median": float(np.median(v)),

@@ -1,7 +1,7 @@
 """Fixtures for the game's tests: a pure-Python reference trainer and trained runs shared
 by the whole session.
 
-The reference is written from the documents (docs/protocol.md, the training
+The reference is written from the documents (docs/pages/protocol.md, the training
 module's docstring, the draw order in market/game/kernel.py's docstring),
 not from the kernel: plain lists, one move at a time, and the document's
 online update (a mover updates its previous cell when it sees its next row).

@@ -32,7 +32,7 @@ def test_round_trip_document_and_role_aware_layouts(tmp_path, roles):
     pair = TablePair(proto, rng.random(shape), rng.random(shape), {"lr": 0.1, "note": "x"})
     path = tmp_path / "t.npz"
     save_tables(path, pair)
-    with np.load(path, allow_pickle=False) as raw:  # the file layout docs/protocol.md promises
+    with np.load(path, allow_pickle=False) as raw:  # the layout docs/pages/protocol.md promises
         assert raw["seller"].shape == shape and raw["buyer"].shape == shape
         assert int(raw["prices"]) == 4 and int(raw["rounds"]) == 3
     back = load_tables(path, proto)

@@ -159,7 +159,7 @@ def test_a_seeds_tables_do_not_depend_on_company_nor_threads(name):
         np.testing.assert_array_equal(res.buyer, runs[1].buyer)
 
 
-#: docs/reference-figures.md, "under the protocol as specified": 10th-90th percentile of the
+#: docs/pages/reference-figures.md, "under the protocol as specified": 10th-90th percentile of the
 #: exact Seller wallet over 40 seeds of the original code's tables
 REFERENCE_RANGES = {
     "seller": (3350, 3586),
@@ -373,5 +373,5 @@ def test_bench_reference_trainer_agrees_with_the_array_trainer():
            for s, b in (reference_train(seed=i, train_both=False) for i in range(4))]
     arr = train(preset("seed", train="seller", seeds=4, test_episodes=1000), nash_conv=False)
     assert abs(np.median(ref) - arr.test.exact_seller_wallet.median()) < 150
-    # docs/reference-figures.md: 3,491 (3,350-3,586) with only the Seller trained
+    # docs/pages/reference-figures.md: 3,491 (3,350-3,586) with only the Seller trained
     assert min(ref) > 3000

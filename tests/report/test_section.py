@@ -15,7 +15,7 @@ def test_a_seed_depends_on_the_report_seed_the_name_and_the_keys_only():
 
 
 def test_the_command_reproduces_one_section():
-    ctx = Context(seed=7, quick=True, out="docs/report")
+    ctx = Context(seed=7, quick=True, out="docs/pages/report")
     assert ctx.command("clock") == ("python run.py report --out out/report-clock --only clock "
                                     "--seed 7 --quick")
     assert ctx.pick(1, 2) == 2 and Context().pick(1, 2) == 1
