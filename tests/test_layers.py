@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: package prefix -> layer (bottom 1 to top 7), as the README's "How it is built" draws it
+#: package prefix -> layer (bottom 1 to top 7), as docs/pages/architecture.md draws it
 LAYERS = {
     "market.errors": 1, "market.limits": 1, "market.files": 1, "market.processes": 1,
     "market.game": 2,

@@ -180,7 +180,7 @@ def reference() -> Callable[[TrainConfig, int], dict[str, Any]]:
 
 @pytest.fixture(scope="session")
 def seed_preset_runs() -> dict[str, Any]:
-    """The document's four regimes, 20 seeds each (the README's reproduction table)."""
+    """The document's four regimes, 20 seeds each (the training guide's reproduction table)."""
     regimes = {
         "seller": dict(train="seller"),
         "buyer": dict(train="buyer"),

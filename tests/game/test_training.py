@@ -181,7 +181,7 @@ def test_document_preset_figures_stay_in_the_reference_ranges(regime, seed_prese
         assert (res.test.deals == 1000).mean() >= 0.8  # both trained: nearly every test deals
 
 
-README_ROWS = {
+GUIDE_ROWS = {
     "seller": "only Seller trained",
     "buyer": "only Buyer trained",
     "both, seller first": "both, Seller trained first",
@@ -189,17 +189,17 @@ README_ROWS = {
 }
 
 
-def test_readme_reproduction_table_is_what_the_trainer_gives(seed_preset_runs):
-    """The README's table (``train --preset seed --seeds 20``) is measured, not written."""
+def test_the_guides_reproduction_table_is_what_the_trainer_gives(seed_preset_runs):
+    """The training guide's table (``train --preset seed --seeds 20``) is measured, not written."""
     from market.game.training import summarize
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "pages" / "training.md").read_text()
 
     def spread(values) -> str:
         s = summarize(values)
         return f"{s['median']:,.0f} ({s['p10']:,.0f}-{s['p90']:,.0f})"
 
-    for regime, label in README_ROWS.items():
+    for regime, label in GUIDE_ROWS.items():
         t = seed_preset_runs[regime].test
         row = (f"| {label} | {spread(t.seller_wallet)} | {spread(t.exact_seller_wallet)} | "
                f"{np.median(t.deals):,.0f} |")

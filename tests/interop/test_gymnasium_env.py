@@ -57,7 +57,7 @@ def test_bad_parameters_are_refused(kwargs, needle):
 
 
 def train(env: BargainingEnv, episodes: int, seed: int = 0) -> np.ndarray:
-    """Ten lines of tabular Q-learning through the environment (as in the README): explore
+    """Ten lines of tabular Q-learning through the environment (as in the interop guide): explore
     uniformly among the legal actions, back up the greedy value (learning rate 1, the
     opponent being deterministic)."""
     game = env.settings.protocol

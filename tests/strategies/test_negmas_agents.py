@@ -92,7 +92,7 @@ def test_the_agents_compared_are_deterministic():
 
 
 def test_the_documented_pair_deals_at_the_same_price():
-    """Boulware Seller vs Conceder Buyer on 101 levels and 10 rounds, as in the README."""
+    """Boulware Seller vs Conceder Buyer on 101 levels and 10 rounds, as in the interop guide."""
     protocol = Protocol(101, 10)
     for first in (SELLER, BUYER):
         expected = run_negotiation(sao.BoulwareTBNegotiator(), sao.ConcederTBNegotiator(),

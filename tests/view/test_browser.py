@@ -15,7 +15,7 @@ driven by Playwright. Without it the tests are skipped, saying how to
 install it; with ``CI=true`` in the environment they fail instead.
 
 ``VIZ_SCREENSHOTS=DIR`` writes ``market_view.png`` and ``two_agent_view.png``
-there (how the README's pictures are made).
+there (how the documentation's pictures are made).
 """
 
 from __future__ import annotations
@@ -324,7 +324,7 @@ def test_the_train_button_trains_and_the_tables_play(watched):
     page = watched.page
     page.goto(watched.base + "/two-agent", wait_until="networkidle")
     page.get_by_text("Episodes: 150,000").wait_for(timeout=30_000)
-    episodes = "150,000"  # the default preset's count, for the README's picture
+    episodes = "150,000"  # the default preset's count, for the documentation's picture
     if not os.environ.get("VIZ_SCREENSHOTS"):
         slider_keys(page, "Episodes", "Home", "ArrowRight",  # 2,000: keeps the test short
                     then="Episodes: 2,000")
