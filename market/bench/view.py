@@ -9,8 +9,12 @@ presses Mesa's Step button, so the figure covers everything but the
 browser's drawing and the websocket; the reference timed in the same run is
 the bare model step of the same market (:class:`~market.view.components.ViewMarket`).
 
-Two more rows say why the panels are Vega-Lite dictionaries drawn by the
-browser: the deals chart redrawn through Mesa's own Altair plot component
+Two rows drive the real page in headless Chromium
+(:mod:`market.bench.browser`): a clicked step end to end (the click, the
+websocket, the server, every chart redrawn and painted) and five seconds of
+play at the default 100 ms interval. Two more rows say why the panels are
+Vega-Lite dictionaries drawn by the browser: the deals chart redrawn through
+Mesa's own Altair plot component
 (``make_plot_component(..., backend="altair")``) and through this view's
 dictionary, each alone on a page, step by step.
 """
@@ -125,6 +129,42 @@ def deals_redraw_times(repeats: int, steps: int = STEPS) -> dict[str, list[float
     return out
 
 
+#: targets in the browser: ms a clicked step, end to end; how far play may be from its interval
+CLICK_TARGET_MS = 100.0
+PLAY_MS = 100
+PLAY_OFF_PERCENT = 20.0
+
+
+def browser_rows(repeats: int, reference: float) -> list[BenchRow]:
+    """The default page (50 + 50) in Chromium: clicked steps and play (``reference``: the
+    in-process step with every panel rendered, ms, timed in this run)."""
+    from market.bench import browser
+
+    why = browser.missing()
+    what_click = "clicked step in Chromium, 50 + 50 traders, end to end"
+    what_play = f"play at {PLAY_MS} ms in Chromium: off its pace by"
+    if why:
+        nan = float("nan")
+        return [BenchRow("view", what_click, nan, "ms", note=f"not measured: {why}",
+                         target=at_most(CLICK_TARGET_MS, f"<= {CLICK_TARGET_MS:.0f} ms")),
+                BenchRow("view", what_play, nan, "%", note=f"not measured: {why}",
+                         target=at_most(PLAY_OFF_PERCENT, f"<= {PLAY_OFF_PERCENT:.0f}%"))]
+    got = browser.measure(repeats)
+    clicks, rates = got["clicks"], got["play"]
+    c, r = statistics.median(clicks), statistics.median(rates)
+    off = [abs(x * PLAY_MS / 1000 - 1) * 100 for x in rates]
+    return [
+        BenchRow("view", what_click, c, "ms", spread=spread(clicks),
+                 target=at_most(CLICK_TARGET_MS, f"<= {CLICK_TARGET_MS:.0f} ms"),
+                 note=f"{len(clicks)} clicks: click to count shown, charts drawn, painted; "
+                      f"{c / max(reference, 1e-9):.1f}x the in-process step"),
+        BenchRow("view", what_play, statistics.median(off), "%", spread=spread(off),
+                 target=at_most(PLAY_OFF_PERCENT, f"<= {PLAY_OFF_PERCENT:.0f}%"),
+                 note=f"{r:.2f} steps/s against {1000 / PLAY_MS:.0f} ({len(rates)} x "
+                      f"{browser.PLAY_SECONDS:.0f} s)"),
+    ]
+
+
 def run(repeats: int, quick: bool) -> list[BenchRow]:
     with _quiet():  # Solara's hook linter warns about Mesa's own SolaraViz at import
         import market.view.components  # noqa: F401
@@ -143,6 +183,8 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
                      note=f"rendering {f - b:.0f} ms of it; {f / max(b, 1e-9):.1f}x the bare "
                           "step; Mesa's Step button on the real page, no browser"),
         ]
+    if not quick:  # a server and a browser: about 20 s more (the browser test drives it too)
+        rows += browser_rows(repeats, reference=rows[1].value)
     deals = deals_redraw_times(repeats, steps)
     mesa_ms = [t * 1e3 for t in deals["mesa"]]
     ours_ms = [t * 1e3 for t in deals["ours"]]

@@ -1,9 +1,10 @@
 """The market page: the model wrapper, the panels, and the page that puts them together.
 
 The page is assembled from Mesa's ``SolaraViz`` parts rather than the whole
-``SolaraViz``: Mesa's ``ModelController`` (Reset, ▶/❚❚, Step, with the play
-and render intervals) and its ``update_counter``. The rest of ``SolaraViz``
-is replaced because its sliders do not show their values, its inputs cannot
+``SolaraViz``: its ``update_counter``, and run controls that look and act
+as Mesa's ``ModelController`` (Reset, ▶/❚❚, Step, with the play and render
+intervals) but keep the play interval (:mod:`market.view.controls`). The
+rest of ``SolaraViz`` is replaced because its sliders do not show their values, its inputs cannot
 make a number field or a list with one weight per registered strategy, and
 its panel tabs read "Page 0". Mesa's Altair plot component
 (``make_plot_component(..., backend="altair")``) is not used either: each
@@ -234,7 +235,7 @@ def MarketMain(
 ) -> None:
     """The run bar, the summary, then the six panels in a two-column grid.
 
-    Mesa's controller bumps its ``update_counter`` after each step (or render
+    The controller bumps Mesa's ``update_counter`` after each step (or render
     interval). Only this component reads it and hands the count down as
     ``tick``: Solara makes one render pass over the whole page per reader of
     a changed value, so one reader keeps a step to one pass.

@@ -1,8 +1,12 @@
 """The market page's controls: Mesa's run controls above the panels, the settings beside.
 
-Run bar: Mesa's own ``ModelController`` (Reset, ▶/❚❚, Step), the step
+Run bar: Reset, ▶/❚❚ and Step as in Mesa's ``ModelController``, the step
 counter, and the play interval and the render interval (steps per redraw)
-as sliders that show their values. Sidebar: one control per setting of
+as sliders that show their values. The controller is this module's own
+(:func:`Controller`) for one reason: Mesa's sleeps the play interval
+*between* steps, so a step and its redraw are added to every interval
+(about 7.5 steps a second at 100 ms, measured in Chromium); this one keeps
+the play interval from one step's start to the next. Sidebar: one control per setting of
 :mod:`market.view.settings`, each showing its value; each side's mix lists
 every registered strategy with a weight and its normalised share.
 
@@ -14,11 +18,14 @@ then the sidebar says what is wrong and Reset keeps the last valid set.
 
 from __future__ import annotations
 
+import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
 import solara
-from mesa.visualization.solara_viz import ModelController
+import solara.lab
+from mesa.visualization.utils import force_update
 
 from market.game.rules import SIDE_NAMES
 from market.view.settings import (
@@ -44,6 +51,78 @@ def check(settings: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
 
 
 @solara.component
+def Controller(
+    model: solara.Reactive[Any],
+    model_parameters: solara.Reactive[dict[str, Any]],
+    play_interval: solara.Reactive[int],
+    render_interval: solara.Reactive[int],
+) -> None:
+    """Reset, ▶/❚❚ and Step, as Mesa's ``ModelController`` (mesa 3.3) draws and does them,
+    with play kept to its interval.
+
+    Step advances the render interval's number of steps, then redraws once
+    (Mesa's ``force_update``). Play runs the same in a thread, each advance
+    due one play interval after the previous one *started*: the step and its
+    redraw happen inside the interval instead of after it. A market slower
+    than the interval plays as fast as it can, without racing to catch up.
+    """
+    playing = solara.use_reactive(False)
+    running = solara.use_reactive(True)
+    error = solara.use_reactive(None)
+
+    def advance() -> None:
+        for _ in range(render_interval.value):
+            model.value.step()
+            running.value = model.value.running
+            if not running.value:
+                break
+        force_update()
+
+    def play() -> None:
+        due = time.monotonic()
+        try:
+            while running.value and playing.value:
+                interval = play_interval.value / 1000
+                due += interval
+                wait = due - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                elif wait < -interval:  # over a whole interval late: start the count afresh
+                    due = time.monotonic()
+                if not playing.value:
+                    break
+                advance()
+        except Exception as exc:  # noqa: BLE001 - shown on the page, as Mesa's controller does
+            error.value = f"error in step: {exc}"
+            traceback.print_exc()
+
+    solara.lab.use_task(play, dependencies=[playing.value, running.value], prefer_threaded=True)
+
+    def reset() -> None:
+        error.set(None)
+        playing.value = False
+        running.value = True
+        model.value = model.value.__class__(**model_parameters.value)
+
+    def step() -> None:
+        try:
+            advance()
+        except Exception as exc:  # noqa: BLE001 - shown on the page
+            error.value = f"error in step: {exc}"
+            traceback.print_exc()
+
+    with solara.Row(justify="space-between"):
+        solara.Button(label="Reset", color="primary", on_click=reset)
+        solara.Button(label="❚❚" if playing.value else "▶", color="primary",
+                      on_click=lambda: playing.set(not playing.value),
+                      disabled=not running.value)
+        solara.Button(label="Step", color="primary", on_click=step,
+                      disabled=playing.value or not running.value)
+    if error.value:
+        solara.Error(label=error.value)
+
+
+@solara.component
 def RunBar(
     model: solara.Reactive[Any],
     params: solara.Reactive[dict[str, Any]],
@@ -52,15 +131,13 @@ def RunBar(
     render_interval: solara.Reactive[int],
     steps: int,
 ) -> None:
-    """Reset, play/pause and step (Mesa's controller), the step counter, the two intervals,
-    and whether the sidebar's settings are applied."""
-    use_threads = solara.use_reactive(False)  # Mesa's controller reads .value of it
+    """Reset, play/pause and step, the step counter, the two intervals, and whether the
+    sidebar's settings are applied."""
     _, problem = check(settings.value)
     with solara.Card(margin=0), solara.Row(style={"align-items": "center", "flex-wrap": "wrap",
                                                   "gap": "18px"}):
         with solara.Column(style={"min-width": "230px"}):
-            ModelController(model, model_parameters=params, play_interval=play_interval,
-                            render_interval=render_interval, use_threads=use_threads)
+            Controller(model, params, play_interval, render_interval)
         solara.Text(f"Step: {steps}", style={"font-size": "16px", "font-weight": "bold"})
         with solara.Column(style={"min-width": "260px"}):
             lo, hi, step = PLAY_MS
@@ -148,4 +225,4 @@ def MarketSidebar(
             MixCard(side, current[f"{side}_weights"], weight_setter(side))
 
 
-__all__ = ["MarketSidebar", "RunBar", "check"]
+__all__ = ["Controller", "MarketSidebar", "RunBar", "check"]

@@ -262,7 +262,7 @@ def supply_demand_chart(
     demand, supply = supply_demand(values, costs)
     eq = competitive_equilibrium(values, costs)
     tr = np.asarray(trades, dtype=float)
-    trade_name = f"trades this period ({tr.size})"
+    trade_name = "trades this period"
     curves = records(
         units=np.concatenate([np.arange(demand.size + 1), np.arange(supply.size + 1)]),
         price=np.concatenate([np.append(demand, demand[-1:]), np.append(supply, supply[-1:])]),
@@ -287,17 +287,16 @@ def supply_demand_chart(
                    "mark": {"type": "line", "interpolate": "step-after"},
                    "encoding": {"x": x, "y": q("price", "price", scale=y_scale),
                                 "color": colour}})
-    if tr.size:
-        pts = records(units=np.arange(1, tr.size + 1) - 0.5, price=tr,
-                      curve=[trade_name] * tr.size)
-        layers.append({"name": "trades", "data": {"values": pts},
-                       "mark": {"type": "point", "filled": True, "size": 30},
-                       "encoding": {"x": x, "y": q("price", scale=y_scale), "color": colour,
-                                    "tooltip": [q("price", format=".2f")]}})
+    pts = records(units=np.arange(1, tr.size + 1) - 0.5, price=tr,
+                  curve=[trade_name] * tr.size)  # there even when empty: the shape holds
+    layers.append({"name": "trades", "data": {"values": pts},
+                   "mark": {"type": "point", "filled": True, "size": 30},
+                   "encoding": {"x": x, "y": q("price", scale=y_scale), "color": colour,
+                                "tooltip": [q("price", format=".2f")]}})
     band_text = (f"band {eq.price_lo:.1f}-{eq.price_hi:.1f}, Q = {eq.quantity}"
                  if np.isfinite(eq.price_lo) else "no competitive band")
     return top({"width": WIDTH, "height": HEIGHT, "layer": layers},
-               f"Supply and demand, period {period + 1} ({band_text})")
+               f"Supply and demand, period {period + 1} ({band_text}; {tr.size} trades)")
 
 
 # --- the negotiation of one pair, in the legacy view ---------------------------------------
@@ -367,15 +366,16 @@ def negotiation_chart(
                      "stroke": {**side_colour},
                      "tooltip": [n("side"), q("lo", "accepts from"), q("hi", "accepts up to")]},
     }]
-    if offers:
-        enc = {"x": q("price", scale=x_scale), "y": lane, "color": side_colour}
-        top_layers += [
-            {"name": "offers", "data": {"values": offers},
-             "mark": {"type": "tick", "thickness": 5, "size": 26}, "encoding": enc},
-            {"name": "offer labels", "data": {"values": offers},
-             "mark": {"type": "text", "dy": -18, "fontSize": 11, "fontWeight": "bold"},
-             "encoding": {**enc, "text": n("label")}},
-        ]
+    # every layer is there even when empty, so that the chart's shape does not change with
+    # the negotiation (the page then updates its data instead of drawing it anew)
+    enc = {"x": q("price", scale=x_scale), "y": lane, "color": side_colour}
+    top_layers += [
+        {"name": "offers", "data": {"values": offers},
+         "mark": {"type": "tick", "thickness": 5, "size": 26}, "encoding": enc},
+        {"name": "offer labels", "data": {"values": offers},
+         "mark": {"type": "text", "dy": -18, "fontSize": 11, "fontWeight": "bold"},
+         "encoding": {**enc, "text": n("label")}},
+    ]
     status = negotiation_status(record, grid, k, rounds)
     lines = [title] if title else []
     upper = {"title": {"text": [*lines, f"{record.first} moves first · {status}"],
@@ -390,14 +390,13 @@ def negotiation_chart(
     lower_layers: list[Spec] = []
     z_lo = max(ranges.buyer[0], ranges.seller[0])
     z_hi = min(ranges.buyer[1], ranges.seller[1])
-    if z_lo <= z_hi:
-        lower_layers.append({
-            "name": "zone", "data": {"values": [{"lo": z_lo, "hi": z_hi,
-                                                 "what": "both would accept"}]},
-            "mark": {"type": "rect", "color": "#e8e8e8"},
-            "encoding": {"x": q("lo", scale=x_scale), "x2": {"field": "hi"},
-                         "tooltip": [n("what")]},
-        })
+    zone = [{"lo": z_lo, "hi": z_hi, "what": "both would accept"}] if z_lo <= z_hi else []
+    lower_layers.append({
+        "name": "zone", "data": {"values": zone},
+        "mark": {"type": "rect", "color": "#e8e8e8"},
+        "encoding": {"x": q("lo", scale=x_scale), "x2": {"field": "hi"},
+                     "tooltip": [n("what")]},
+    })
     path = [{"side": m.side, "price": float(grid.price(m.level)), "round": m.move // 2 + 1,
              "move": m.move + 1} for m in moves if m.action == "offer"]
     lower_layers.append({
@@ -417,8 +416,6 @@ def negotiation_chart(
                          "text": f"{m.side} walks away"})
     for kind, colour, shape in (("accept", ACCEPT, "diamond"), ("reject", "#333333", "cross")):
         these = [e for e in ends if e["kind"] == kind]
-        if not these:
-            continue
         enc = {"x": x_price, "y": y_round}
         lower_layers += [
             {"name": kind, "data": {"values": these},

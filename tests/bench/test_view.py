@@ -5,10 +5,11 @@ from __future__ import annotations
 import solara.widgets
 
 from market.bench import view
+from market.view.chart import LiveVegaLite
 
 
 def _charts(rc):
-    return [w.spec for w in rc.find(solara.widgets.VegaLite).widgets]
+    return [w.spec for w in rc.find(LiveVegaLite).widgets]
 
 
 def test_the_bench_presses_step_on_the_real_page_and_every_chart_redraws():

@@ -58,9 +58,9 @@ class Page:
         return " ".join(str(c) for a in self.widgets(v.Alert) for c in a.children)
 
     def charts(self) -> list[dict[str, Any]]:
-        import solara.widgets
+        from market.view.chart import LiveVegaLite
 
-        return [w.spec for w in self.widgets(solara.widgets.VegaLite)]
+        return [w.spec for w in self.widgets(LiveVegaLite)]
 
     def click(self, label: str) -> None:
         import ipyvuetify as v

@@ -251,6 +251,23 @@ def test_market_page_steps_plays_and_pauses(watched):
         _shot(page, "market_view.png")
 
 
+def test_the_page_keeps_its_pace_clicked_and_played(watched):
+    """Ten Step clicks in a row, each timed in the page from the click to every chart drawn,
+    then five seconds of play at 100 ms: no click lost, play never ahead of its interval.
+    How fast is the bench's business (``run.py bench --only view``: <= 100 ms a click, play
+    within 20% of its interval); here the figures are printed with the test's output."""
+    from market.bench import browser
+
+    page = open_market(watched)
+    clicks = browser.clicked_steps(page, 10)
+    assert step_count(page) == 10 and len(clicks) == 10
+    assert all(0 < ms < 30_000 for ms in clicks)
+    rate = browser.played_rate(page, 5.0)
+    assert 0 < rate <= 10 * 1.05, rate  # the interval is kept from one step's start
+    print(f"clicked steps: median {sorted(clicks)[5]:.0f} ms; play: {rate:.2f} steps/s")
+    watched.check_clean()
+
+
 def test_every_control_changes_the_model_after_reset(watched):
     page = open_market(watched)
     before = summary(page)
