@@ -4,9 +4,8 @@ Runs every section's experiment (or those --only names) with this project's
 training, exact evaluation, market and batch runs, then writes DIR/report.md
 with its figures (PNG) and tables (CSV). Every number comes from the run and
 depends only on --seed; --quick uses few seeds and small markets (a smoke
-test, about 10 seconds on an idle 2-core machine). Nothing is written until every
-section has run,
-and each file is written atomically; an existing DIR is fine (the report's
+test, about 10 seconds on an idle 2-core machine). Nothing is written until
+every section has run, and each file is written atomically; an existing DIR is fine (the report's
 files are replaced).
 """
 
