@@ -163,10 +163,15 @@ def test_the_train_button_trains_then_the_tables_play(render):
     assert len(charts) == 3  # the game, the Seller's and the Buyer's Q-tables
     titles = [c.get("title", {}).get("text") for c in charts[1:]]
     assert titles == ["The seller's Q-table", "The buyer's Q-table"]
-    page.tick("Play the trained tables", False)
-    # back to the chosen strategies (the re-render may land a moment later: the page was
-    # last updated from the training task's thread)
-    page.wait_until(lambda: "Move 0 of 10" in page.texts(), 10, "the chosen strategies' game")
+    # back to the chosen strategies. The page was last updated from the training task's
+    # thread, and on a busy machine that re-render can replace the checkbox just after the
+    # test found it (the untick then lands on a widget no longer shown): untick until it holds
+
+    def unticked() -> bool:
+        page.tick("Play the trained tables", False)
+        return "Move 0 of 10" in page.texts()
+
+    page.wait_until(unticked, 20, "the chosen strategies' game")
 
 
 @pytest.mark.parametrize("case,needle", [
