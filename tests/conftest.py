@@ -15,16 +15,27 @@ from market.game.rules import Protocol
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Compile (or load) the market engine once before any test, in the controlling process.
+    """Compile (or load) the market engine and the training kernel once before any test, in
+    the controlling process and a helper beside it.
 
     On a fresh clone the first market compiles the engine (about 20 s, with a
-    one-line notice on stderr); done here, the workers load it from numba's
-    cache and no test sees the notice unless it asks for one.
+    one-line notice on stderr) and the first training the kernel (about 10 s);
+    done here, on both cores at once, the workers load them from numba's cache
+    and no test sees a notice unless it asks for one.
     """
-    if not hasattr(session.config, "workerinput"):
-        from market.sim.engine import ensure_compiled
+    if hasattr(session.config, "workerinput"):
+        return
+    import subprocess
+    import sys
 
+    from market.sim.engine import ensure_compiled
+
+    kernel = subprocess.Popen([sys.executable, "-c", "from market.game.kernel import "
+                               "ensure_compiled; ensure_compiled(lambda: None)"])
+    try:
         ensure_compiled(lambda: None)
+    finally:
+        kernel.wait()
 
 
 def _duel(
