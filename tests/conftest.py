@@ -28,10 +28,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     import subprocess
     import sys
 
+    from market.processes import preexec_die_with_parent
     from market.sim.engine import ensure_compiled
 
     kernel = subprocess.Popen([sys.executable, "-c", "from market.game.kernel import "
-                               "ensure_compiled; ensure_compiled(lambda: None)"])
+                               "ensure_compiled; ensure_compiled(lambda: None)"],
+                              preexec_fn=preexec_die_with_parent)
     try:
         ensure_compiled(lambda: None)
     finally:
