@@ -8,15 +8,18 @@ tie the game to the market or the market to the command line.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: package prefix -> layer (bottom 1 to top 7), as docs/pages/architecture.md draws it
+#: package prefix -> layer (bottom 1 to top 7): the one table of the layers (the drawing in
+#: docs/pages/architecture.md is checked against it below)
 LAYERS = {
     "market.errors": 1, "market.limits": 1, "market.files": 1, "market.processes": 1,
+    "market.jsonable": 1,
     "market.game": 2,
     "strategies": 3,
     "market.sim": 4, "market.interop": 4,
@@ -117,3 +120,18 @@ def test_the_checker_sees_lazy_relative_and_type_checking_imports():
     found = imports("market.game.protocol", source)
     assert found == {"market.sim.model", "market.cli", "market.cli.common", "strategies.specs"}
     assert all(layer(t) > layer("market.game.protocol") for t in found)
+
+
+def test_the_architecture_page_draws_this_table():
+    """docs/pages/architecture.md draws the layers for readers; it must say what this test
+    enforces (a package on the wrong floor, or missing, fails)."""
+    page = (ROOT / "docs" / "pages" / "architecture.md").read_text()
+    drawing = page.split("```")[1]
+    drawn: dict[str, int] = {}
+    floor = 0
+    for line in drawing.splitlines():
+        if line[:3].strip().isdigit():
+            floor = int(line[:3])
+        for path in re.findall(r"(market/\w+(?:\.py|/)|strategies/)", line):
+            drawn[path.rstrip("/").removesuffix(".py").replace("/", ".")] = floor
+    assert drawn == LAYERS

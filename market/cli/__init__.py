@@ -53,6 +53,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _commands_action(parser: Parser) -> argparse._SubParsersAction:
+    """The parser's sub-command action. argparse has no public way back to it from the
+    parser (checked against Python 3.11-3.13's argparse); this is the one place that reaches
+    in (``_subparsers``), so a change of argparse breaks one function."""
+    return parser._subparsers._group_actions[0]  # type: ignore[union-attr]
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog=common.PROG,
@@ -71,7 +78,7 @@ def build_parser() -> Parser:
 def overview(parser: Parser) -> str:
     """The command table: what ``run.py`` alone prints."""
     width = max(len(n) for n in COMMANDS)
-    helps = {a.dest: a.help for a in parser._subparsers._group_actions[0]._choices_actions}
+    helps = {name: importlib.import_module(f"market.cli.{name}_cmd").HELP for name in COMMANDS}
     lines = [f"usage: {common.PROG} COMMAND [options]   ({parser.description})", "", "commands:"]
     lines += [f"  {name.ljust(width)}  {helps[name]}" for name in COMMANDS]
     lines += ["", f"Run `{common.PROG} COMMAND --help` for a command's options, "
@@ -100,7 +107,7 @@ def glue_negative_values(parser: Parser, argv: list[str]) -> list[str]:
     """
     if not argv or argv[0] not in COMMANDS:
         return argv
-    sub = parser._subparsers._group_actions[0].choices[argv[0]]
+    sub = _commands_action(parser).choices[argv[0]]
     takes_value = {opt for a in sub._actions if a.option_strings and a.nargs is None
                    and a.const is None for opt in a.option_strings}
     out: list[str] = []

@@ -98,22 +98,10 @@ def _range_text(lo: float | None, hi: float | None) -> str:
 
 def emit_json(data: Any) -> None:
     """Print ``data`` as JSON on stdout (numpy scalars and arrays converted)."""
-    json.dump(data, sys.stdout, indent=2, default=_jsonable, sort_keys=False)
+    from market.jsonable import jsonable
+
+    json.dump(data, sys.stdout, indent=2, default=lambda o: jsonable(o, str), sort_keys=False)
     sys.stdout.write("\n")
-
-
-def _jsonable(obj: Any) -> Any:
-    import numpy as np
-
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return str(obj)
 
 
 def only_sections(only: str | None, choices: Sequence[str]) -> list[str]:

@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from market.game.rules import Protocol
     from market.game.tables import load_tables
     from market.runs.tournament import (
+        check_range,
         check_size,
         genius_entrants,
         genius_lineup,
@@ -84,9 +85,8 @@ def run(args: argparse.Namespace) -> int:
         if spec.name == "qlearning" and spec.arg is not None:
             raise UsageError(f"--strategies: give a saved table with --qtable (got {n!r})")
     for opt, rng in (("--seller-range", args.seller_range), ("--buyer-range", args.buyer_range)):
-        if rng is not None and not 1 <= rng[0] <= rng[1] <= protocol.prices:
-            raise UsageError(f"{opt} must satisfy 1 <= LO <= HI <= P={protocol.prices} "
-                             f"(got {rng[0]}-{rng[1]})")
+        if rng is not None:
+            check_range(opt, rng, protocol.prices)
     genius = genius_lineup(args.genius, protocol) if args.genius is not None else []
     try:
         tables = load_tables(args.qtable, protocol) if args.qtable else None

@@ -53,6 +53,7 @@ import pandas as pd
 
 from market.errors import RunFailed, UsageError
 from market.files import shown
+from market.jsonable import jsonable
 from market.limits import BATCH_RUNS_MAX, GRID_POINTS_MAX
 from market.sim import params as market_params
 
@@ -457,7 +458,7 @@ class PartStore:
             steps_digest = hashlib.sha256(self._steps_file(run).read_bytes()).hexdigest()
         # the row last: its presence says the run (and its steps, if any) is complete
         body = {"key": outcome.key, "row": outcome.row, "steps_sha256": steps_digest}
-        text = json.dumps({**body, "sha256": _digest(body)}, default=_jsonable)
+        text = json.dumps({**body, "sha256": _digest(body)}, default=jsonable)
         write_text(text, self._row_file(run))
 
     def load(self, spec: RunSpec, per_step: bool) -> RunOutcome | None:
@@ -526,7 +527,7 @@ PART_NAME = re.compile(r"\.?run-\d{7}(\.steps)?(\.[A-Za-z0-9_]+)*\.(json|parquet
 
 def _digest(body: dict[str, Any]) -> str:
     """SHA-256 of a part's body, as canonical JSON."""
-    text = json.dumps(body, sort_keys=True, default=_jsonable, separators=(",", ":"))
+    text = json.dumps(body, sort_keys=True, default=jsonable, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -536,18 +537,8 @@ def read_regular_bytes(path: Path) -> bytes:
     return read_regular(path, DATA_FILE_MAX, "run part")
 
 
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
 def _roundtrip(obj: Any) -> Any:
-    return json.loads(json.dumps(obj, default=_jsonable))
+    return json.loads(json.dumps(obj, default=jsonable))
 
 
 def previous_results(

@@ -147,8 +147,8 @@ def run_tournament(
         raise ValueError(f"repetitions must be >= 1 (got {repetitions})")
     check_size(protocol, repetitions)
     P = protocol.prices
-    seller_range = _check_range("seller range", seller_range or (1, P), P)
-    buyer_range = _check_range("buyer range", buyer_range or (1, P), P)
+    seller_range = check_range("seller range", seller_range or (1, P), P)
+    buyer_range = check_range("buyer range", buyer_range or (1, P), P)
     names = [e.name for e in entrants]
     if len(set(names)) != len(names):
         raise ValueError(f"entrant names must be unique (got {names})")
@@ -248,10 +248,12 @@ def check_size(protocol: Protocol, repetitions: int, trains: bool = False,
                    f"{advice}, or name fewer agents with --genius", quiet)
 
 
-def _check_range(name: str, rng: tuple[int, int], P: int) -> tuple[int, int]:
+def check_range(name: str, rng: tuple[int, int], P: int) -> tuple[int, int]:
+    """A side's acceptable levels ``(LO, HI)``, checked against the game: the one check the
+    command (``--seller-range``) and :func:`run_tournament` share."""
     lo, hi = int(rng[0]), int(rng[1])
     if not 1 <= lo <= hi <= P:
-        raise ValueError(f"{name} must satisfy 1 <= lo <= hi <= P={P} (got {lo}-{hi})")
+        raise ValueError(f"{name} must satisfy 1 <= LO <= HI <= P={P} (got {lo}-{hi})")
     return lo, hi
 
 
