@@ -29,81 +29,9 @@ import pandas as pd
 
 from market.errors import UsageError
 from market.sim import ledger
+from market.sim.results import MIX_PREFIXES, load_results
 
 MAX_LINES = 6
-ID_COLUMNS = ("run", "point", "iteration", "seed", "steps", "error")
-MIX_PREFIXES = ("buyer_mix.", "seller_mix.")
-
-
-def load_results(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str], list[str]]:
-    """The table, its parameter columns and its metric columns.
-
-    Both lists come from the table's own metadata (written by
-    :mod:`market.runs.batch`); a table without it is read by column names.
-    Everything is checked before any figure is drawn (:class:`UsageError`
-    naming the file, one line): metadata of the batch's shape, a value in
-    every row of a parameter column, numbers in the metric columns.
-    """
-    from market.files import DATA_FILE_MAX, open_regular, shown
-
-    p = Path(path)
-    where = f"RESULTS {shown(os.fspath(p))}"
-    if not p.exists():
-        raise UsageError(f"RESULTS: no such file {shown(os.fspath(p))!r}")
-    if p.is_dir():
-        raise UsageError(f"{where}: is a directory, not a Parquet file")
-    try:  # a regular file only: a FIFO or a device would never end
-        fh = open_regular(p, DATA_FILE_MAX, "Parquet file")
-    except ValueError as exc:
-        raise UsageError(f"RESULTS {exc}") from None
-    try:
-        with fh:
-            df = pd.read_parquet(fh)
-    except Exception as exc:  # pyarrow raises several types for a non-Parquet file
-        reason = " ".join(str(exc).split())[:200]
-        raise UsageError(f"{where}: not a readable Parquet file ({reason})") from None
-    if "run" not in df.columns or "error" not in df.columns:
-        raise UsageError(f"{where}: not a batch results table "
-                         "(no 'run' and 'error' columns; see `run.py batch`)")
-    meta = df.attrs.get("batch") or {}
-    if not isinstance(meta, dict):
-        raise UsageError(f"{where}: its batch metadata must be a mapping as `run.py batch` "
-                         f"writes it (got {type(meta).__name__})")
-    for key in ("params", "metrics"):
-        names = meta.get(key, [])
-        if not isinstance(names, list) or not all(isinstance(c, str) for c in names):
-            raise UsageError(f"{where}: its batch metadata's {key!r} must be a list of column "
-                             f"names (got {names!r:.80})")
-    params = [c for c in meta.get("params", []) if c in df.columns]
-    metrics = [c for c in meta.get("metrics", []) if c in df.columns]
-    if not meta:
-        metrics = [c for c in df.columns if c not in ID_COLUMNS
-                   and (c.startswith("earnings.") or c in ("efficiency", "mean_price", "deals"))]
-        params = [c for c in df.columns if c not in ID_COLUMNS and c not in metrics
-                  and c in _known_parameters() | {c for c in df.columns
-                                                  if c.startswith(MIX_PREFIXES)}]
-    for c in params:
-        if df[c].isna().any():
-            raise UsageError(f"{where}: parameter column {c!r} has rows without a value "
-                             "(a batch table has one in every row)")
-        if not df[c].map(_scalar).all():
-            raise UsageError(f"{where}: parameter column {c!r} must hold single numbers, "
-                             "flags or names")
-    for c in metrics:
-        if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]):
-            raise UsageError(f"{where}: metric column {c!r} must hold numbers "
-                             f"(got {df[c].dtype})")
-    return df, params, metrics
-
-
-def _scalar(v: Any) -> bool:
-    return isinstance(v, str | int | float | bool | np.generic)
-
-
-def _known_parameters() -> set[str]:
-    from market.sim.params import model_parameters
-
-    return set(model_parameters())
 
 
 def t_interval(values: Sequence[float] | np.ndarray, level: float = 0.95) -> tuple[float, float]:

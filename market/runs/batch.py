@@ -64,8 +64,6 @@ MIX_KEYS = ("buyer_mix", "seller_mix")
 RESERVED = ("seed", "rng")
 #: model arguments the batch sets unless the grid does: agent tables are not kept by a batch
 BATCH_DEFAULTS = {"agent_data": "none"}
-#: columns every row has, before the parameters and the metrics
-ID_COLUMNS = ("run", "point", "iteration", "seed", "steps")
 
 
 # --- the model's parameters ------------------------------------------------------------------
@@ -696,26 +694,13 @@ def run_batch(
 def results_table(
     rows: Sequence[dict[str, Any]], specs: Sequence[RunSpec], meta: dict[str, Any] | None = None
 ) -> pd.DataFrame:
-    """Rows in run order; columns: ids, parameters, metrics (first-seen order), ``error``."""
+    """The batch's table (:func:`market.sim.results.results_table`): the specs' parameters
+    in first-seen order, and the fill strategy (or strategies) in its metadata."""
+    from market.sim.results import results_table as table
+
     params = list(dict.fromkeys(k for s in specs for k, _ in s.params))
-    metrics: list[str] = []
-    seen = set(ID_COLUMNS) | set(params) | {"error"}
-    for r in rows:
-        for k in r:
-            if k not in seen:
-                seen.add(k)
-                metrics.append(k)
-    cols = [*ID_COLUMNS, *params, *metrics, "error"]
-    table = pd.DataFrame([{c: r.get(c) for c in cols} for r in rows], columns=cols)
-    for c in ID_COLUMNS:
-        table[c] = table[c].astype("int64")
-    for c in metrics:
-        table[c] = pd.to_numeric(table[c], errors="coerce").astype("float64")
-    table["error"] = table["error"].astype("object").where(table["error"].notna(), None)
     fills = sorted({s.fill for s in specs})
-    table.attrs["batch"] = {"params": params, "metrics": metrics,
-                            "fill": fills[0] if len(fills) == 1 else fills, **(meta or {})}
-    return table
+    return table(rows, params, {"fill": fills[0] if len(fills) == 1 else fills, **(meta or {})})
 
 
 def process_pool(processes: int) -> Any:

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from market.errors import UsageError
-from market.plots.results import load_results, plot_results, summarize, t_interval
+from market.plots.results import plot_results, summarize, t_interval
 from market.runs import batch
+from market.sim.results import load_results
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
