@@ -153,56 +153,79 @@ def validate_grid(
     from strategies import specs
 
     params = market_params.model_parameters(cls)
-    known = sorted(k for k, (allowed, _) in params.items()
-                   if k not in RESERVED and k not in MIX_KEYS and allowed is not None)
-    mixes = [k for k in MIX_KEYS if k in params]
     specs.parse(fill, "--fill")
-    out: dict[str, list[Any]] = {}
-    for key, values in grid.items():
-        if not isinstance(values, list) or not values:
-            raise UsageError(f"parameter {key}: give at least one value")
-        head, dot, strat = key.partition(".")
-        if key in RESERVED:
-            raise UsageError(f"parameter {key} is set by the batch (use --seed)")
-        if dot:
-            if head not in mixes:
-                raise UsageError(f"unknown parameter {key!r} (mix shares are "
-                                 f"{'|'.join(mixes) or 'unsupported'}.<strategy>)")
-            spec = specs.parse(strat, f"parameter {key}")
-            is_file_arg = spec.cls.argument.startswith("FILE")  # a saved table, not a class
-            if spec.arg is not None and is_file_arg and not Path(spec.arg).is_file():
-                raise UsageError(f"parameter {key}: no such table file {spec.arg!r}")
-            out[key] = [_share(key, v) for v in values]
-            continue
-        if key in mixes:
-            raise UsageError(f"parameter {key}: set shares as {key}.<strategy>=SHARE")
-        if key not in params:
-            raise UsageError(f"unknown parameter {key!r} (choose from: {', '.join(known)}, "
-                             f"{', '.join(m + '.<strategy>' for m in mixes)})")
-        allowed, _ = params[key]
-        if allowed is None:
-            raise UsageError(f"parameter {key} is not a single number, flag or name and "
-                             "cannot be swept by the batch")
-        out[key] = [_coerce(key, v, allowed) for v in values]
-    points = grid_points(out)
+    out = {key: _grid_values(key, values, params) for key, values in grid.items()}
+    _check_size(out)
+    if cls is None:  # every combination's mixes and values, before any run starts
+        for point in _points(out):
+            _check_point(point, fill, steps)
+    else:
+        for point in _points(out):
+            model_kwargs(point, fill)  # a swapped model: its mixes must still add up
+    return out
+
+
+def _grid_values(key: str, values: Any, params: dict[str, Any]) -> list[Any]:
+    """One grid entry's values, checked and coerced: a mix share, or a model parameter."""
+    mixes = [k for k in MIX_KEYS if k in params]
+    if not isinstance(values, list) or not values:
+        raise UsageError(f"parameter {key}: give at least one value")
+    if key in RESERVED:
+        raise UsageError(f"parameter {key} is set by the batch (use --seed)")
+    if "." in key:
+        return _mix_values(key, values, mixes)
+    if key in mixes:
+        raise UsageError(f"parameter {key}: set shares as {key}.<strategy>=SHARE")
+    if key not in params:
+        known = sorted(k for k, (allowed, _) in params.items()
+                       if k not in RESERVED and k not in MIX_KEYS and allowed is not None)
+        raise UsageError(f"unknown parameter {key!r} (choose from: {', '.join(known)}, "
+                         f"{', '.join(m + '.<strategy>' for m in mixes)})")
+    allowed, _ = params[key]
+    if allowed is None:
+        raise UsageError(f"parameter {key} is not a single number, flag or name and "
+                         "cannot be swept by the batch")
+    return [_coerce(key, v, allowed) for v in values]
+
+
+def _mix_values(key: str, values: list[Any], mixes: list[str]) -> list[float]:
+    """A ``buyer_mix.<strategy>`` entry: a strategy spec the registry knows, shares in [0, 1]."""
+    from strategies import specs
+
+    head, _, strat = key.partition(".")
+    if head not in mixes:
+        raise UsageError(f"unknown parameter {key!r} (mix shares are "
+                         f"{'|'.join(mixes) or 'unsupported'}.<strategy>)")
+    spec = specs.parse(strat, f"parameter {key}")
+    is_file_arg = spec.cls.argument.startswith("FILE")  # a saved table, not a class
+    if spec.arg is not None and is_file_arg and not Path(spec.arg).is_file():
+        raise UsageError(f"parameter {key}: no such table file {spec.arg!r}")
+    return [_share(key, v) for v in values]
+
+
+def _check_size(grid: dict[str, list[Any]]) -> None:
+    points = grid_points(grid)
     if points > GRID_POINTS_MAX:
-        sizes = " x ".join(f"{len(v):,}" for v in out.values())
+        sizes = " x ".join(f"{len(v):,}" for v in grid.values())
         raise UsageError(f"the grid has {points:,} points ({sizes} values; at most "
                          f"{GRID_POINTS_MAX:,}): sweep fewer values")
-    for point in _points(out):
-        kwargs = model_kwargs(point, fill)  # every combination's mixes must add up
-        if cls is None:  # and every value must be in range, before any run starts
-            try:
-                p = market_params.check(kwargs, steps=steps)
-                for side in ("seller", "buyer"):  # the fill, even where no share leaves room
-                    specs.check_for_game(fill, p.protocol, side, "--fill")
-            except ValueError as exc:
-                # a value check's message starts with the parameter's name; a size
-                # cap's (UsageError) is already a whole sentence
-                where = ", ".join(f"{k}={v}" for k, v in point.items())
-                lead = "" if isinstance(exc, UsageError) else "parameter "
-                raise UsageError(f"{lead}{exc} (at {where})") from None
-    return out
+
+
+def _check_point(point: dict[str, Any], fill: str, steps: int | None) -> None:
+    """One grid point through the market's own check, the fill strategy on both sides."""
+    from strategies import specs
+
+    kwargs = model_kwargs(point, fill)
+    try:
+        p = market_params.check(kwargs, steps=steps)
+        for side in ("seller", "buyer"):  # the fill, even where no share leaves room
+            specs.check_for_game(fill, p.protocol, side, "--fill")
+    except ValueError as exc:
+        # a value check's message starts with the parameter's name; a size
+        # cap's (UsageError) is already a whole sentence
+        where = ", ".join(f"{k}={v}" for k, v in point.items())
+        lead = "" if isinstance(exc, UsageError) else "parameter "
+        raise UsageError(f"{lead}{exc} (at {where})") from None
 
 
 def _share(key: str, v: Any) -> float:
@@ -564,21 +587,31 @@ def previous_results(
     found: dict[int, RunOutcome] = {}
     for spec in specs:
         r = by_run.get(spec.run)
-        if r is None or isinstance(r.get("error"), str):
+        if r is None or not _row_matches(r, spec):
             continue
-        if int(r["seed"]) != spec.seed or int(r["steps"]) != spec.steps:
+        s = _steps_of(steps, spec.run) if per_step else None
+        if per_step and s is None:
             continue
-        if any(k not in r or not _same(r[k], v) for k, v in spec.params):
-            continue
-        s = None
-        if per_step:
-            if steps is None or "run" not in steps.columns:
-                continue
-            s = steps[steps["run"] == spec.run].reset_index(drop=True)
-            if s.empty:
-                continue
         found[spec.run] = RunOutcome(r, s, spec.key())
     return found
+
+
+def _row_matches(row: dict[str, Any], spec: RunSpec) -> bool:
+    """Whether an earlier table's row is this run finished: no error, same seed, steps and
+    parameter values."""
+    if isinstance(row.get("error"), str):
+        return False
+    if int(row["seed"]) != spec.seed or int(row["steps"]) != spec.steps:
+        return False
+    return all(k in row and _same(row[k], v) for k, v in spec.params)
+
+
+def _steps_of(steps: pd.DataFrame | None, run: int) -> pd.DataFrame | None:
+    """The run's per-step rows of an earlier steps table (None if it has none)."""
+    if steps is None or "run" not in steps.columns:
+        return None
+    s = steps[steps["run"] == run].reset_index(drop=True)
+    return None if s.empty else s
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -634,20 +667,11 @@ def run_batch(
     if processes < 1:
         raise UsageError(f"--processes must be >= 1 (got {processes})")
     store = PartStore(out) if out is not None else None
-    done: dict[int, RunOutcome] = {}
-    if out is not None:
-        done.update(previous_results(out, specs, per_step))
-        for spec in specs:
-            if spec.run not in done:
-                got = store.load(spec, per_step)
-                if got is not None:
-                    done[spec.run] = got
-    reused = len(done)
-    total = len(specs)
+    done = _finished_before(specs, out, store, per_step)
+    reused, total = len(done), len(specs)
     for i, outcome in enumerate(sorted(done.values(), key=lambda o: o.row["run"])):
         if on_result is not None:
             on_result(outcome, i + 1, total)
-    todo = [s for s in specs if s.run not in done]
 
     def finished(outcome: RunOutcome) -> None:
         if store is not None:
@@ -656,39 +680,68 @@ def run_batch(
         if on_result is not None:
             on_result(outcome, len(done), total)
 
-    if todo and scheduler in (None, "local"):
+    todo = [s for s in specs if s.run not in done]
+    if todo:
+        _run(todo, per_step, scheduler, processes, finished, connect_timeout, executor)
+    ordered = [done[s.run] for s in sorted(specs, key=lambda s: s.run)]
+    table = results_table([o.row for o in ordered], specs, meta)
+    steps = _steps_table(ordered) if per_step else None
+    files = _write(table, steps, out, store) if out is not None else []
+    failed = int(table["error"].notna().sum())
+    return BatchResult(table, steps, reused, total - reused, failed,
+                       Path(out) if out is not None else None, files,
+                       store.redone if store is not None else 0)
+
+
+def _finished_before(specs: Sequence[RunSpec], out: str | os.PathLike[str] | None,
+                     store: PartStore | None, per_step: bool) -> dict[int, RunOutcome]:
+    """Runs already done: rows of an earlier finished table at ``out``, then stored parts."""
+    if out is None or store is None:
+        return {}
+    done = previous_results(out, specs, per_step)
+    for spec in specs:
+        if spec.run not in done:
+            got = store.load(spec, per_step)
+            if got is not None:
+                done[spec.run] = got
+    return done
+
+
+def _run(todo: Sequence[RunSpec], per_step: bool, scheduler: str | None, processes: int,
+         finished: Callable[[RunOutcome], None], connect_timeout: float, executor: Any) -> None:
+    """The runs left, on a Dask cluster, in a process pool or here."""
+    if scheduler in (None, "local"):
         # compile (or load) the market engine here, once: workers then load it from numba's
         # cache instead of each compiling it at the same time on a cold machine
         from market.sim.engine import ensure_compiled
 
         ensure_compiled()
-    if todo:
-        if scheduler:
-            _run_dask(todo, per_step, scheduler, processes, finished, connect_timeout)
-        elif executor is None and (processes == 1 or len(todo) == 1):
-            for spec in todo:
-                finished(run_one(spec, per_step))
-        else:
-            _run_pool(todo, per_step, processes, finished, executor)
-    ordered = [done[s.run] for s in sorted(specs, key=lambda s: s.run)]
-    table = results_table([o.row for o in ordered], specs, meta)
-    steps = None
-    if per_step:
-        frames = [o.steps for o in ordered if o.steps is not None]
-        steps = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    files: list[Path] = []
-    if out is not None:
-        from market.files import all_or_nothing, write_parquet
+    if scheduler:
+        _run_dask(todo, per_step, scheduler, processes, finished, connect_timeout)
+    elif executor is None and (processes == 1 or len(todo) == 1):
+        for spec in todo:
+            finished(run_one(spec, per_step))
+    else:
+        _run_pool(todo, per_step, processes, finished, executor)
 
-        with all_or_nothing():  # the table and its steps, both or neither (the parts stay)
-            files.append(write_parquet(table, out))
-            if steps is not None:
-                files.append(write_parquet(steps, steps_path(out)))
-        store.remove()
-    failed = int(table["error"].notna().sum())
-    return BatchResult(table, steps, reused, total - reused, failed,
-                       Path(out) if out is not None else None, files,
-                       store.redone if store is not None else 0)
+
+def _steps_table(ordered: Sequence[RunOutcome]) -> pd.DataFrame:
+    frames = [o.steps for o in ordered if o.steps is not None]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _write(table: pd.DataFrame, steps: pd.DataFrame | None, out: str | os.PathLike[str],
+           store: PartStore) -> list[Path]:
+    """The table and its steps, both or neither; then the parts folder is removed."""
+    from market.files import all_or_nothing, write_parquet
+
+    files: list[Path] = []
+    with all_or_nothing():
+        files.append(write_parquet(table, out))
+        if steps is not None:
+            files.append(write_parquet(steps, steps_path(out)))
+    store.remove()
+    return files
 
 
 def results_table(
