@@ -354,22 +354,12 @@ def train(
     q = np.ascontiguousarray(np.stack(initial_tables(config, start), axis=1), dtype=np.float64)
     rng = kernel.seed_states(config.seed, n)
     counts = np.zeros((n, C, len(COUNT_COLUMNS)), dtype=np.int64)
-    learners = {"both": (SELLER, 1 - SELLER), "seller": (SELLER,),
-                "buyer": (1 - SELLER,)}[config.train]
-    frozen = config.scheme == "frozen"
-    trainee = learners[0] if config.train != "both" else SIDE_NAMES.index(config.first)
-    trainer = 1 - trainee
-    # Frozen scheme, the document's variables: the trainer plays ``trainer_snap``;
-    # ``trainee_snap`` is the trainee's table before the current cycle.
-    trainee_snap, trainer_snap = q[:, trainee].copy(), q[:, trainer].copy()
-    trainee_ver, trainer_ver = 0, 0  # cycle at whose start each snapshot was taken
-    versions: list[int] = []
+    roles = _Roles(config, q)
     trainees: list[str] = []
     nc_hist = np.full((C, n), np.nan)
-    per_cycle = frozen or nash_conv or on_cycle is not None
+    per_cycle = roles.frozen or nash_conv or on_cycle is not None
     chunk = max(1, min(CHUNK_EPISODES // n, CHUNK_PER_SEED))  # episodes per seed per call
     total = C * E
-    trainer_live = trainer_snap
     eval_seconds = 0.0
     t0 = time.perf_counter()
     g = 0
@@ -378,45 +368,84 @@ def train(
         if e == 0 and per_cycle:  # a cycle begins
             if on_cycle is not None:
                 live = [q[:, 0].copy(), q[:, 1].copy()]
-                on_cycle(cycle, trainee, trainer_snap if frozen else live[trainer], live)
-            if frozen:
-                versions.append(trainer_ver)
-                trainer_live = q[:, trainer].copy()
-                q[:, trainer] = trainer_snap  # the trainer plays its frozen snapshot
+                on_cycle(cycle, roles.trainee,
+                         roles.trainer_snap if roles.frozen else live[roles.trainer], live)
+            roles.begin_cycle(q)
         stop = min(total, g + chunk, (cycle + 1) * E if per_cycle else total)
         eps, lr = schedules(config, g, stop)
-        if frozen:
-            first0 = trainer if e % 2 == 0 else trainee
-            learns = (trainee == 0, trainee == 1)
-        else:
-            first0 = SELLER if g % 2 == 0 else 1 - SELLER
-            learns = (0 in learners, 1 in learners)
+        first0, learns = roles.movers(g, e)
         kernel.play(q, rng, counts, eps, lr, first0, learns, config.gamma, e0=g, per_cycle=E)
         g = stop
         if progress is not None:
             progress(g, total)
         if per_cycle and g % E == 0:  # the cycle ends
-            trainees.append(SIDE_NAMES[trainee] if frozen else config.train)
-            if frozen:
-                q[:, trainer] = trainer_live
+            trainees.append(SIDE_NAMES[roles.trainee] if roles.frozen else config.train)
+            roles.end_cycle(q, cycle)
             if nash_conv:
                 t_eval = time.perf_counter()
                 nc_hist[cycle] = _nash_conv_all(q[:, 0], q[:, 1], protocol)
                 eval_seconds += time.perf_counter() - t_eval
-            if frozen and config.train == "both":
-                # The document's swap: the old trainer's live table becomes the new trainee's
-                # "before" snapshot; the old trainee's "before" snapshot becomes the new trainer.
-                new_trainee_snap = q[:, trainer].copy()
-                trainer_snap, trainee_snap = trainee_snap, new_trainee_snap
-                trainer_ver, trainee_ver = trainee_ver, cycle + 1
-                trainee, trainer = trainer, trainee
     seconds = time.perf_counter() - t0 - eval_seconds  # training only, not NashConv
     if not per_cycle:
         trainees = [config.train] * C
     seller, buyer = q[:, 0].copy(), q[:, 1].copy()
-
     if status is not None:
         status("greedy test")
+    test = _greedy_test(q, rng, config, nash_conv, exact)
+    hist = _history(counts, trainees, nc_hist if nash_conv else None)
+    return TrainResult(config, seller, buyer, hist, test, seconds, roles.versions)
+
+
+class _Roles:
+    """Who learns and who moves first, cycle by cycle; in the frozen scheme, the document's
+    snapshots: the trainer plays ``trainer_snap``, ``trainee_snap`` is the trainee's table
+    before the current cycle, and the roles swap at each cycle's end when both train."""
+
+    def __init__(self, config: TrainConfig, q: np.ndarray) -> None:
+        self.config = config
+        self.learners = {"both": (SELLER, 1 - SELLER), "seller": (SELLER,),
+                         "buyer": (1 - SELLER,)}[config.train]
+        self.frozen = config.scheme == "frozen"
+        self.trainee = (self.learners[0] if config.train != "both"
+                        else SIDE_NAMES.index(config.first))
+        self.trainer = 1 - self.trainee
+        self.trainee_snap, self.trainer_snap = q[:, self.trainee].copy(), q[:, self.trainer].copy()
+        self.trainee_ver, self.trainer_ver = 0, 0  # cycle at whose start each was taken
+        self.versions: list[int] = []
+        self.trainer_live = self.trainer_snap
+
+    def begin_cycle(self, q: np.ndarray) -> None:
+        if self.frozen:
+            self.versions.append(self.trainer_ver)
+            self.trainer_live = q[:, self.trainer].copy()
+            q[:, self.trainer] = self.trainer_snap  # the trainer plays its frozen snapshot
+
+    def movers(self, g: int, e: int) -> tuple[int, tuple[bool, bool]]:
+        """The first mover of episode ``g`` (``e`` within its cycle) and who learns."""
+        if self.frozen:
+            first0 = self.trainer if e % 2 == 0 else self.trainee
+            return first0, (self.trainee == 0, self.trainee == 1)
+        first0 = SELLER if g % 2 == 0 else 1 - SELLER
+        return first0, (0 in self.learners, 1 in self.learners)
+
+    def end_cycle(self, q: np.ndarray, cycle: int) -> None:
+        if not self.frozen:
+            return
+        q[:, self.trainer] = self.trainer_live
+        if self.config.train == "both":
+            # The document's swap: the old trainer's live table becomes the new trainee's
+            # "before" snapshot; the old trainee's "before" snapshot becomes the new trainer.
+            new_trainee_snap = q[:, self.trainer].copy()
+            self.trainer_snap, self.trainee_snap = self.trainee_snap, new_trainee_snap
+            self.trainer_ver, self.trainee_ver = self.trainee_ver, cycle + 1
+            self.trainee, self.trainer = self.trainer, self.trainee
+
+
+def _greedy_test(q: np.ndarray, rng: np.ndarray, config: TrainConfig, nash_conv: bool,
+                 exact: bool) -> pd.DataFrame:
+    """The greedy test's counts per seed, with the exact expectation and NashConv."""
+    n = config.seeds
+    seller, buyer = q[:, 0].copy(), q[:, 1].copy()
     tested = np.zeros((n, 1, len(COUNT_COLUMNS)), dtype=np.int64)
     if config.test_episodes > 0:
         zeros = np.zeros(config.test_episodes)
@@ -427,16 +456,22 @@ def train(
     if exact and config.test_episodes > 0:
         test = pd.concat([test, _exact(seller, buyer, config)], axis=1)
     if nash_conv:
-        test["nash_conv"] = _nash_conv_all(seller, buyer, protocol)
+        test["nash_conv"] = _nash_conv_all(seller, buyer, config.protocol)
+    return test
 
+
+def _history(counts: np.ndarray, trainees: list[str], nc_hist: np.ndarray | None
+             ) -> pd.DataFrame:
+    """One row per seed and cycle: the cycle's counts, its trainee, its NashConv."""
+    n, C = counts.shape[0], counts.shape[1]
     hist = pd.DataFrame(counts.transpose(1, 0, 2).reshape(C * n, len(COUNT_COLUMNS)),
                         columns=list(COUNT_COLUMNS))
     hist.insert(0, "seed", np.tile(np.arange(n), C))
     hist.insert(1, "cycle", np.repeat(np.arange(C), n))
     hist.insert(2, "trainee", np.repeat(np.asarray(trainees, dtype=object), n))
-    if nash_conv:
+    if nc_hist is not None:
         hist["nash_conv"] = nc_hist.reshape(-1)
-    return TrainResult(config, seller, buyer, hist, test, seconds, versions)
+    return hist
 
 
 def summarize(values: np.ndarray | pd.Series) -> dict[str, float]:
