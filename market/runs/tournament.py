@@ -149,39 +149,20 @@ def run_tournament(
     P = protocol.prices
     seller_range = check_range("seller range", seller_range or (1, P), P)
     buyer_range = check_range("buyer range", buyer_range or (1, P), P)
-    names = [e.name for e in entrants]
-    if len(set(names)) != len(names):
-        raise ValueError(f"entrant names must be unique (got {names})")
-    sellers = [e for e in entrants if "seller" in e.sides]
-    buyers = [e for e in entrants if "buyer" in e.sides]
-    if not sellers or not buyers:
-        raise ValueError("a tournament needs at least one Seller and one Buyer strategy")
+    sellers, buyers = _sides(entrants)
     shape = ([e.name for e in sellers], [e.name for e in buyers])
     mats = {k: pd.DataFrame(np.nan, index=shape[0], columns=shape[1], dtype=float)
             for k in ("seller", "buyer", "deal_rate", "mean_level")}
     for s in sellers:
         for b in buyers:
-            out = play_pairing(
-                protocol,
-                s.factory("seller"),
-                b.factory("buyer"),
-                repetitions,
-                pair_rng(seed, s.name, b.name),
-                seller_range,
-                buyer_range,
-            )
+            out = play_pairing(protocol, s.factory("seller"), b.factory("buyer"), repetitions,
+                               pair_rng(seed, s.name, b.name), seller_range, buyer_range)
             for k, df in mats.items():
                 df.loc[s.name, b.name] = out[k]
             if on_pairing is not None:
                 on_pairing(s.name, b.name)
     for df in mats.values():
         df.index.name, df.columns.name = "seller", "buyer"
-    both = [n for n in shape[0] if n in shape[1]]
-    mean = pd.DataFrame(
-        [[(mats["seller"].loc[a, b] + mats["buyer"].loc[b, a]) / 2 for b in both] for a in both],
-        index=pd.Index(both, name="strategy"),
-        columns=pd.Index(both, name="opponent"),
-    )
     return TournamentResult(
         protocol=protocol,
         repetitions=repetitions,
@@ -192,8 +173,31 @@ def run_tournament(
         buyer_payoff=mats["buyer"],
         deal_rate=mats["deal_rate"],
         mean_level=mats["mean_level"],
-        mean_payoff=mean,
+        mean_payoff=_mean_payoff(mats["seller"], mats["buyer"]),
         notes={e.name: e.note for e in entrants if e.note},
+    )
+
+
+def _sides(entrants: Sequence[Entrant]) -> tuple[list[Entrant], list[Entrant]]:
+    """The entrants that can sell and those that can buy (names unique, both sides filled)."""
+    names = [e.name for e in entrants]
+    if len(set(names)) != len(names):
+        raise ValueError(f"entrant names must be unique (got {names})")
+    sellers = [e for e in entrants if "seller" in e.sides]
+    buyers = [e for e in entrants if "buyer" in e.sides]
+    if not sellers or not buyers:
+        raise ValueError("a tournament needs at least one Seller and one Buyer strategy")
+    return sellers, buyers
+
+
+def _mean_payoff(seller: pd.DataFrame, buyer: pd.DataFrame) -> pd.DataFrame:
+    """For strategies that play both sides: the row's payoff against the column, averaged
+    over its two roles."""
+    both = [n for n in seller.index if n in seller.columns]
+    return pd.DataFrame(
+        [[(seller.loc[a, b] + buyer.loc[b, a]) / 2 for b in both] for a in both],
+        index=pd.Index(both, name="strategy"),
+        columns=pd.Index(both, name="opponent"),
     )
 
 
