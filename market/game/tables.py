@@ -169,6 +169,13 @@ def _headers(zf: zipfile.ZipFile, path: str
     header will allow), so a crafted archive is refused before anything of it
     is decompressed.
     """
+    members = _members(zf, path)
+    return {name: _header(zf, name, info, path) for name, info in members.items()}
+
+
+def _members(zf: zipfile.ZipFile, path: str) -> dict[str, zipfile.ZipInfo]:
+    """The archive's members by array name: only ``NAME.npy`` of :data:`ARRAYS`, none
+    encrypted, none declaring more than a table may hold, the four needed ones there."""
     infos = zf.infolist()
     if len(infos) > len(ARRAYS):
         raise ValueError(f"{path}: not a Q-table file ({len(infos):,} members; at most "
@@ -188,35 +195,39 @@ def _headers(zf: zipfile.ZipFile, path: str
     missing = {"seller", "buyer", "prices", "rounds"} - set(members)
     if missing:
         raise ValueError(f"{path}: not a Q-table file (missing {', '.join(sorted(missing))})")
-    out = {}
-    for name, info in members.items():
-        with zf.open(info) as fh:
-            try:
-                fmt = np.lib.format
-                version = fmt.read_magic(fh)
-                read = fmt.read_array_header_1_0 if version == (1, 0) else (
-                    fmt.read_array_header_2_0)
-                shape, _, dtype = read(fh, max_header_size=10_000)
-            except ValueError as exc:
-                raise ValueError(f"{path}: {name} is not a numpy array ({exc})") from None
-        if dtype.hasobject:
-            raise ValueError(f"{path}: {name} holds Python objects; table files hold numbers "
-                             "and text only (never pickles)")
-        if any(d < 0 for d in shape) or len(shape) > 3:
-            raise ValueError(f"{path}: {name} has shape {shape}: not a Q-table")
-        cells = int(np.prod(shape, dtype=object))
-        if name in ("seller", "buyer") and cells > TABLE_CELLS_MAX:
-            raise ValueError(f"{path}: {name} has {cells:,} cells (at most {TABLE_CELLS_MAX:,})")
-        if name not in ("seller", "buyer") and shape != ():
-            what = "one JSON text" if name == "meta" else "one integer"
-            raise ValueError(f"{path}: {name} must be {what} (got shape {shape})")
-        if cells * dtype.itemsize > info.file_size:
-            raise ValueError(f"{path}: {name}'s header claims more data than the file holds")
-        if info.file_size > cells * dtype.itemsize + HEADER_BYTES_MAX:
-            raise ValueError(f"{path}: {name} declares {info.file_size:,} bytes for "
-                             f"{cells:,} values: not a numpy array as saved")
-        out[name] = (dtype, shape, info)
-    return out
+    return members
+
+
+def _header(zf: zipfile.ZipFile, name: str, info: zipfile.ZipInfo, path: str
+            ) -> tuple[np.dtype, tuple[int, ...], zipfile.ZipInfo]:
+    """One member's dtype and shape from its ``.npy`` header, checked against what the
+    member may be and against the size the archive declares for it."""
+    with zf.open(info) as fh:
+        try:
+            fmt = np.lib.format
+            version = fmt.read_magic(fh)
+            read = fmt.read_array_header_1_0 if version == (1, 0) else (
+                fmt.read_array_header_2_0)
+            shape, _, dtype = read(fh, max_header_size=10_000)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {name} is not a numpy array ({exc})") from None
+    if dtype.hasobject:
+        raise ValueError(f"{path}: {name} holds Python objects; table files hold numbers "
+                         "and text only (never pickles)")
+    if any(d < 0 for d in shape) or len(shape) > 3:
+        raise ValueError(f"{path}: {name} has shape {shape}: not a Q-table")
+    cells = int(np.prod(shape, dtype=object))
+    if name in ("seller", "buyer") and cells > TABLE_CELLS_MAX:
+        raise ValueError(f"{path}: {name} has {cells:,} cells (at most {TABLE_CELLS_MAX:,})")
+    if name not in ("seller", "buyer") and shape != ():
+        what = "one JSON text" if name == "meta" else "one integer"
+        raise ValueError(f"{path}: {name} must be {what} (got shape {shape})")
+    if cells * dtype.itemsize > info.file_size:
+        raise ValueError(f"{path}: {name}'s header claims more data than the file holds")
+    if info.file_size > cells * dtype.itemsize + HEADER_BYTES_MAX:
+        raise ValueError(f"{path}: {name} declares {info.file_size:,} bytes for "
+                         f"{cells:,} values: not a numpy array as saved")
+    return dtype, shape, info
 
 
 def _read(zf: zipfile.ZipFile, name: str,
