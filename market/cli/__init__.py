@@ -20,8 +20,8 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Iterator
-from typing import NoReturn
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
 
 from market.cli import common
 from market.errors import CompileError, RunFailed, UsageError
@@ -197,42 +197,44 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:  # options only (e.g. --json)
         print(overview(parser))
         return 0
+    return run_command(args)
+
+
+#: what ends a command, in this order: its one line on stderr (after ``PROG COMMAND: ``) and
+#: its exit code; the errors of bad input also raise under NEGOTIATION_DEBUG=1
+ENDINGS: list[tuple[type[BaseException] | tuple[type[BaseException], ...],
+                   Callable[[Any], str], int]] = [
+    (Terminated, lambda exc: "terminated", 143),
+    (RunFailed, lambda exc: f"error: {' '.join(str(exc).split())}", 1),
+    ((UsageError, ValueError), lambda exc: f"error: {' '.join(str(exc).split())}", 2),
+    # numba missing or failing: not the user's input, as final
+    (CompileError, lambda exc: f"error: {' '.join(str(exc).split())}", 2),
+    (MemoryError, lambda exc: "error: out of memory; use smaller sizes", 2),
+    # a path the user named cannot be read or written
+    (OSError, lambda exc: "error: " + (f"{exc.filename}: " if exc.filename else "")
+     + str(exc.strerror or exc), 2),
+    (KeyboardInterrupt, lambda exc: "interrupted", 130),
+]
+DEBUG_RAISES = (UsageError, ValueError, CompileError, OSError)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the parsed command; whatever ends it is one line on stderr and an exit code."""
     try:
         with sigterm_exits():
             show_library_loading(quiet=bool(getattr(args, "json", False)))
             return int(args._module.run(args) or 0)
-    except Terminated:
-        print(f"{common.PROG} {args.command}: terminated", file=sys.stderr)
-        return 143
-    except RunFailed as exc:
-        print(f"{common.PROG} {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 1
-    except (UsageError, ValueError) as exc:
-        if os.environ.get("NEGOTIATION_DEBUG"):
-            raise
-        msg = " ".join(str(exc).split())
-        print(f"{common.PROG} {args.command}: error: {msg}", file=sys.stderr)
-        return 2
-    except CompileError as exc:  # numba missing or failing: not the user's input, as final
-        if os.environ.get("NEGOTIATION_DEBUG"):
-            raise
-        print(f"{common.PROG} {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print(f"{common.PROG} {args.command}: error: out of memory; use smaller sizes",
-              file=sys.stderr)
-        return 2
     except BrokenPipeError:
         # the reader (e.g. `| head`) went away: not an error of ours
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except OSError as exc:  # a path the user named cannot be read or written
-        if os.environ.get("NEGOTIATION_DEBUG"):
+    except (Terminated, RunFailed, UsageError, ValueError, CompileError, MemoryError, OSError,
+            KeyboardInterrupt) as exc:
+        if isinstance(exc, DEBUG_RAISES) and os.environ.get("NEGOTIATION_DEBUG"):
             raise
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"{common.PROG} {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{common.PROG} {args.command}: interrupted", file=sys.stderr)
-        return 130
+        for kinds, say, code in ENDINGS:
+            if isinstance(exc, kinds):
+                print(f"{common.PROG} {args.command}: {say(exc)}", file=sys.stderr)
+                return code
+        raise
