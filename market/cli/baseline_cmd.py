@@ -66,37 +66,12 @@ def _check_ranges(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from market.cli.common import emit_json
     from market.game import play as game
     from market.game.rules import BUYER, SELLER
-    from market.view import terminal as lv
-    from strategies import specs as strategy_specs
 
     _check_ranges(args)
-    lo = min(args.buyer_min, args.seller_min)
-    hi = max(args.buyer_max, args.seller_max)
-    specs = {"--seller": args.seller, "--buyer": args.buyer}
-    fixed = strategy_specs.fixed_game(specs)
-    if fixed is None:
-        rounds = 10 if args.rounds is None else args.rounds
-        protocol, grid, note = game.game_for(lo, hi, rounds)
-    else:
-        if args.rounds is not None and args.rounds != fixed[0].rounds:
-            raise UsageError(f"--rounds {args.rounds} does not match the Q-table file's "
-                             f"T={fixed[0].rounds}")
-        sides = [opt.removeprefix("--") for opt in fixed[1]]
-        protocol, grid, note = game.game_for(lo, hi, fixed[0].rounds, fixed[0], sides)
-        note = f"note: {note}"
-    rounds = protocol.rounds
-    players = {}
-    for opt, text in specs.items():
-        side = opt.removeprefix("--")
-        spec = strategy_specs.parse(text, opt)
-        cells = qtable.n_rows(protocol) * protocol.n_actions
-        if spec.cls.needs_protocol and spec.arg is None:
-            check_table_cells(16 * cells, f"{opt} {spec.name} on {grid.prices} price levels and "
-                              f"{rounds} rounds", "narrow the price ranges or lower --rounds")
-        players[side] = strategy_specs.build(spec, side, protocol, option=opt)
+    protocol, grid, note = _game(args)
+    players = _players(args, protocol, grid)
     ranges = game.Ranges(
         buyer=(float(args.buyer_min), float(args.buyer_max)),
         seller=(float(args.seller_min), float(args.seller_max)),
@@ -106,23 +81,74 @@ def run(args: argparse.Namespace) -> int:
         protocol, grid, players["seller"], players["buyer"], ranges, first,
         np.random.default_rng(args.seed),
     )
-
     if args.json:
-        data: dict[str, Any] = {
-            "buyer": {"strategy": args.buyer, "range": [args.buyer_min, args.buyer_max],
-                      "levels": list(game.acceptable_levels(grid, *ranges.buyer))},
-            "seller": {"strategy": args.seller, "range": [args.seller_min, args.seller_max],
-                       "levels": list(game.acceptable_levels(grid, *ranges.seller))},
-            "grid": {"lo": lo, "hi": hi, "prices": grid.prices},
-            "rounds": rounds,
-            "seed": args.seed,
-            **game.record_dict(record, grid),
-        }
-        if note:
-            data["note"] = note
-        emit_json(data)
+        _emit(args, protocol, grid, ranges, record, note)
         return 0
+    return _show(args, protocol, grid, ranges, record, note)
 
+
+def _game(args: argparse.Namespace) -> tuple[Any, Any, str]:
+    """The game the prices and rounds make, or the one a Q-table file fixes (with a note)."""
+    from market.game import play as game
+    from strategies import specs as strategy_specs
+
+    lo = min(args.buyer_min, args.seller_min)
+    hi = max(args.buyer_max, args.seller_max)
+    fixed = strategy_specs.fixed_game({"--seller": args.seller, "--buyer": args.buyer})
+    if fixed is None:
+        return game.game_for(lo, hi, 10 if args.rounds is None else args.rounds)
+    if args.rounds is not None and args.rounds != fixed[0].rounds:
+        raise UsageError(f"--rounds {args.rounds} does not match the Q-table file's "
+                         f"T={fixed[0].rounds}")
+    sides = [opt.removeprefix("--") for opt in fixed[1]]
+    protocol, grid, note = game.game_for(lo, hi, fixed[0].rounds, fixed[0], sides)
+    return protocol, grid, f"note: {note}"
+
+
+def _players(args: argparse.Namespace, protocol: Any, grid: Any) -> dict[str, Any]:
+    """Each side's strategy, built for the game (a table-sized one checked first)."""
+    from strategies import specs as strategy_specs
+
+    players = {}
+    for opt, text in (("--seller", args.seller), ("--buyer", args.buyer)):
+        side = opt.removeprefix("--")
+        spec = strategy_specs.parse(text, opt)
+        cells = qtable.n_rows(protocol) * protocol.n_actions
+        if spec.cls.needs_protocol and spec.arg is None:
+            check_table_cells(16 * cells, f"{opt} {spec.name} on {grid.prices} price levels and "
+                              f"{protocol.rounds} rounds", "narrow the price ranges or lower "
+                              "--rounds")
+        players[side] = strategy_specs.build(spec, side, protocol, option=opt)
+    return players
+
+
+def _emit(args: argparse.Namespace, protocol: Any, grid: Any, ranges: Any, record: Any,
+          note: str) -> None:
+    from market.cli.common import emit_json
+    from market.game import play as game
+
+    data: dict[str, Any] = {
+        "buyer": {"strategy": args.buyer, "range": [args.buyer_min, args.buyer_max],
+                  "levels": list(game.acceptable_levels(grid, *ranges.buyer))},
+        "seller": {"strategy": args.seller, "range": [args.seller_min, args.seller_max],
+                   "levels": list(game.acceptable_levels(grid, *ranges.seller))},
+        "grid": {"lo": min(args.buyer_min, args.seller_min),
+                 "hi": max(args.buyer_max, args.seller_max), "prices": grid.prices},
+        "rounds": protocol.rounds,
+        "seed": args.seed,
+        **game.record_dict(record, grid),
+    }
+    if note:
+        data["note"] = note
+    emit_json(data)
+
+
+def _show(args: argparse.Namespace, protocol: Any, grid: Any, ranges: Any, record: Any,
+          note: str) -> int:
+    """The negotiation drawn round by round; with --step on a terminal, a key per round."""
+    from market.view import terminal as lv
+
+    rounds = protocol.rounds
     console = common.console(highlight=False)
     interactive = args.step and sys.stdin.isatty() and console.is_terminal
     if note and not interactive:
