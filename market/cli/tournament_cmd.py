@@ -14,7 +14,6 @@ from pathlib import Path
 
 from market.cli import common
 from market.cli.common import emit_json, int_in, path_text
-from market.errors import UsageError
 from market.files import check_output_dir, check_outputs
 from market.limits import PRICES_MAX, ROUNDS_MAX
 
@@ -61,57 +60,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from market.cli.progress import progress_bar
-    from market.game.rules import Protocol
-    from market.game.tables import load_tables
-    from market.runs.tournament import (
-        check_range,
-        check_size,
-        genius_entrants,
-        genius_lineup,
-        output_files,
-        registry_entrants,
-        run_tournament,
-        write_outputs,
-    )
-    from strategies import registry, specs
+    from market.runs.tournament import output_files, plan_tournament, run_tournament, write_outputs
 
-    protocol = Protocol(args.prices, args.rounds)
-    names = [s.strip() for s in args.strategies.split(",") if s.strip()] or None
-    if names is None and args.strategies.strip():  # "," or ", ,": a list of nothing
-        raise UsageError(f"--strategies names no strategy (got {args.strategies!r}); give "
-                         "comma-separated names, or leave it out for every registered one")
-    for n in names or []:
-        spec = specs.parse(n, "--strategies")
-        if spec.name == "qlearning" and spec.arg is not None:
-            raise UsageError(f"--strategies: give a saved table with --qtable (got {n!r})")
-    for opt, rng in (("--seller-range", args.seller_range), ("--buyer-range", args.buyer_range)):
-        if rng is not None:
-            check_range(opt, rng, protocol.prices)
-    genius = genius_lineup(args.genius, protocol) if args.genius is not None else []
-    try:
-        tables = load_tables(args.qtable, protocol) if args.qtable else None
-    except ValueError as exc:
-        raise UsageError(f"--qtable: {exc}") from None
-    listed = names if names is not None else registry.names()
-    check_size(protocol, args.repetitions, trains="qlearning" in listed and tables is None,
-               advice="lower --repetitions, --prices or --rounds", entrants=len(listed),
-               genius=len(genius), quiet=args.json)
+    plan = plan_tournament(args.prices, args.rounds, args.strategies, args.repetitions,
+                           args.seed, args.seller_range, args.buyer_range, args.genius,
+                           args.qtable, quiet=args.json)
     check_output_dir(args.out, "--out")
-    cache = Path(args.out) / f"qlearning_selfplay_P{protocol.prices}_T{protocol.rounds}.npz"
+    cache = Path(args.out) / plan.cache_name
     check_outputs({**{f: "--out" for f in output_files(args.out)}, cache: "--out"})
     with progress_bar("tournament", None, quiet=args.json) as update:
         def trained(done: int, total: int) -> None:
             update(description="training the qlearning entrant by self-play (episodes per "
                    "seed)", completed=done, total=total)
 
-        entrants = registry_entrants(protocol, names, tables=tables, train_seed=args.seed,
-                                     cache=cache, progress=trained)
-        entrants += genius_entrants(protocol, genius)
+        entrants = plan.entrants(cache, trained)
         pairings = (sum("seller" in e.sides for e in entrants)
                     * sum("buyer" in e.sides for e in entrants))
         update(description="pairings", completed=0, total=pairings)
-        result = run_tournament(entrants, protocol, args.repetitions, args.seed,
-                                args.seller_range, args.buyer_range,
+        result = run_tournament(entrants, plan.protocol, plan.repetitions, plan.seed,
+                                plan.seller_range, plan.buyer_range,
                                 on_pairing=lambda _s, _b: update(advance=1))
         update(description="writing the tables and drawing the heatmap")
         files = write_outputs(result, Path(args.out))

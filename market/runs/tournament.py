@@ -129,6 +129,71 @@ def play_pairing(
     }
 
 
+@dataclass
+class TournamentPlan:
+    """A tournament as the command asks for it, every value checked once
+    (:func:`plan_tournament`): the market's ``Params`` for the tournament."""
+
+    protocol: Protocol
+    repetitions: int
+    seed: int
+    #: registered strategies to enter (None: every registered one but negmas and genius)
+    names: list[str] | None
+    seller_range: tuple[int, int] | None
+    buyer_range: tuple[int, int] | None
+    #: ANAC agents to add
+    genius: list[str]
+    #: saved Q-tables for the qlearning entrant (None: trained by self-play, cached)
+    tables: Any = None
+
+    @property
+    def cache_name(self) -> str:
+        """The file the self-play tables are kept in, inside the output folder."""
+        return f"qlearning_selfplay_P{self.protocol.prices}_T{self.protocol.rounds}.npz"
+
+    def entrants(self, cache: Any, progress: Callable[[int, int], None] | None = None
+                 ) -> list[Entrant]:
+        """The registry's entrants, then the ANAC agents'."""
+        return (registry_entrants(self.protocol, self.names, tables=self.tables,
+                                  train_seed=self.seed, cache=cache, progress=progress)
+                + genius_entrants(self.protocol, self.genius))
+
+
+def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int, seed: int,
+                    seller_range: tuple[int, int] | None, buyer_range: tuple[int, int] | None,
+                    genius: str | None, qtable: str | None, quiet: bool = False
+                    ) -> TournamentPlan:
+    """Check the command's values (each error one line naming its option) and the
+    tournament's size and time up front; the plan to run."""
+    from market.errors import UsageError
+    from market.game.tables import load_tables
+    from strategies import registry, specs
+
+    protocol = Protocol(prices, rounds)
+    names = [s.strip() for s in strategies.split(",") if s.strip()] or None
+    if names is None and strategies.strip():  # "," or ", ,": a list of nothing
+        raise UsageError(f"--strategies names no strategy (got {strategies!r}); give "
+                         "comma-separated names, or leave it out for every registered one")
+    for n in names or []:
+        spec = specs.parse(n, "--strategies")
+        if spec.name == "qlearning" and spec.arg is not None:
+            raise UsageError(f"--strategies: give a saved table with --qtable (got {n!r})")
+    for opt, rng in (("--seller-range", seller_range), ("--buyer-range", buyer_range)):
+        if rng is not None:
+            check_range(opt, rng, protocol.prices)
+    agents = genius_lineup(genius, protocol) if genius is not None else []
+    try:
+        tables = load_tables(qtable, protocol) if qtable else None
+    except ValueError as exc:
+        raise UsageError(f"--qtable: {exc}") from None
+    listed = names if names is not None else registry.names()
+    check_size(protocol, repetitions, trains="qlearning" in listed and tables is None,
+               advice="lower --repetitions, --prices or --rounds", entrants=len(listed),
+               genius=len(agents), quiet=quiet)
+    return TournamentPlan(protocol, repetitions, seed, names, seller_range, buyer_range,
+                          agents, tables)
+
+
 def run_tournament(
     entrants: Sequence[Entrant],
     protocol: Protocol,
