@@ -340,11 +340,21 @@ def negotiation_chart(
     total = len(record.moves)
     k = total if shown is None else max(0, min(shown, total))
     moves = record.moves[:k]
-    lo, hi = grid.lo, grid.hi
-    span = hi - lo
-    x_scale = {"domain": [lo - 0.02 * span, hi + 0.02 * span], "nice": False, "zero": False}
+    span = grid.hi - grid.lo
+    x_scale = {"domain": [grid.lo - 0.02 * span, grid.hi + 0.02 * span], "nice": False,
+               "zero": False}
     sides = {"domain": ["buyer", "seller"], "range": [DARK["buyer"], DARK["seller"]]}
     side_colour = {"field": "side", "type": "nominal", "legend": None, "scale": sides}
+    upper = _negotiation_ranges(record, grid, ranges, moves, k, rounds, title, width, x_scale,
+                                side_colour)
+    lower = _negotiation_path(record, grid, ranges, moves, rounds, width, x_scale, side_colour)
+    return top({"vconcat": [upper, lower], "spacing": 6})
+
+
+def _negotiation_ranges(record: NegotiationRecord, grid: PriceGrid, ranges: Ranges,
+                        moves: Sequence[Any], k: int, rounds: int | None, title: str,
+                        width: int, x_scale: Spec, side_colour: Spec) -> Spec:
+    """The legacy screen's upper part: each side's acceptable range and standing offer."""
     lane = n("lane", None, sort=["BUYER", "SELLER"], axis={"labelFontWeight": "bold"})
 
     bars = [b for b in records(lane=["BUYER", "SELLER"], side=["buyer", "seller"],
@@ -381,7 +391,15 @@ def negotiation_chart(
     upper = {"title": {"text": [*lines, f"{record.first} moves first · {status}"],
                        "anchor": "start", "fontSize": 12},
              "width": width, "height": 90, "layer": top_layers}
+    return upper
 
+
+def _negotiation_path(record: NegotiationRecord, grid: PriceGrid, ranges: Ranges,
+                      moves: Sequence[Any], rounds: int | None, width: int, x_scale: Spec,
+                      side_colour: Spec) -> Spec:
+    """The lower part: every offer round by round, accepts and walk-aways, over the band
+    of prices both would accept."""
+    lo, hi = grid.lo, grid.hi
     T = rounds if rounds is not None else max(record.rounds_used, 1)
     ticks = list(range(1, T + 1)) if T <= 12 else [int(v) for v in np.linspace(1, T, 6)]
     y_round = q("round", "round", scale={"domain": [T + 0.5, 0.5], "nice": False, "zero": False},
@@ -426,8 +444,7 @@ def negotiation_chart(
                       "fontWeight": "bold", "color": colour},
              "encoding": {**enc, "text": n("text")}},
         ]
-    lower = {"width": width, "height": min(30 + 18 * T, 240), "layer": lower_layers}
-    return top({"vconcat": [upper, lower], "spacing": 6})
+    return {"width": width, "height": min(30 + 18 * T, 240), "layer": lower_layers}
 
 
 # --- a learner's table ------------------------------------------------------------------------
