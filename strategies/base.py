@@ -84,6 +84,22 @@ def played_at(layout: np.ndarray, g: int, m: int) -> int:
     return layout[g, PLAYED] + m
 
 
+@dataclass(frozen=True)
+class MarketSetting:
+    """What a market tells the strategies it builds (see :meth:`Strategy.for_market`).
+
+    ``rational``: traders never take an action that could lose them money;
+    ``clock_buckets``: the market clock's time-left slots (1: no clock);
+    ``learner_params``: ``"fixed"`` or ``"drawn"`` per member; ``rng``: the
+    market's generator, for anything drawn when the population is built.
+    """
+
+    rational: bool = True
+    clock_buckets: int = 1
+    learner_params: str = "fixed"
+    rng: np.random.Generator | None = None
+
+
 class Strategy:
     """Base class. Subclasses set ``name``, ``classifier`` and implement :meth:`act`.
 
@@ -143,6 +159,31 @@ class Strategy:
     def spec_game(cls, arg: str) -> Protocol | None:
         """The game ``arg`` fixes (a saved table's P and T), None if it fixes none."""
         return None
+
+    # --- what a market asks of it ------------------------------------------------------
+    @classmethod
+    def for_market(cls, side: int, n_members: int, protocol: Protocol, market: MarketSetting,
+                   arg: str | None = None, params: dict[str, Any] | None = None) -> Strategy:
+        """The population a market builds of this strategy: ``n_members`` traders of
+        ``side``, from the spec's argument ``arg`` and the market's ``params`` for it.
+
+        By default the strategy as every command builds it (the argument's
+        parameters win over ``params``); a strategy that needs something of the
+        market (the learners: their parameters, rationality, the clock) says
+        so here, so the market names no strategy.
+        """
+        params = dict(params or {})
+        if arg is not None:
+            params.update(cls.spec_params(arg, side, protocol))
+        if cls.needs_protocol:
+            params["protocol"] = protocol
+        return cls(side, n_members, **params)
+
+    @classmethod
+    def market_table_cells(cls, protocol: Protocol, market: MarketSetting) -> int:
+        """Table cells (float64) one member allocates in a market, for the market's memory
+        estimate before it is built (0: none worth counting)."""
+        return 0
 
     # --- decisions ---------------------------------------------------------------
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:

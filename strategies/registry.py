@@ -33,14 +33,17 @@ def register(cls: type[Strategy]) -> type[Strategy]:
 
 
 def discover() -> None:
-    """Register every named :class:`Strategy` defined in the package's strategy modules."""
+    """Register every :class:`Strategy` that names itself in a strategy module of the package."""
     package = importlib.import_module("strategies")
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
         if info.name.startswith("_") or info.name in _MACHINERY:
             continue
         module = importlib.import_module(f"strategies.{info.name}")
         for _, obj in inspect.getmembers(module, inspect.isclass):
-            if issubclass(obj, Strategy) and obj.name and obj.__module__ == module.__name__:
+            # a class is registered under the name its own body gives: a variant that
+            # inherits its parent's name (the market's Q-learner) is not a second entry
+            if (issubclass(obj, Strategy) and obj.__dict__.get("name")
+                    and obj.__module__ == module.__name__):
                 register(obj)
 
 

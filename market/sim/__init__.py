@@ -9,8 +9,9 @@ parameters are declared and checked in :mod:`~market.sim.params` (one
 in one ledger (:mod:`~market.sim.ledger`, where a new metric is added),
 data collection in :mod:`~market.sim.collector`, the last step's
 negotiations in :mod:`~market.sim.traces`. Its traders are Mesa agents that
-view the model's arrays (:mod:`~market.sim.agents`), its learners are
-Q-learners adapted to costs, values and a market clock
-(:mod:`~market.sim.learners`), and its yardsticks (competitive
+view the model's arrays (:mod:`~market.sim.agents`), each strategy builds
+its population for the market itself (its learners are Q-learners adapted to
+costs, values and a market clock, :class:`~strategies.qlearning.MarketQLearning`),
+and its yardsticks (competitive
 equilibrium, efficiency, surplus split) come from :mod:`~market.sim.metrics`.
 """

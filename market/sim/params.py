@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 
 from market.errors import UsageError
-from market.game import qtable
 from market.game.protocol import negotiation_bytes
 from market.game.rules import Protocol
 from market.limits import (
@@ -48,6 +47,7 @@ from market.limits import (
     check_memory,
 )
 from strategies import specs
+from strategies.base import MarketSetting
 
 #: a reservation-price distribution: a name, or ``f(rng, n, lo, hi) -> array``
 Distribution = str | Callable[[np.random.Generator, int, float, float], np.ndarray]
@@ -93,13 +93,13 @@ class Params:
     clock:
         the market clock: learners observe the steps left in the period and
         value a failed negotiation at what waiting is worth (nothing at the
-        last step); see :mod:`market.sim.learners`.
+        last step); see :class:`~strategies.qlearning.MarketQLearning`.
     clock_buckets:
         time-left slots of a clocked learner's table (default ``min(period, 4)``;
         at most one per step of a period, so at most :data:`~market.limits.STEPS_MAX`).
     learner_params:
-        ``"fixed"`` (the defaults of :func:`~market.sim.learners.default_learner_params`)
-        or ``"drawn"`` (per agent, :func:`~market.sim.learners.drawn_learner_params`).
+        ``"fixed"`` (the defaults of :func:`~strategies.qlearning.default_learner_params`)
+        or ``"drawn"`` (per agent, :func:`~strategies.qlearning.drawn_learner_params`).
     rational_learners:
         learners only consider individually rational actions (default True).
     strategy_params:
@@ -333,19 +333,20 @@ def _check_caps(p: Params, say: Namer) -> None:
 
 
 def table_cells(p: Params) -> float:
-    """Q-table cells the market's learners would allocate (two roles, clock slots, rows, actions).
+    """Table cells the market's strategies would allocate, as each strategy counts its own
+    (:meth:`~strategies.base.Strategy.market_table_cells`: the Q-learners' two roles, clock
+    slots, rows and actions).
 
-    Float: the learners on a side are its count times their share.
+    Float: the members of a strategy on a side are its count times its share.
     """
-    learners = sum(
-        n * share
+    market = MarketSetting(rational=p.rational_learners,
+                           clock_buckets=p.clock_buckets if p.clock else 1,
+                           learner_params=p.learner_params)
+    return sum(
+        n * share * specs.parse(spec).cls.market_table_cells(p.protocol, market)
         for n, mix in ((p.n_buyers, p.buyer_mix), (p.n_sellers, p.seller_mix))
         for spec, share in (mix or {}).items()
-        if specs.parse(spec).name == "qlearning"
     )
-    buckets = p.clock_buckets if p.clock else 1
-    protocol = p.protocol
-    return learners * 2 * buckets * qtable.n_rows(protocol) * protocol.n_actions
 
 
 #: every cap on the size of a market, in the order checked (after each value on its own);

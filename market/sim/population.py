@@ -14,15 +14,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-import strategies
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol
 from market.sim.agents import TraderArrays
-from market.sim.learners import MarketQLearning, default_learner_params, drawn_learner_params
 from market.sim.params import Params
 from strategies import specs
-from strategies.base import Strategy
-from strategies.qlearning import QLearning
+from strategies.base import MarketSetting, Strategy
 
 
 def populate(
@@ -63,24 +60,16 @@ def make_strategy(text: str, side: int, count: int, p: Params, protocol: Protoco
                   rng: np.random.Generator) -> Strategy:
     """The population object of one strategy of a side (``count`` members, at least one).
 
-    ``qlearning`` gets the market's learning parameters (fixed or drawn per
-    member), an optional saved table, and becomes a :class:`MarketQLearning`
-    when it must stay rational or see the clock.
+    The strategy builds itself for the market (:meth:`Strategy.for_market`)
+    from its spec's argument, the market's parameters for it
+    (``strategy_params``) and what the market is (:class:`MarketSetting`).
     """
     spec = specs.parse(text)
     extra = dict((p.strategy_params or {}).get(spec.name, {}))
-    if spec.name != "qlearning":
-        return strategies.make(spec.name, side, max(count, 1), protocol, **extra)
-    n = max(count, 1)
-    base = (drawn_learner_params(n, rng) if p.learner_params == "drawn"
-            else default_learner_params(side))
-    base.update(extra)
-    if spec.arg:
-        base.setdefault("tables", QLearning.spec_params(spec.arg, side, protocol)["tables"])
-    if not p.rational_learners and not p.clock:
-        return strategies.make("qlearning", side, n, protocol, **base)
-    return MarketQLearning(side, n, protocol=protocol, rational=p.rational_learners,
-                           buckets=p.clock_buckets if p.clock else 1, **base)
+    market = MarketSetting(rational=p.rational_learners,
+                           clock_buckets=p.clock_buckets if p.clock else 1,
+                           learner_params=p.learner_params, rng=rng)
+    return spec.cls.for_market(side, max(count, 1), protocol, market, spec.arg, extra)
 
 
 def draw(p: Params, side: int, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -16,8 +16,7 @@ from market.game import kernel, qtable
 from market.game.protocol import Side, negotiate
 from market.game.qtable import legal_rows
 from market.game.rules import BUYER, SELLER, Protocol
-from market.sim.learners import MarketQLearning
-from strategies.qlearning import QLearning
+from strategies.qlearning import MarketQLearning, QLearning
 
 ROOT = Path(__file__).resolve().parents[2]
 P5T5 = Protocol(5, 5)

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import strategies
 from market.game.rules import SELLER, Observation
-from market.sim.learners import MarketQLearning
 from market.sim.model import MarketModel
+from strategies.qlearning import MarketQLearning
 from strategies.rule_based import RuleBased
 
 MIXED = {"averaging": 0.5, "qlearning": 0.5}
@@ -220,3 +220,17 @@ def test_a_pickled_model_continues_exactly_like_the_original():
     assert copy.summary() == model.summary()
     pd.testing.assert_frame_equal(copy.model_frame(), model.model_frame(), check_exact=True)
 
+
+
+@pytest.mark.parametrize("spec,cls", [("negmas:AspirationNegotiator", "AspirationNegotiator"),
+                                      ("genius:AgentK", "AgentK")])
+def test_a_mix_plays_the_class_its_spec_names(spec, cls):
+    """``negmas:CLASS`` and ``genius:AGENT`` in a mix play that class (the market once built
+    every such spec with its default class, as if the argument were not there)."""
+    pytest.importorskip("negmas_genius_agents" if spec.startswith("genius") else "negmas")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the lockstep notice
+        m = MarketModel(n_buyers=2, n_sellers=2, seller_mix={spec: 1.0}, seed=3)
+    assert m.strategy_objects(0)[0].negotiator_class.__name__ == cls

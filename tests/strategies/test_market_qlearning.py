@@ -10,7 +10,7 @@ from market.game import qtable
 from market.game.protocol import Side, negotiate
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, Protocol
-from market.sim.learners import MarketQLearning
+from strategies.qlearning import MarketQLearning
 
 
 def test_exploring_rational_learner_never_offers_or_accepts_outside_its_range():
