@@ -128,6 +128,9 @@ class Strategy:
     #: next to :meth:`act`, listed in :mod:`strategies.compiled`; read through
     #: :func:`strategies.compiled.kind_of`, which looks at the class's own body only
     compiled: ClassVar[bool] = False
+    #: plays a pair of Q-tables trained in the two-agent game (``tables=``): a tournament
+    #: hands it the user's (``--qtable``) or tables trained by self-play
+    plays_trained_tables: ClassVar[bool] = False
 
     def __init__(self, side: int | str = SELLER, n_members: int = 1, **params: Any) -> None:
         self.side = side_index(side) if isinstance(side, str) else int(side)

@@ -44,6 +44,7 @@ class QLearning(Strategy):
 
     name = "qlearning"
     compiled = True
+    plays_trained_tables = True
     classifier = {
         "sides": ("seller", "buyer"),
         "learns": True,

@@ -176,7 +176,7 @@ def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int,
                          "comma-separated names, or leave it out for every registered one")
     for n in names or []:
         spec = specs.parse(n, "--strategies")
-        if spec.name == "qlearning" and spec.arg is not None:
+        if spec.cls.plays_trained_tables and spec.arg is not None:
             raise UsageError(f"--strategies: give a saved table with --qtable (got {n!r})")
     for opt, rng in (("--seller-range", seller_range), ("--buyer-range", buyer_range)):
         if rng is not None:
@@ -187,7 +187,8 @@ def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int,
     except ValueError as exc:
         raise UsageError(f"--qtable: {exc}") from None
     listed = names if names is not None else registry.names()
-    check_size(protocol, repetitions, trains="qlearning" in listed and tables is None,
+    trains = tables is None and any(specs.parse(n).cls.plays_trained_tables for n in listed)
+    check_size(protocol, repetitions, trains=trains,
                advice="lower --repetitions, --prices or --rounds", entrants=len(listed),
                genius=len(agents), quiet=quiet)
     return TournamentPlan(protocol, repetitions, seed, names, seller_range, buyer_range,
@@ -360,7 +361,7 @@ def registry_entrants(
         params: dict[str, Any] = {}
         if cls.classifier.get("learns"):
             params["learning"] = False
-        if name == "qlearning":
+        if cls.plays_trained_tables:
             if tables is None:
                 tables, note = selfplay_tables(protocol, seed=train_seed, cache=cache,
                                                progress=progress)
