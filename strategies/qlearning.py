@@ -19,7 +19,7 @@ from market.game.jit import njit
 from market.game.qtable import bellman_update, epsilon_greedy, epsilon_schedule, legal_rows
 from market.game.record import BatchRecord
 from market.game.rules import SIDE_NAMES, Observation, Protocol, legal_block
-from market.game.tables import load_tables
+from market.game.table_files import load_tables
 from strategies.base import (
     KernelState,
     MarketSetting,

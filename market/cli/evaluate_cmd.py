@@ -63,7 +63,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     """The figures the command prints, as a JSON-ready dict."""
     from market.game import evaluation
     from market.game.rules import Protocol
-    from market.game.tables import load_tables, peek_tables
+    from market.game.table_files import load_tables, peek_tables
 
     if args.spe == bool(args.file):
         got = "both" if args.spe else "neither"

@@ -151,7 +151,7 @@ def _run_steps(model: Any, steps: int, quiet: bool) -> None:
 
 def _strategy_table(model: Any) -> list[dict[str, Any]]:
     """Per side and strategy: traders, mean earnings, mean wallet, trades per trader."""
-    df = model.agents_frame()
+    df = model.agents_now()
     g = df.groupby(["side", "strategy"], sort=True)
     out = g.agg(
         traders=("unique_id", "size"),

@@ -161,7 +161,7 @@ def check_cost(cfg: Any, quiet: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from market.files import all_or_nothing
-    from market.game.tables import TablePair, save_tables
+    from market.game.table_files import TablePair, save_tables
     from market.game.training import summarize
 
     loaded = _load(args.load) if args.load else None
@@ -190,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _load(path: str) -> Any:
-    from market.game.tables import load_tables
+    from market.game.table_files import load_tables
 
     try:
         return load_tables(path)

@@ -335,7 +335,7 @@ def train(
 ) -> TrainResult:
     """Train ``config.seeds`` independent seeds together, then test them.
 
-    ``start``: a :class:`~market.game.tables.TablePair` to start from (copied to
+    ``start``: a :class:`~market.game.table_files.TablePair` to start from (copied to
     every seed). ``nash_conv``: compute NashConv per cycle and at the end
     (exact, by :mod:`market.game.evaluation`). ``exact``: also the exact expected
     test figures. ``progress(done, total)`` is called after every chunk of

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from market.game.grid import PriceGrid
-from market.sim.metrics import competitive_equilibrium, supply_demand
+from market.sim.yardsticks import competitive_equilibrium, supply_demand
 
 
 def plot_market(

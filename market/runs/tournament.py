@@ -166,7 +166,7 @@ def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int,
     """Check the command's values (each error one line naming its option) and the
     tournament's size and time up front; the plan to run."""
     from market.errors import UsageError
-    from market.game.tables import load_tables
+    from market.game.table_files import load_tables
     from strategies import registry, specs
 
     protocol = Protocol(prices, rounds)
@@ -341,7 +341,7 @@ def registry_entrants(
     library's speed (classifier ``long_run_time``: ``negmas``, ``genius``),
     which join when named or through :func:`genius_entrants`. Strategies
     that learn are frozen (``learning=False``). A Q-learner plays ``tables``
-    (a :class:`~market.game.tables.TablePair`) when given, otherwise a pair
+    (a :class:`~market.game.table_files.TablePair`) when given, otherwise a pair
     of tables trained by self-play (:func:`selfplay_tables`, kept in ``cache``;
     ``progress(done, total)`` hears its training episodes).
     """
@@ -482,7 +482,7 @@ def selfplay_tables(
     from pathlib import Path
 
     from market.game import evaluation, training
-    from market.game.tables import TablePair, load_tables, save_tables
+    from market.game.table_files import TablePair, load_tables, save_tables
 
     if cache is not None and Path(cache).exists():
         try:

@@ -13,5 +13,5 @@ view the model's arrays (:mod:`~market.sim.agents`), each strategy builds
 its population for the market itself (its learners are Q-learners adapted to
 costs, values and a market clock, :class:`~strategies.qlearning.MarketQLearning`),
 and its yardsticks (competitive
-equilibrium, efficiency, surplus split) come from :mod:`~market.sim.metrics`.
+equilibrium, efficiency, surplus split) come from :mod:`~market.sim.yardsticks`.
 """

@@ -5,7 +5,7 @@ Every settled step is entered once (:meth:`Ledger.settle`) into two
 sum and the sum of squares of prices, the realised surplus and each side's
 part of it, and the maximum surplus the competitive equilibrium offered.
 One function, :func:`figures`, turns totals (and the current period's
-:class:`~market.sim.metrics.Equilibrium`) into the market's figures,
+:class:`~market.sim.yardsticks.Equilibrium`) into the market's figures,
 :data:`METRICS`, in one order. They feed:
 
 - the model's per-step variables (Mesa's DataCollector: the period so far),
@@ -54,7 +54,7 @@ import numpy as np
 from market.game.jit import njit
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES
-from market.sim.metrics import Equilibrium, efficiency, surplus_split
+from market.sim.yardsticks import Equilibrium, efficiency, surplus_split
 
 if TYPE_CHECKING:  # for annotations only: the plots read the metrics without loading Mesa
     from market.sim.agents import TraderArrays

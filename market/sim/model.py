@@ -41,9 +41,9 @@ from market.sim import exchange, ledger, params, population
 from market.sim.agents import AGENT_COLUMNS, Buyer, Seller, Trader, TraderArrays, agent_columns
 from market.sim.collector import MarketCollector
 from market.sim.ledger import Ledger, Settlement
-from market.sim.metrics import Equilibrium, competitive_equilibrium
 from market.sim.params import Distribution
 from market.sim.traces import LastStep, PairTrace
+from market.sim.yardsticks import Equilibrium, competitive_equilibrium
 from strategies.base import Strategy
 
 
@@ -235,8 +235,9 @@ class MarketModel(mesa.Model):
         return (np.array(self._names[SELLER], dtype=object),
                 np.array(self._names[BUYER], dtype=object))
 
-    def agents_frame(self) -> pd.DataFrame:
-        """The current agent-level state as a DataFrame (one row per trader)."""
+    def agents_now(self) -> pd.DataFrame:
+        """The live agent-level state, one row per trader (the collected history of it is
+        :meth:`agent_frame`)."""
         return pd.DataFrame(self.agent_columns())
 
     # --- collected data ----------------------------------------------------------------------
@@ -261,7 +262,8 @@ class MarketModel(mesa.Model):
         return self.datacollector.get_table_dataframe("prices")
 
     def agent_frame(self) -> pd.DataFrame:
-        """Collected agent variables, flat (Step, AgentID columns); empty if none collected."""
+        """Collected agent variables, flat (Step, AgentID columns), the history of
+        :meth:`agents_now`; empty if none collected."""
         if not self.datacollector.has_agent_records:
             return pd.DataFrame(columns=["Step", "AgentID", *AGENT_COLUMNS])
         return self.datacollector.get_agent_vars_dataframe().reset_index()

@@ -39,7 +39,7 @@ from market.game.grid import PriceGrid
 from market.game.play import Ranges, fmt
 from market.game.record import NegotiationRecord
 from market.game.rules import Protocol
-from market.sim.metrics import competitive_equilibrium, supply_demand
+from market.sim.yardsticks import competitive_equilibrium, supply_demand
 from market.view.terminal import banner_colours, outcome_label
 
 Spec = dict[str, Any]

@@ -33,7 +33,7 @@ from market.game.grid import PriceGrid
 from market.game.play import Ranges, fmt, game_for, play
 from market.game.record import NegotiationRecord
 from market.game.rules import BUYER, SELLER, Protocol
-from market.game.tables import TablePair, peek_tables
+from market.game.table_files import TablePair, peek_tables
 from market.game.training import preset, train
 from market.view import figures as vf
 from market.view.chart import Chart

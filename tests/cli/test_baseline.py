@@ -15,7 +15,7 @@ from market.game import qtable
 from market.game.grid import PriceGrid
 from market.game.play import Ranges, play, record_dict
 from market.game.rules import BUYER, Protocol
-from market.game.tables import TablePair, save_tables
+from market.game.table_files import TablePair, save_tables
 from market.view.terminal import Scale, frames, render, scale_for
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -107,7 +107,7 @@ def fixtures(tmp_path_factory) -> dict[str, str]:
     """Table files (good, of another game, damaged, lying, nested), results tables, grids."""
     from market.game import qtable
     from market.game.rules import Protocol
-    from market.game.tables import TablePair, save_tables
+    from market.game.table_files import TablePair, save_tables
 
     d = tmp_path_factory.mktemp("fuzz-fixtures")
 

@@ -100,7 +100,7 @@ def test_an_evaluation_past_its_measured_cost_is_refused_up_front(tmp_path, monk
 
     from market import limits
     from market.cli import main
-    from market.game import qtable, tables
+    from market.game import qtable, table_files
     from market.game.rules import Protocol
 
     out = _run("evaluate", "--spe", "--prices", "1000", "--rounds", "100")
@@ -111,7 +111,7 @@ def test_an_evaluation_past_its_measured_cost_is_refused_up_front(tmp_path, monk
     z = np.zeros((2, qtable.n_rows(pr), pr.n_actions))
     np.savez(f, seller=z, buyer=z, prices=np.int64(101), rounds=np.int64(20))
     monkeypatch.setattr(limits, "machine_memory", lambda: 50 * 2**20)
-    monkeypatch.setattr(tables, "load_tables", lambda *a, **k: pytest.fail("tables read"))
+    monkeypatch.setattr(table_files, "load_tables", lambda *a, **k: pytest.fail("tables read"))
     assert main(["evaluate", str(f)]) == 2
     assert "evaluating P=101, T=20 would need about" in capsys.readouterr().err
 

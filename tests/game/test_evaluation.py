@@ -23,7 +23,7 @@ from market.game.protocol import Side, negotiate
 from market.game.qtable import legal_rows as q_legal_rows
 from market.game.record import two_agent_rewards
 from market.game.rules import BUYER, SELLER, Protocol
-from market.game.tables import TablePair, save_tables
+from market.game.table_files import TablePair, save_tables
 from strategies.qlearning import QLearning
 
 ROOT = Path(__file__).resolve().parents[2]

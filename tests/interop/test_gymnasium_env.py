@@ -120,7 +120,7 @@ def test_best_responses_are_exact_or_refused(opponent, side, tmp_path):
     exhaustive search of the environment, or the opponent is refused, saying why."""
     from market.game import evaluation, qtable
     from market.game.rules import Protocol
-    from market.game.tables import TablePair, save_tables
+    from market.game.table_files import TablePair, save_tables
 
     P, T = 4, 3
     if opponent == "table":  # a saved table, played frozen

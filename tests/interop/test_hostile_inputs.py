@@ -59,7 +59,7 @@ def test_an_opponent_table_with_odd_archive_members_is_a_value_error(tmp_path):
 
     from market.game import qtable
     from market.game.rules import Protocol
-    from market.game.tables import TablePair, save_tables
+    from market.game.table_files import TablePair, save_tables
 
     proto = Protocol(5, 5)
     shape = (qtable.n_rows(proto), proto.n_actions)

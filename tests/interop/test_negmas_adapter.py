@@ -20,7 +20,7 @@ import strategies  # noqa: E402
 from market.game import qtable  # noqa: E402
 from market.game.protocol import Side, negotiate  # noqa: E402
 from market.game.rules import BUYER, SELLER, Protocol  # noqa: E402
-from market.game.tables import TablePair, save_tables  # noqa: E402
+from market.game.table_files import TablePair, save_tables  # noqa: E402
 from market.interop.negmas_adapter import StrategyNegotiator, run_negotiation  # noqa: E402
 
 DETERMINISTIC = [n for n in strategies.names()

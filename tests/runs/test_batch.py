@@ -180,7 +180,7 @@ def saved_table(path: Path, prices: int = 5, rounds: int = 5) -> str:
 
     from market.game import qtable
     from market.game.rules import Protocol
-    from market.game.tables import TablePair, save_tables
+    from market.game.table_files import TablePair, save_tables
 
     protocol = Protocol(prices, rounds)
     zeros = np.zeros((2, qtable.n_rows(protocol), protocol.n_actions))

@@ -15,7 +15,7 @@ import strategies
 from market.errors import UsageError
 from market.game import qtable
 from market.game.rules import Protocol
-from market.game.tables import TablePair, save_tables
+from market.game.table_files import TablePair, save_tables
 from market.runs.tournament import (
     Entrant,
     genius_entrants,

@@ -21,7 +21,7 @@ def test_agents_are_mesa_agents_viewing_the_arrays():
     assert len(model.agents_by_type[Seller]) == 5 and len(model.agents_by_type[Buyer]) == 7
     for _ in range(4):
         model.step()
-    frame = model.agents_frame().set_index("unique_id")
+    frame = model.agents_now().set_index("unique_id")
     for agent in model.agents:
         row = frame.loc[agent.unique_id]
         assert agent.side_name == row["side"] and agent.strategy == row["strategy"]
@@ -36,7 +36,7 @@ def test_common_wallet_pools_earnings_per_team():
     model = MarketModel(n_buyers=12, n_sellers=12, teams=3, common_wallet=True, seed=5)
     for _ in range(10):
         model.step()
-    frame = model.agents_frame()
+    frame = model.agents_now()
     pooled = frame.groupby("team")["earnings"].sum()
     for agent in model.agents:
         assert agent.wallet == pytest.approx(pooled[agent.team])

@@ -11,8 +11,8 @@ import pytest
 
 from market.sim import ledger
 from market.sim.ledger import Ledger, Metric, Settlement
-from market.sim.metrics import Equilibrium
 from market.sim.model import MarketModel
+from market.sim.yardsticks import Equilibrium
 
 MIXED = {"averaging": 0.5, "qlearning": 0.5}
 
@@ -118,7 +118,7 @@ def test_earnings_per_strategy_are_the_agents_means():
     for _ in range(10):
         model.step()
     s = model.summary()
-    means = model.agents_frame().groupby(["side", "strategy"])["earnings"].mean()
+    means = model.agents_now().groupby(["side", "strategy"])["earnings"].mean()
     for (side, name), mean in means.items():
         assert s[f"earnings.{side}.{name}"] == pytest.approx(mean)
     assert s["earnings.buyer"] == pytest.approx(model.buyers.earnings.mean())

@@ -56,7 +56,7 @@ def _rational_names() -> list[str]:
 def _deals(model: MarketModel) -> pd.DataFrame:
     """The last step's deals with each trader's reservation price."""
     pairs = model.pairs_frame()
-    res = model.agents_frame().set_index("unique_id")["reservation"]
+    res = model.agents_now().set_index("unique_id")["reservation"]
     pairs = pairs[pairs["level"] > 0].copy()
     pairs["cost"] = res.loc[pairs["seller_id"]].to_numpy()
     pairs["value"] = res.loc[pairs["buyer_id"]].to_numpy()

@@ -143,7 +143,7 @@ def test_the_widest_money_range_allowed_runs_without_overflow():
 
 def zero_table(path, prices=5, rounds=5, mixed=False):
     from market.game.rules import Protocol
-    from market.game.tables import TablePair, save_tables
+    from market.game.table_files import TablePair, save_tables
 
     protocol = Protocol(prices, rounds)
     zeros = np.zeros((2, qtable.n_rows(protocol), protocol.n_actions))

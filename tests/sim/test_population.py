@@ -17,8 +17,8 @@ MIXED = {"averaging": 0.5, "qlearning": 0.5}
 def test_mix_counts_follow_the_shares():
     model = MarketModel(n_buyers=10, n_sellers=9, buyer_mix={"averaging": 0.3, "qlearning": 0.7},
                         seller_mix=MIXED, seed=0)
-    buyers = model.agents_frame().query("side == 'buyer'")["strategy"].value_counts()
-    sellers = model.agents_frame().query("side == 'seller'")["strategy"].value_counts()
+    buyers = model.agents_now().query("side == 'buyer'")["strategy"].value_counts()
+    sellers = model.agents_now().query("side == 'seller'")["strategy"].value_counts()
     assert buyers.to_dict() == {"qlearning": 7, "averaging": 3}
     assert sorted(sellers.tolist()) == [4, 5]  # 4.5 each, the remainder to one of them
 
@@ -78,7 +78,7 @@ def test_drawn_learning_parameters_differ_per_agent():
 def test_learners_can_start_from_a_saved_table(tmp_path):
     """``qlearning:FILE.npz`` in a mix: every member starts from the file's table for its side."""
     from market.game.rules import Protocol
-    from market.game.tables import TablePair, save_tables
+    from market.game.table_files import TablePair, save_tables
 
     proto = Protocol(5, 5)
     rng = np.random.default_rng(0)
@@ -93,6 +93,6 @@ def test_learners_can_start_from_a_saved_table(tmp_path):
     assert np.array_equal(buyers.tables[3], pair.buyer)
     assert np.array_equal(sellers.tables[1], pair.seller)
     model.step()
-    assert model.agents_frame()["strategy"].str.startswith("qlearning:").sum() == 8
+    assert model.agents_now()["strategy"].str.startswith("qlearning:").sum() == 8
     with pytest.raises(ValueError, match="takes nothing after .*qlearning:FILE.npz"):
         MarketModel(buyer_mix={f"averaging:{path}": 1.0})

@@ -9,7 +9,7 @@ import pytest
 
 from market.game import qtable
 from market.game.rules import Protocol
-from market.game.tables import TablePair, save_tables
+from market.game.table_files import TablePair, save_tables
 from market.game.training import preset
 from market.view.two_agent import (
     TwoAgentPage,

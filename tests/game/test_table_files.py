@@ -13,7 +13,7 @@ import pytest
 
 from market.game import qtable
 from market.game.rules import Protocol
-from market.game.tables import TablePair, load_tables, save_tables
+from market.game.table_files import TablePair, load_tables, save_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 

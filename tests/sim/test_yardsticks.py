@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from market.sim.metrics import competitive_equilibrium, efficiency, supply_demand, surplus_split
+from market.sim.yardsticks import competitive_equilibrium, efficiency, supply_demand, surplus_split
 
 
 @pytest.mark.parametrize(
