@@ -57,6 +57,9 @@ class MarketCollector(DataCollector):
             tables={"periods": ["period", "last_step", *period_columns],
                     "prices": list(PRICE_COLUMNS)},
         )
+        #: the agents' recorded state: step -> one array per agent variable (our own store;
+        #: Mesa's private ``_agent_records`` of per-agent tuples stays empty)
+        self.recorded: dict[int, dict[str, np.ndarray]] = {}
 
     def collect(self, model: Collected) -> None:  # type: ignore[override]
         """What Mesa's ``collect`` does with these reporters, without its per-value cost.
@@ -79,19 +82,19 @@ class MarketCollector(DataCollector):
         million traders that is gigabytes and most of a step. The columns
         (one array per variable) hold the same values at 8 bytes each.
         """
-        self._agent_records[model.steps] = model.agent_columns()
+        self.recorded[model.steps] = model.agent_columns()
 
     @property
     def has_agent_records(self) -> bool:
         """Whether any agent variables were recorded."""
-        return bool(self._agent_records)
+        return bool(self.recorded)
 
     def get_agent_vars_dataframe(self) -> pd.DataFrame:
         """Mesa's agent table (index ``Step``, ``AgentID``), built from the recorded columns."""
         names = ["Step", "AgentID", *AGENT_COLUMNS]
-        if not self._agent_records:
+        if not self.recorded:
             return pd.DataFrame(columns=names).set_index(["Step", "AgentID"])
-        records = list(self._agent_records.items())
+        records = list(self.recorded.items())
         data = {"Step": np.concatenate([np.full(len(c["unique_id"]), s, dtype=np.int64)
                                         for s, c in records]),
                 "AgentID": np.concatenate([c["unique_id"] for _, c in records])}

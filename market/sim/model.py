@@ -97,9 +97,7 @@ class MarketModel(mesa.Model):
         self._levels = population.acceptable_levels(self.grid, *self._books)
         self.seller_agents = [Seller(self, i) for i in range(len(self.sellers))]
         self.buyer_agents = [Buyer(self, i) for i in range(len(self.buyers))]
-        # Mesa's Agent._ids keeps a strong reference to every model that ever made an
-        # agent; all ours exist now, so release it (batch runs would keep every model)
-        mesa.Agent._ids.pop(self, None)
+        release_agent_ids(self)  # all our agents exist now
         self._uid = tuple(np.array([a.unique_id for a in agents], dtype=np.int64)
                           for agents in (self.seller_agents, self.buyer_agents))
 
@@ -291,3 +289,14 @@ class MarketModel(mesa.Model):
         """The last step's negotiation of ``agent``, None if it did not negotiate."""
         pair = self._last.pair_of(agent.side, agent.index)
         return None if pair is None else self.trace(pair)
+
+
+def release_agent_ids(model: mesa.Model) -> None:
+    """Drop Mesa's class-level reference to ``model`` once its agents are made.
+
+    ``mesa.Agent._ids`` (a private dict of id counters keyed by model, in Mesa
+    3.3.1) holds a strong reference to every model that ever made an agent,
+    so a batch would keep every model it ran; this is the one place that
+    reaches into it.
+    """
+    mesa.Agent._ids.pop(model, None)
