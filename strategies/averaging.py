@@ -16,6 +16,7 @@ import numpy as np
 from market.game.jit import njit
 from market.game.rules import SELLER, Observation
 from strategies._ranges import offer_bounds, offer_bounds1
+from strategies.base import Classifier
 from strategies.rule_based import RuleBased
 
 
@@ -24,13 +25,9 @@ class Averaging(RuleBased):
 
     name = "averaging"
     compiled = True
-    classifier = {
-        "sides": ("seller", "buyer"),
-        "learns": False,
-        "stochastic": False,
-        "individually_rational": True,
-        "memory": "own last offer",
-    }
+    classifier = Classifier(
+        memory="own last offer",
+    )
 
     def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         """The midpoint of its own last offer (or extreme) and the opponent's offer.

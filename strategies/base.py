@@ -100,26 +100,55 @@ class MarketSetting:
     rng: np.random.Generator | None = None
 
 
+@dataclass(frozen=True)
+class Classifier:
+    """What a strategy's rule is, after the Axelrod library's classifier: a strategy states
+    only what differs from these defaults.
+
+    ``sides``: which sides it can play; ``learns``: updates itself from
+    outcomes; ``stochastic``: its decisions depend on the random stream;
+    ``individually_rational``: never agrees to a price outside its
+    reservation range; ``memory``: what it remembers beyond the current
+    observation; ``long_run_time``: plays at another library's pace, one
+    negotiation at a time, so default line-ups (the tournament's) leave it
+    out unless named; ``objective``: what it maximises.
+
+    Reads as a mapping too (``classifier["learns"]``, ``.get``), as the
+    dictionaries of earlier versions and of users' strategies do.
+    """
+
+    sides: tuple[str, ...] = ("seller", "buyer")
+    learns: bool = False
+    stochastic: bool = False
+    individually_rational: bool = True
+    memory: str = "none"
+    long_run_time: bool = False
+    objective: str = "own surplus"
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in self.__dataclass_fields__ else default
+
+    def __iter__(self) -> Any:
+        return iter(self.__dataclass_fields__)
+
+    def keys(self) -> Any:
+        return self.__dataclass_fields__.keys()
+
+
 class Strategy:
     """Base class. Subclasses set ``name``, ``classifier`` and implement :meth:`act`.
 
-    ``classifier`` keys (after Axelrod's): ``sides`` (which sides it can
-    play), ``learns`` (updates itself from outcomes), ``stochastic``,
-    ``individually_rational`` (never agrees to a price outside its
-    reservation range), ``memory`` (what it remembers beyond the current
-    observation); optionally ``long_run_time`` (plays at another library's
-    pace, one negotiation at a time, so default line-ups such as the
-    tournament's leave it out unless it is named).
+    ``classifier``: a :class:`Classifier` stating what differs from its
+    defaults (a plain dictionary of the same keys works too).
     """
 
     name: ClassVar[str] = ""
-    classifier: ClassVar[dict[str, Any]] = {
-        "sides": ("seller", "buyer"),
-        "learns": False,
-        "stochastic": False,
-        "individually_rational": True,
-        "memory": "none",
-    }
+    classifier: ClassVar[Classifier | dict[str, Any]] = Classifier()
     #: whether the constructor takes ``protocol=`` (table sizes, schedules)
     needs_protocol: ClassVar[bool] = False
     #: what a spec may give after ``NAME:`` (e.g. ``"FILE.npz"``); empty: nothing

@@ -14,6 +14,7 @@ import numpy as np
 from market.game.jit import njit
 from market.game.rules import SELLER, Observation
 from strategies._ranges import extreme_and_reservation, offer_bounds1
+from strategies.base import Classifier
 from strategies.rule_based import RuleBased
 
 
@@ -22,13 +23,7 @@ class Hardliner(RuleBased):
 
     name = "hardliner"
     compiled = True
-    classifier = {
-        "sides": ("seller", "buyer"),
-        "learns": False,
-        "stochastic": False,
-        "individually_rational": True,
-        "memory": "none",
-    }
+    classifier = Classifier()
 
     def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         """Its own extreme, always."""

@@ -63,7 +63,7 @@ import numpy as np
 
 from market.game.rules import SELLER, Observation, Protocol
 from strategies._ranges import offer_bounds
-from strategies.base import Strategy
+from strategies.base import Classifier, Strategy
 
 #: what to install when NegMAS is missing
 INSTALL = 'pip install -e ".[negmas]"'
@@ -400,16 +400,14 @@ class NegmasNegotiator(Strategy):
     family: ClassVar[str] = "negmas"
     default_class: ClassVar[str] = "BoulwareTBNegotiator"
     argument = "CLASS"
-    classifier = {
-        "sides": ("seller", "buyer"),
-        "learns": False,
+    classifier = Classifier(
         # what holds for every class it can wrap: some draw at random, some accept
         # anything (NiceNegotiator), so neither determinism nor rationality is promised
-        "stochastic": True,
-        "individually_rational": False,
-        "memory": "one negotiator per negotiation, with whatever it keeps",
-        "long_run_time": True,
-    }
+        stochastic=True,
+        individually_rational=False,
+        memory="one negotiator per negotiation, with whatever it keeps",
+        long_run_time=True,
+    )
     needs_protocol = True
 
     def __init__(

@@ -21,6 +21,7 @@ from market.game.record import BatchRecord
 from market.game.rules import SIDE_NAMES, Observation, Protocol, legal_block
 from market.game.table_files import load_tables
 from strategies.base import (
+    Classifier,
     KernelState,
     MarketSetting,
     Strategy,
@@ -45,13 +46,12 @@ class QLearning(Strategy):
     name = "qlearning"
     compiled = True
     plays_trained_tables = True
-    classifier = {
-        "sides": ("seller", "buyer"),
-        "learns": True,
-        "stochastic": True,
-        "individually_rational": False,
-        "memory": "Q-table",
-    }
+    classifier = Classifier(
+        learns=True,
+        stochastic=True,
+        individually_rational=False,
+        memory="Q-table",
+    )
     needs_protocol = True
     argument = "FILE.npz"
 

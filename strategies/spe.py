@@ -21,7 +21,7 @@ from market.game.evaluation import spe
 from market.game.jit import njit
 from market.game.rules import Observation, Protocol
 from market.limits import check_memory
-from strategies.base import KernelState, Strategy, table_at
+from strategies.base import Classifier, KernelState, Strategy, table_at
 
 #: peak bytes of :func:`market.game.evaluation.spe` per policy cell (2 roles x rows x actions):
 #: measured 67 at P = 101 and 201, T = 20 (tracemalloc), so P = 1,001, T = 100 needs 13 GB
@@ -52,14 +52,10 @@ class SubgamePerfect(Strategy):
 
     name = "spe"
     compiled = True
-    classifier = {
-        "sides": ("seller", "buyer"),
-        "learns": False,
-        "stochastic": False,
-        "individually_rational": False,  # only in the two-agent sense: see module docstring
-        "memory": "none",
-        "objective": "two-agent rewards",
-    }
+    classifier = Classifier(
+        individually_rational=False,  # only in the two-agent sense: see module docstring
+        objective="two-agent rewards",
+    )
     needs_protocol = True
 
     def __init__(

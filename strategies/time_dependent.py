@@ -27,7 +27,7 @@ from market.game import jit
 from market.game.jit import njit
 from market.game.rules import SELLER, Observation
 from strategies._ranges import extreme_and_reservation, offer_bounds1, per_member
-from strategies.base import KernelState
+from strategies.base import Classifier, KernelState
 from strategies.rule_based import RuleBased
 
 
@@ -35,13 +35,9 @@ class TimeDependent(RuleBased):
     """Shared rule; the named subclasses differ only in the default ``beta``."""
 
     default_beta: ClassVar[float] = 1.0
-    classifier = {
-        "sides": ("seller", "buyer"),
-        "learns": False,
-        "stochastic": False,
-        "individually_rational": True,
-        "memory": "none (the clock and its own range)",
-    }
+    classifier = Classifier(
+        memory="none (the clock and its own range)",
+    )
 
     def __init__(
         self, side: int | str = SELLER, n_members: int = 1, *, beta: Any = None

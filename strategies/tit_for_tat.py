@@ -28,6 +28,7 @@ import numpy as np
 from market.game.jit import njit
 from market.game.rules import SELLER, Observation
 from strategies._ranges import offer_bounds, offer_bounds1
+from strategies.base import Classifier
 from strategies.rule_based import RuleBased
 
 
@@ -36,13 +37,9 @@ class TitForTat(RuleBased):
 
     name = "tit-for-tat"
     compiled = True
-    classifier = {
-        "sides": ("seller", "buyer"),
-        "learns": False,
-        "stochastic": False,
-        "individually_rational": True,
-        "memory": "the opponent's last two offers and its own last offer",
-    }
+    classifier = Classifier(
+        memory="the opponent's last two offers and its own last offer",
+    )
 
     def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         """The level this mover would offer now."""

@@ -31,6 +31,7 @@ import numpy as np
 from market.game.jit import njit
 from market.game.rules import Observation
 from strategies._ranges import offer_bounds, offer_bounds1
+from strategies.base import Classifier
 from strategies.rule_based import RuleBased, better_or_equal1
 
 
@@ -63,13 +64,9 @@ class ZeroIntelligenceConstrained(ZeroIntelligence):
     name = "zi-c"
     compiled = True
     constrained = True
-    classifier = {
-        "sides": ("seller", "buyer"),
-        "learns": False,
-        "stochastic": True,
-        "individually_rational": True,
-        "memory": "none",
-    }
+    classifier = Classifier(
+        stochastic=True,
+    )
 
 
 class ZeroIntelligenceUnconstrained(ZeroIntelligence):
@@ -78,13 +75,7 @@ class ZeroIntelligenceUnconstrained(ZeroIntelligence):
     name = "zi-u"
     compiled = True
     constrained = False
-    classifier = {
-        "sides": ("seller", "buyer"),
-        "learns": False,
-        "stochastic": True,
-        "individually_rational": False,
-        "memory": "none",
-    }
+    classifier = Classifier(stochastic=True, individually_rational=False)
 
 
 @njit(cache=True, inline="always")

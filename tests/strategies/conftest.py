@@ -36,3 +36,42 @@ def observe() -> Callable[..., Observation]:
 @pytest.fixture
 def offers_of() -> Callable[..., list[int]]:
     return _offers_of
+
+
+def _moves(rec: BatchRecord, i: int = 0) -> list[tuple[str, int | str]]:
+    """One negotiation's moves as a table: (side, offered level, or "accept" / "reject")."""
+    return [(m.side, m.level if m.action == "offer" else m.action)
+            for m in rec.negotiation(i).moves]
+
+
+@pytest.fixture
+def versus_test(duel: Callable[..., BatchRecord]) -> Callable[..., None]:
+    """``versus_test(player, opponent, expected, side=..., first=..., prices=..., ...)``:
+    ``player`` on ``side`` against ``opponent`` plays exactly the ``expected`` moves, written
+    as a table of (side, move) rows (after the Axelrod library's ``versus_test``)."""
+
+    def check(player: str, opponent: str, expected: list[tuple[str, int | str]], *,
+              side: str = "seller", first: str = "seller", prices: int = 11, rounds: int = 6,
+              seller_range: tuple[int, int] | None = None,
+              buyer_range: tuple[int, int] | None = None, seed: int = 0) -> None:
+        seller, buyer = (player, opponent) if side == "seller" else (opponent, player)
+        rec = duel(seller, buyer, prices=prices, rounds=rounds, seller_range=seller_range,
+                   buyer_range=buyer_range, first=0 if first == "seller" else 1, seed=seed)
+        assert _moves(rec) == expected
+
+    return check
+
+
+@pytest.fixture
+def expected_classifier() -> Callable[..., None]:
+    """``expected_classifier(name, **differs)``: the strategy's classifier is the defaults
+    but for ``differs``."""
+    import strategies
+    from strategies.base import Classifier
+
+    def check(name: str, **differs: object) -> None:
+        cls = strategies.get(name)
+        got = Classifier(**{k: cls.classifier[k] for k in Classifier.__dataclass_fields__})
+        assert got == Classifier(**differs)
+
+    return check

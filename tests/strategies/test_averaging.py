@@ -88,3 +88,12 @@ def test_offers_never_leave_the_acceptable_range(duel):
             if m.action == "offer":
                 lo, hi = (8, 15) if m.side == "seller" else (3, 12)
                 assert lo <= m.level <= hi
+
+
+def test_its_moves_against_a_hardliner_buyer(versus_test, expected_classifier):
+    """The Buyer asks 1 throughout; the averaging Seller splits the difference each time
+    ((11 + 1) // 2 = 6, then 3, then 2) and takes 1 when it is as good as its next ask."""
+    versus_test("averaging", "hardliner", first="buyer", expected=[
+        ("buyer", 1), ("seller", 6), ("buyer", 1), ("seller", 3), ("buyer", 1),
+        ("seller", 2), ("buyer", 1), ("seller", "accept")])
+    expected_classifier("averaging", memory="own last offer")

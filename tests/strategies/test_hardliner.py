@@ -36,3 +36,13 @@ class TestHardliner:
         # the second mover's final decision: the opponent's extreme is inside its range?
         # Seller-first: Buyer (1..6) sees 10 -> no. Buyer-first: Seller (5..10) sees 1 -> no.
         assert (rec.level == 0).all()
+
+
+def test_its_moves_against_a_linear_buyer(versus_test, expected_classifier):
+    """It asks 11 at every move; the linear Buyer climbs 2 a round and, at its final
+    decision, accepts 11 rather than leave with nothing."""
+    versus_test("hardliner", "linear", expected=[
+        ("seller", 11), ("buyer", 2), ("seller", 11), ("buyer", 4), ("seller", 11),
+        ("buyer", 6), ("seller", 11), ("buyer", 8), ("seller", 11), ("buyer", 10),
+        ("seller", 11), ("buyer", "accept")])
+    expected_classifier("hardliner")

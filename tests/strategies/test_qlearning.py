@@ -46,3 +46,8 @@ def test_greedy_choice_breaks_ties_uniformly_among_legal_actions(observe, rng):
     assert set(np.unique(picks)) == {1, 3, 4}
     np.testing.assert_allclose(np.bincount(picks, minlength=7)[[1, 3, 4]] / 30_000, 1 / 3,
                                atol=0.01)
+
+
+def test_classifier_states_only_what_differs(expected_classifier):
+    expected_classifier("qlearning", learns=True, stochastic=True, individually_rational=False,
+                        memory="Q-table")

@@ -87,3 +87,7 @@ def test_spe_follows_the_game_it_is_given():
     pr = Protocol(6, 2)
     rec = play(pr, s, b, SELLER, n=3)
     assert (rec.level == 6).all()
+
+
+def test_classifier_states_only_what_differs(expected_classifier):
+    expected_classifier("spe", individually_rational=False, objective="two-agent rewards")

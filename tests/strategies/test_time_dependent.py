@@ -61,3 +61,14 @@ class TestTimeDependent:
     def test_rejects_a_bad_beta(self):
         with pytest.raises(ValueError, match="beta"):
             strategies.make("boulware", "seller", 1, beta=0.0)
+
+
+def test_boulware_against_conceder(versus_test, expected_classifier):
+    """Boulware holds its extreme while it can; the Conceder gives most of the way early
+    (7 at once, then one level a round), and Boulware takes 10 once its own ask, coming
+    down late, would be no better."""
+    versus_test("boulware", "conceder", expected=[
+        ("seller", 11), ("buyer", 7), ("seller", 11), ("buyer", 8), ("seller", 11),
+        ("buyer", 9), ("seller", 11), ("buyer", 10), ("seller", "accept")])
+    for name in ("boulware", "linear", "conceder"):
+        expected_classifier(name, memory="none (the clock and its own range)")

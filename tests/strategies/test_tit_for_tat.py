@@ -52,3 +52,17 @@ class TestTitForTat:
         obs = observe(protocol, SELLER, 4, offer=5, own=8, lo=1, hi=11)
         obs.prev_offer = None
         assert player.act(obs, np.random.default_rng(0))[0] + 1 == 8
+
+
+def test_its_moves_against_a_linear_seller_and_a_hardliner(versus_test, expected_classifier):
+    """Against a linear Seller it concedes what the Seller concedes (2 a move) and is taken
+    up at 5; against a hardliner it never moves, and walks away at the deadline."""
+    versus_test("tit-for-tat", "linear", side="buyer", expected=[
+        ("seller", 11), ("buyer", 1), ("seller", 9), ("buyer", 3), ("seller", 7),
+        ("buyer", 5), ("seller", "accept")])
+    versus_test("tit-for-tat", "hardliner", side="buyer", buyer_range=(1, 8), expected=[
+        ("seller", 11), ("buyer", 1), ("seller", 11), ("buyer", 1), ("seller", 11),
+        ("buyer", 1), ("seller", 11), ("buyer", 1), ("seller", 11), ("buyer", 1),
+        ("seller", 11), ("buyer", "reject")])
+    expected_classifier("tit-for-tat",
+                        memory="the opponent's last two offers and its own last offer")

@@ -61,3 +61,8 @@ class TestZeroIntelligenceUnconstrained:
                    buyer_range=(1, 8), n=400, seed=4)
         deals = rec.level[rec.level > 0]
         assert deals.size > 0 and ((deals < 12) | (deals > 8)).all()
+
+
+def test_classifiers_state_only_what_differs(expected_classifier):
+    expected_classifier("zi-c", stochastic=True)
+    expected_classifier("zi-u", stochastic=True, individually_rational=False)
