@@ -243,10 +243,10 @@ def test_an_unwritable_heatmap_is_refused_before_any_pairing(tmp_path, capsys, m
 
 
 def test_the_outputs_are_written_all_or_none(tmp_path, monkeypatch):
-    import market.runs.tournament as tournament
+    import market.plots.tournament as heatmap
 
     res = run_tournament(entrants("averaging", "hardliner"), P5T5, repetitions=2)
-    monkeypatch.setattr(tournament, "plot_heatmap", lambda *a: 1 / 0)
+    monkeypatch.setattr(heatmap, "plot_heatmap", lambda *a: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         write_outputs(res, tmp_path / "t")
     assert list(tmp_path.iterdir()) == []
