@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from market.cli import common
-from market.cli.common import int_in
+from market.cli.common import int_in, int_range
 from market.errors import UsageError
 from market.game import qtable
 from market.limits import ROUNDS_MAX, check_table_cells
@@ -24,9 +24,23 @@ PRICE_MAX = 100_000
 
 
 
+class _Range(argparse.Action):
+    """``--buyer-range LO,HI`` sets ``--buyer-min`` and ``--buyer-max`` at once."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        side = self.dest.removesuffix("_range")
+        setattr(namespace, f"{side}_min", values[0])
+        setattr(namespace, f"{side}_max", values[1])
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     price = lambda name: int_in(name, 0, PRICE_MAX)  # noqa: E731
     for side, lo, hi in (("buyer", 0, 80), ("seller", 20, 100)):
+        p.add_argument(f"--{side}-range", type=int_range(f"--{side}-range", 0, PRICE_MAX),
+                       action=_Range, metavar="LO,HI", default=argparse.SUPPRESS,
+                       help=f"{side}'s acceptable prices, whole units (default {lo},{hi}; "
+                       f"--{side}-min/--{side}-max set one end each)")
         for end, default in (("min", lo), ("max", hi)):
             p.add_argument(
                 f"--{side}-{end}", type=price(f"--{side}-{end}"), default=default, metavar="PRICE",

@@ -86,6 +86,34 @@ def path_text(name: str) -> Callable[[str], str]:
     return parse
 
 
+def int_range(name: str, lo: int | None = None, hi: int | None = None
+              ) -> Callable[[str], tuple[int, int]]:
+    """argparse type for ``LO,HI``: two whole numbers with ``lo <= LO <= HI <= hi`` (bounds
+    left to the command when it knows them only later, as the tournament's P).
+
+    Every command writes a range ``LO,HI`` (the market's ``--value-range``
+    too); ``LO-HI``, the tournament's older form, is still accepted.
+    """
+
+    def parse(text: str) -> tuple[int, int]:
+        a, sep, b = text.partition(",")
+        if not sep:
+            a, sep, b = text.partition("-")
+        try:
+            if not sep:
+                raise ValueError
+            pair = int(a), int(b)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be two whole numbers LO,HI (got {text!r})") from None
+        if lo is not None and hi is not None and not lo <= pair[0] <= pair[1] <= hi:
+            raise argparse.ArgumentTypeError(
+                f"{name} must satisfy {lo} <= LO <= HI <= {hi} (got {text!r})")
+        return pair
+
+    return parse
+
+
 def _range_text(lo: float | None, hi: float | None) -> str:
     if lo is not None and hi is not None:
         return f"in [{lo}, {hi}]"

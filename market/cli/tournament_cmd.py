@@ -13,21 +13,11 @@ import argparse
 from pathlib import Path
 
 from market.cli import common
-from market.cli.common import emit_json, int_in, path_text
+from market.cli.common import emit_json, int_in, int_range, path_text
 from market.files import check_output_dir, check_outputs
 from market.limits import PRICES_MAX, ROUNDS_MAX
 
 HELP = "every strategy against every other on both sides: payoff matrix (CSV) and heatmap (PNG)"
-
-
-def parse_range(text: str) -> tuple[int, int]:
-    lo, sep, hi = text.partition("-")
-    try:
-        if not sep:
-            raise ValueError
-        return int(lo), int(hi)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"range must be LO-HI in levels (got {text!r})") from None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,10 +31,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="price levels P (default 5)")
     p.add_argument("--rounds", type=int_in("--rounds", 1, ROUNDS_MAX), default=5,
                    help="rounds T (default 5)")
-    p.add_argument("--seller-range", type=parse_range, default=None, metavar="LO-HI",
-                   help="Seller's acceptable levels (default: 1-P, the whole range)")
-    p.add_argument("--buyer-range", type=parse_range, default=None, metavar="LO-HI",
-                   help="Buyer's acceptable levels (default: 1-P, the whole range)")
+    p.add_argument("--seller-range", type=int_range("--seller-range"),
+                   default=None, metavar="LO,HI",
+                   help="Seller's acceptable levels (default: 1,P, the whole range; LO-HI is "
+                   "accepted too)")
+    p.add_argument("--buyer-range", type=int_range("--buyer-range"),
+                   default=None, metavar="LO,HI",
+                   help="Buyer's acceptable levels (default: 1,P, the whole range; LO-HI is "
+                   "accepted too)")
     p.add_argument("--qtable", type=path_text("--qtable"), default=None, metavar="FILE.npz",
                    help="Q-tables for the qlearning entrant (default: trained by self-play "
                    "once, under a second once the training kernel is compiled, and kept in "

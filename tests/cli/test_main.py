@@ -148,3 +148,27 @@ def test_piped_output_keeps_long_lines_whole(tmp_path):
     caption = [ln for ln in out.stdout.splitlines() if ln.startswith("columns: ")]
     assert len(caption) == 1 and caption[0].endswith("(see deal_rate.csv)"), out.stdout
     assert len(caption[0]) > 80
+
+
+def test_ranges_are_written_lo_comma_hi_everywhere(capsys, tmp_path):
+    """``LO,HI`` in every command: the baseline's ranges (its one-end options still work)
+    and the tournament's (its older ``LO-HI`` still accepted)."""
+    import json
+
+    from market.cli import main
+
+    def run(*args):
+        assert main(list(args)) == 0
+        return json.loads(capsys.readouterr().out)
+
+    a = run("baseline", "--buyer-range", "10,70", "--json")
+    b = run("baseline", "--buyer-min", "10", "--buyer-max", "70", "--json")
+    assert a == b and a["buyer"]["range"] == [10, 70]
+    with pytest.raises(SystemExit) as stop:  # HI below LO: argparse's one line, exit 2
+        main(["baseline", "--seller-range", "70,10"])
+    assert stop.value.code == 2
+    assert "--seller-range must satisfy 0 <= LO <= HI" in capsys.readouterr().err
+    for text in ("2,4", "2-4"):
+        out = run("tournament", "--strategies", "averaging,hardliner", "--repetitions", "2",
+                  "--seller-range", text, "--out", str(tmp_path / text), "--json")
+        assert out["seller_range"] == [2, 4]
