@@ -22,6 +22,7 @@ import contextlib
 import contextvars
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from market.errors import UsageError
+from market.processes import alive
 
 
 # --- checks, before any work ---------------------------------------------------------------
@@ -141,7 +143,6 @@ def _named(exc: OSError, dest: Path) -> OSError:
 def remove_stale_temporaries(dest: Path) -> list[Path]:
     """Remove the temporaries of ``dest`` (``.NAME.PID.XXXX.EXT``, see :func:`atomic_path`)
     whose process is gone; returns them."""
-    from market.processes import alive
 
     gone = []
     pattern = re.compile(re.escape(f".{dest.stem}.") + r"(\d+)\.[A-Za-z0-9_]+"
@@ -256,7 +257,6 @@ def open_regular(path: str | os.PathLike[str], max_bytes: int, what: str = "file
     folder is refused before a single byte is read, and a file swapped
     between a check and the open cannot slip through.
     """
-    import stat
 
     p = os.fspath(path)
     try:

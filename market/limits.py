@@ -10,6 +10,7 @@ can still need more than the machine has.
 from __future__ import annotations
 
 import os
+import sys
 
 from market.errors import UsageError
 
@@ -80,7 +81,6 @@ def check_time(seconds: float, what: str, advice: str, quiet: bool = False) -> N
     ``seconds`` comes from the caller's measured rate on a 2-core machine (each
     caller documents its own); ``quiet`` (``--json``) keeps stderr for errors.
     """
-    import sys
 
     if seconds > SECONDS_MAX:
         raise UsageError(f"{what} would take about {_duration(seconds)} on this kind of machine "

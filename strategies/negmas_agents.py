@@ -51,6 +51,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import importlib
+import importlib.util
 import inspect
 import random
 import warnings
@@ -91,7 +93,6 @@ def check_game(name: str, protocol: Protocol) -> None:
 
 # --- the libraries, imported when first needed ----------------------------------------------
 def _import(module: str, what: str) -> Any:
-    import importlib
 
     try:
         with loading(module):
@@ -118,7 +119,6 @@ def declared_names(module: str) -> list[str] | None:
     literal list): a misspelt ANAC agent is refused in a fraction of a second, where importing
     negmas_genius_agents takes over one."""
     import ast
-    import importlib.util
 
     try:
         spec = importlib.util.find_spec(module)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import signal
 import socket
@@ -29,6 +30,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from market.processes import preexec_die_with_parent
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -99,7 +102,6 @@ def served(timeout: float = 90) -> Iterator[str]:
     The server runs in its own process group and dies with this process
     (the kernel's parent-death signal), so a killed bench leaves nothing.
     """
-    from market.processes import preexec_die_with_parent
 
     port = _free_port()
     proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "viz", "--host", "127.0.0.1",
@@ -133,7 +135,6 @@ def open_market(page: Any, base: str) -> None:
 
 def clicked_steps(page: Any, clicks: int = CLICKS) -> list[float]:
     """Milliseconds of each of ``clicks`` Step clicks in a row, end to end (see CLICK_JS)."""
-    import re
 
     start = int(page.get_by_text(re.compile(r"^Step: \d+$")).inner_text().split()[1])
     return [float(page.evaluate(CLICK_JS, start + k)) for k in range(1, clicks + 1)]

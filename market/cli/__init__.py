@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import difflib
 import importlib
+import importlib.util
 import os
 import re
 import sys
@@ -24,6 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from market.cli import common
+from market.cli.progress import progress_bar
 from market.errors import CompileError, RunFailed, UsageError
 from market.processes import Terminated, sigterm_exits
 
@@ -143,7 +145,6 @@ def check_environment() -> None:
 def check_dependencies() -> None:
     """Every required library importable, or one line saying how to run from the virtual
     environment (``python3 run.py`` outside it used to end in a ``No module named`` traceback)."""
-    import importlib.util
 
     missing = [dist for mod, dist in REQUIRED if importlib.util.find_spec(mod) is None]
     if missing:
@@ -157,7 +158,6 @@ def check_dependencies() -> None:
 def show_library_loading(quiet: bool) -> None:
     """A spinner while NegMAS or the ANAC agents load, when a command first needs them: their
     imports take seconds on a cold machine, and the command would sit silent meanwhile."""
-    from market.cli.progress import progress_bar
     from strategies import negmas_agents
 
     @contextlib.contextmanager

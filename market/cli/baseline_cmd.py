@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from market.cli import common
-from market.cli.common import int_in, int_range
+from market.cli.common import emit_json, int_in, int_range
 from market.errors import UsageError
 from market.game import qtable
 from market.limits import ROUNDS_MAX, check_table_cells
@@ -138,7 +138,6 @@ def _players(args: argparse.Namespace, protocol: Any, grid: Any) -> dict[str, An
 
 def _emit(args: argparse.Namespace, protocol: Any, grid: Any, ranges: Any, record: Any,
           note: str) -> None:
-    from market.cli.common import emit_json
     from market.game import play as game
 
     data: dict[str, Any] = {

@@ -22,6 +22,7 @@ from typing import Any
 
 from market.cli import common
 from market.cli.common import emit_json, int_in, number_in, path_text
+from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.files import check_output_path
 from market.limits import BATCH_RUNS_MAX, STEPS_MAX
@@ -116,7 +117,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_with_progress(batch: Any, specs: list, args: argparse.Namespace, processes: int,
                        meta: dict[str, Any]) -> Any:
-    from market.cli.progress import progress_bar
 
     where = f"Dask {args.scheduler}" if args.scheduler else f"{processes} process(es)"
     failed = 0

@@ -11,6 +11,7 @@ import argparse
 
 from market.cli import common
 from market.cli.common import emit_json, int_in, only_sections
+from market.cli.progress import progress_bar
 
 HELP = "benchmarks: training, market and batch throughput against in-run references"
 
@@ -38,7 +39,6 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from market.bench import missed, run_sections
-    from market.cli.progress import progress_bar
 
     names = sections(args.only)
     with progress_bar("bench", len(names), "sections", quiet=args.json) as update:

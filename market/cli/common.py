@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from market.errors import UsageError
+from market.jsonable import jsonable
 
 #: the name errors and ``--help`` go by: ``run.py``, or the installed console script's
 #: (:func:`market.cli.console` sets it)
@@ -26,7 +28,6 @@ def console(**kw: Any) -> Any:
     at 80 columns and split lines the README shows whole, so there lines
     are never wrapped (``soft_wrap``) and tables get the width they need.
     """
-    import os
 
     from rich.console import Console
 
@@ -126,7 +127,6 @@ def _range_text(lo: float | None, hi: float | None) -> str:
 
 def emit_json(data: Any) -> None:
     """Print ``data`` as JSON on stdout (numpy scalars and arrays converted)."""
-    from market.jsonable import jsonable
 
     json.dump(data, sys.stdout, indent=2, default=lambda o: jsonable(o, str), sort_keys=False)
     sys.stdout.write("\n")

@@ -18,8 +18,10 @@ from typing import Any
 
 from market.cli import common
 from market.cli.common import emit_json, int_in, path_text
+from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.game import qtable
+from market.limits import check_memory, check_time
 
 HELP = ("exact evaluation: values, best responses, NashConv and subgame perfection of saved "
         "Q-tables or of a subgame-perfect equilibrium")
@@ -50,7 +52,6 @@ SECONDS_PER_CELL = 0.45e-6
 def check_cost(protocol: Any, quiet: bool) -> None:
     """Refuse an evaluation that would not fit in memory or take over an hour, with the
     estimate; say the estimate first when it is over ten seconds."""
-    from market.limits import check_memory, check_time
 
     cells = 2 * qtable.n_rows(protocol) * protocol.n_actions
     what = f"evaluating P={protocol.prices}, T={protocol.rounds}"
@@ -85,7 +86,6 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         protocol, seller, buyer = pair.protocol, pair.seller, pair.buyer
         policies, source = False, str(args.file)
         layout = "role-aware (2, S, A)" if pair.role_aware else "document layout (S, A)"
-    from market.cli.progress import progress_bar
 
     with progress_bar("evaluate", 5, "steps", quiet=args.json) as update:
         update(description="values, best responses, NashConv")

@@ -13,6 +13,7 @@ written whole or not at all.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 from pathlib import Path
@@ -20,8 +21,16 @@ from typing import Any
 
 from market.cli import common
 from market.cli.common import emit_json, int_in, path_text
+from market.cli.progress import progress_bar
 from market.errors import UsageError
-from market.files import check_output_dir, check_outputs
+from market.files import (
+    all_or_nothing,
+    check_output_dir,
+    check_outputs,
+    save_figure,
+    write_parquet,
+    write_text,
+)
 from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
 
 HELP = "run a market of many Buyers and Sellers with mixed strategies"
@@ -141,7 +150,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_steps(model: Any, steps: int, quiet: bool) -> None:
-    from market.cli.progress import progress_bar
 
     with progress_bar("market", steps, "steps", quiet=quiet) as update:
         for _ in range(steps):
@@ -164,9 +172,7 @@ def _strategy_table(model: Any) -> list[dict[str, Any]]:
 
 def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, float]) -> list[Path]:
     """Build every output in memory first, then write them all or none."""
-    import json
 
-    from market.files import all_or_nothing, save_figure, write_parquet, write_text
     from market.plots.market import plot_market
 
     model_df = model.model_frame()

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from market.cli.common import emit_json, path_text
+from market.cli.progress import progress_bar
 from market.files import check_output_dir, check_outputs
 
 HELP = "plot a batch results table: earnings vs mix, efficiency and price vs each parameter"
@@ -25,7 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from market.cli.progress import progress_bar
 
     src = Path(args.results)
     out = Path(args.out) if args.out else src.with_name(src.stem + "_plots")

@@ -16,6 +16,7 @@ import time
 
 from market.cli import common
 from market.cli.common import emit_json, int_in, only_sections
+from market.cli.progress import progress_bar
 from market.files import check_output_dir
 
 HELP = "the research report: the document's questions answered, figures and tables in DIR"
@@ -47,7 +48,6 @@ def sections(only: str | None) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from market import report
-    from market.cli.progress import progress_bar
     from market.report.section import Context, cores
 
     names = sections(args.only)

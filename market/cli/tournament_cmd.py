@@ -14,6 +14,7 @@ from pathlib import Path
 
 from market.cli import common
 from market.cli.common import emit_json, int_in, int_range, path_text
+from market.cli.progress import progress_bar
 from market.files import check_output_dir, check_outputs
 from market.limits import PRICES_MAX, ROUNDS_MAX
 
@@ -53,7 +54,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from market.cli.progress import progress_bar
     from market.runs.tournament import output_files, plan_tournament, run_tournament, write_outputs
 
     plan = plan_tournament(args.prices, args.rounds, args.strategies, args.repetitions,

@@ -24,10 +24,11 @@ import numpy as np
 
 from market.cli import common
 from market.cli.common import emit_json, int_in, path_text
+from market.cli.progress import progress_bar
 from market.errors import UsageError
-from market.files import check_output_path
+from market.files import all_or_nothing, check_output_path
 from market.game import qtable
-from market.limits import PRICES_MAX, ROUNDS_MAX
+from market.limits import PRICES_MAX, ROUNDS_MAX, check_time
 
 HELP = "train Q-learners (the document's trainer or the tuned default) and test them"
 
@@ -123,7 +124,6 @@ def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
     the heading says); the greedy test is its own step. A first-time compile
     is announced on stderr whatever the terminal.
     """
-    from market.cli.progress import progress_bar
     from market.game.training import train
 
     unit = f"episodes x {cfg.seeds:,} seed(s)"
@@ -152,7 +152,6 @@ def estimated_seconds(cfg: Any) -> float:
 def check_cost(cfg: Any, quiet: bool) -> None:
     """Refuse a training estimated over an hour, with the estimate; say it first when it is
     over ten seconds (the progress bar shows only on a terminal)."""
-    from market.limits import check_time
 
     check_time(estimated_seconds(cfg), f"training {cfg.seeds:,} seed(s) of "
                f"{cfg.total_episodes:,} episodes at P={cfg.prices}, T={cfg.rounds}",
@@ -160,7 +159,6 @@ def check_cost(cfg: Any, quiet: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from market.files import all_or_nothing
     from market.game.table_files import TablePair, save_tables
     from market.game.training import summarize
 

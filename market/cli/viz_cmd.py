@@ -25,9 +25,9 @@ import urllib.request
 from pathlib import Path
 
 from market.cli import common
-from market.cli.common import int_in
+from market.cli.common import emit_json, int_in
 from market.errors import UsageError
-from market.processes import preexec_die_with_parent
+from market.processes import alive, preexec_die_with_parent
 
 HELP = "serve the market and the two-agent game in the browser (Solara, offline)"
 #: the view's temporary folder: ``negotiation-viz-PID-XXXX`` in the system's temp folder,
@@ -171,7 +171,6 @@ def remove_stale_folders(root: Path) -> list[Path]:
     """Remove the asset folders of earlier ``viz`` runs that ended without cleaning up
     (SIGKILL): only folders named ``negotiation-viz-PID-*`` holding this project's marker,
     owned by this user, whose process is gone. Returns the folders removed."""
-    from market.processes import alive
 
     gone = []
     for folder in root.glob(f"{TMP_PREFIX}*"):
@@ -189,7 +188,6 @@ def remove_stale_folders(root: Path) -> list[Path]:
 
 
 def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
-    from market.cli.common import emit_json
 
     # The server runs in the caller's folder, so a Q-table path typed on the two-agent
     # page is relative to where ``run.py viz`` was started (the page shows that folder).

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from market.errors import UsageError
+from market.files import all_or_nothing, save_figure
 from market.sim import ledger
 from market.sim.results import MIX_PREFIXES, load_results
 
@@ -132,7 +133,6 @@ def plot_results(path: str | os.PathLike[str], out_dir: str | os.PathLike[str]) 
     """Write the figures for the table at ``path`` into ``out_dir``, all or none; their paths."""
     import matplotlib
 
-    from market.files import all_or_nothing
 
     matplotlib.use("Agg")
     figures = result_figures(path, out_dir)
@@ -175,7 +175,6 @@ def _metric_figure(df: pd.DataFrame, x: str, shown: list[str], others: list[str]
                    path: Path) -> Path:
     import matplotlib.pyplot as plt
 
-    from market.files import save_figure
 
     combos = df[others].drop_duplicates() if others else pd.DataFrame()
     split = bool(others) and len(combos) <= MAX_LINES
@@ -212,7 +211,6 @@ def _earnings_figure(df: pd.DataFrame, x: str, earn: dict[str, list[str]], other
                      path: Path) -> Path:
     import matplotlib.pyplot as plt
 
-    from market.files import save_figure
 
     sides = [s for s in ("seller", "buyer") if earn[s]]
     pos, ticks = _positions(df[x])
@@ -237,7 +235,6 @@ def _earnings_figure(df: pd.DataFrame, x: str, earn: dict[str, list[str]], other
 def _earnings_bars(df: pd.DataFrame, earn: dict[str, list[str]], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
-    from market.files import save_figure
 
     cols = earn["seller"] + earn["buyer"]
     stats = [t_interval(df[c].to_numpy()) for c in cols]

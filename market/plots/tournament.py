@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from market.files import save_figure
+
 
 def plot_heatmap(result: Any, path: str | os.PathLike[str]) -> Path:
     """Three panels: Seller's and Buyer's payoffs (row Seller vs column Buyer), both-sides mean.
@@ -18,7 +20,6 @@ def plot_heatmap(result: Any, path: str | os.PathLike[str]) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from market.files import save_figure
 
     panels = [
         ("Seller's payoff", result.seller_payoff, "row as Seller", "column as Buyer"),

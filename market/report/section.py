@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from market.errors import RunFailed
+
 if TYPE_CHECKING:  # annotations only: ``run.py --help`` lists the sections without pandas
     import pandas as pd
 
@@ -85,7 +87,6 @@ class Context:
         Raises :class:`~market.errors.RunFailed` if a run failed: a report is not written
         from part of its runs.
         """
-        from market.errors import RunFailed
         from market.runs.batch import run_batch
 
         with self.progress(label, len(specs), "market runs") as update:

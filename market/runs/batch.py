@@ -52,9 +52,18 @@ import numpy as np
 import pandas as pd
 
 from market.errors import RunFailed, UsageError
-from market.files import shown
+from market.files import (
+    DATA_FILE_MAX,
+    all_or_nothing,
+    open_regular,
+    read_regular,
+    shown,
+    write_parquet,
+    write_text,
+)
 from market.jsonable import jsonable
 from market.limits import BATCH_RUNS_MAX, GRID_POINTS_MAX
+from market.processes import GUARD_ENV, die_with, quiet_resource_tracker
 from market.sim import params as market_params
 
 #: fills each side's share left by the named strategies
@@ -111,7 +120,6 @@ def load_grid_toml(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
 
     ``[buyer_mix]`` with ``qlearning = [0, 0.5]`` is ``buyer_mix.qlearning``.
     """
-    from market.files import read_regular, shown
 
     p = Path(path)
     try:  # a regular file only: a FIFO or a device would never end
@@ -469,7 +477,6 @@ class PartStore:
         return self.dir / f"run-{run:07d}.steps.parquet"
 
     def save(self, outcome: RunOutcome) -> None:
-        from market.files import write_parquet, write_text
 
         self._ensure_dir()
         run = int(outcome.row["run"])
@@ -484,7 +491,6 @@ class PartStore:
 
     def load(self, spec: RunSpec, per_step: bool) -> RunOutcome | None:
         """The stored outcome of ``spec`` if it matches and succeeded (and has steps if needed)."""
-        from market.files import read_regular
 
         f = self._row_file(spec.run)
         if not os.path.lexists(f):
@@ -534,7 +540,6 @@ class PartStore:
 
 def _read_parquet(path: Path) -> pd.DataFrame:
     """A Parquet file, opened only if it is a regular file (``ValueError`` otherwise)."""
-    from market.files import DATA_FILE_MAX, open_regular
 
     with open_regular(path, DATA_FILE_MAX, "Parquet file") as fh:
         return pd.read_parquet(fh)
@@ -553,7 +558,6 @@ def _digest(body: dict[str, Any]) -> str:
 
 
 def read_regular_bytes(path: Path) -> bytes:
-    from market.files import DATA_FILE_MAX, read_regular
 
     return read_regular(path, DATA_FILE_MAX, "run part")
 
@@ -733,7 +737,6 @@ def _steps_table(ordered: Sequence[RunOutcome]) -> pd.DataFrame:
 def _write(table: pd.DataFrame, steps: pd.DataFrame | None, out: str | os.PathLike[str],
            store: PartStore) -> list[Path]:
     """The table and its steps, both or neither; then the parts folder is removed."""
-    from market.files import all_or_nothing, write_parquet
 
     files: list[Path] = []
     with all_or_nothing():
@@ -766,7 +769,6 @@ def process_pool(processes: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from market.processes import GUARD_ENV, die_with, quiet_resource_tracker
 
     quiet_resource_tracker()
     os.environ[GUARD_ENV] = str(os.getpid())  # read by the fork server's guard

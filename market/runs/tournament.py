@@ -21,15 +21,18 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from market.errors import UsageError
+from market.files import all_or_nothing, write_text
 from market.game.protocol import Side, negotiation_bytes
 from market.game.record import two_agent_rewards
 from market.game.rules import BUYER, SELLER, Negotiator, Protocol
-from market.limits import check_memory
+from market.limits import check_memory, check_table_cells, check_time
 
 #: builds a fresh negotiator for a side ("seller" or "buyer")
 Factory = Callable[[str], Negotiator]
@@ -165,7 +168,6 @@ def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int,
                     ) -> TournamentPlan:
     """Check the command's values (each error one line naming its option) and the
     tournament's size and time up front; the plan to run."""
-    from market.errors import UsageError
     from market.game.table_files import load_tables
     from strategies import registry, specs
 
@@ -299,7 +301,6 @@ def check_size(protocol: Protocol, repetitions: int, trains: bool = False,
     the caller's words.
     """
     from market.game import qtable, training
-    from market.limits import check_table_cells, check_time
 
     check_memory(negotiation_bytes(protocol, 2 * repetitions),
                  f"{repetitions:,} negotiations per pairing and first mover at "
@@ -410,7 +411,6 @@ def genius_lineup(text: str, protocol: Protocol) -> list[str]:
     fix) when the extra is missing, a name is unknown, a count is out of
     range or a named agent cannot play a game of this size.
     """
-    from market.errors import UsageError
     from strategies import specs
     from strategies.negmas_agents import anac_agents, check_game, check_name
 
@@ -479,7 +479,6 @@ def selfplay_tables(
     tables. ``progress(done, total)`` hears the training episodes per seed.
     ``overrides`` replace fields of the preset (smaller runs in tests).
     """
-    from pathlib import Path
 
     from market.game import evaluation, training
     from market.game.table_files import TablePair, load_tables, save_tables
@@ -513,7 +512,6 @@ HEATMAP = "heatmap.png"
 
 def output_files(out_dir: Any) -> list[Any]:
     """The files :func:`write_outputs` writes to ``out_dir``, to check before any work."""
-    from pathlib import Path
 
     out = Path(out_dir)
     return [out / f"{name}.csv" for name in MATRICES] + [out / HEATMAP]
@@ -522,7 +520,6 @@ def output_files(out_dir: Any) -> list[Any]:
 def write_outputs(result: TournamentResult, out_dir: Any) -> list[Any]:
     """Write the payoff matrices (CSV) and the heatmap (PNG) to ``out_dir``, all or none;
     return the paths."""
-    from market.files import all_or_nothing, write_text
     from market.plots.tournament import plot_heatmap
 
     *csv, heatmap = output_files(out_dir)

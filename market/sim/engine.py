@@ -43,9 +43,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -518,7 +521,6 @@ SOURCES = ("market.game.jit", "market.game.qtable", "market.game.rules", "market
 
 def _drop_stale_cache() -> None:
     """Remove the engine modules' cached machine code when any of their sources changed."""
-    from pathlib import Path
 
     files = [Path(importlib.import_module(name).__file__ or "") for name in SOURCES]
     digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
@@ -542,7 +544,6 @@ def _drop_stale_cache() -> None:
 
 
 def _say_compiling() -> None:
-    import sys
 
     print(COMPILING, file=sys.stderr, flush=True)
 
@@ -576,7 +577,6 @@ class LockstepNotice(UserWarning):
 
 def say_lockstep(missing: Sequence[str]) -> None:
     """Say once (per place it is asked from) that the market runs on the lockstep path."""
-    import warnings
 
     names = ", ".join(sorted(set(missing)))
     warnings.warn(f"the market runs on the lockstep path (each strategy's Python act, slower): "

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from market.errors import UsageError
+from market.files import DATA_FILE_MAX, open_regular, shown
 
 #: columns every row has, before the parameters and the metrics
 ID_COLUMNS = ("run", "point", "iteration", "seed", "steps")
@@ -76,14 +77,12 @@ def load_results(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str],
 
 
 def _shown(path: str | os.PathLike[str]) -> str:
-    from market.files import shown
 
     return shown(os.fspath(path))
 
 
 def _read(path: str | os.PathLike[str], where: str) -> pd.DataFrame:
     """The Parquet file at ``path``, read only if it is a regular file of bounded size."""
-    from market.files import DATA_FILE_MAX, open_regular
 
     p = Path(path)
     if not p.exists():

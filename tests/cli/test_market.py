@@ -83,13 +83,12 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(tmp_path, bl
 
 
 def test_a_failure_while_writing_leaves_no_file(tmp_path, capsys, monkeypatch):
-    import market.files
-    from market.cli import main
+    from market.cli import main, market_cmd
 
     def broken(fig, path, dpi=120):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr(market.files, "save_figure", broken)
+    monkeypatch.setattr(market_cmd, "save_figure", broken)
     out_dir = tmp_path / "new" / "out"
     assert main(["market", "--steps", "2", "--buyers", "4", "--sellers", "4",
                  "--out", str(out_dir)]) == 2

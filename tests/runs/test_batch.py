@@ -343,7 +343,7 @@ def test_the_table_and_its_steps_are_written_both_or_neither(tmp_path, monkeypat
             raise OSError(28, "No space left on device", str(path))
         return real(df, path)
 
-    monkeypatch.setattr(market.files, "write_parquet", fails_on_steps)
+    monkeypatch.setattr(batch, "write_parquet", fails_on_steps)
     with pytest.raises(OSError, match="No space left"):
         batch.run_batch(small_specs(iterations=1), out, processes=1, per_step=True)
     assert not out.exists()  # the table was staged with its steps, and removed with them

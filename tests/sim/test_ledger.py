@@ -166,13 +166,15 @@ def test_a_metric_added_in_one_place_reaches_every_output(monkeypatch, capsys, t
 
     # run.py plot: a third panel beside efficiency and mean price
     drawn: list[list[str]] = []
+    import market.plots.results
+
     save = market.files.save_figure
 
     def spy(fig, path):
         drawn.append([ax.get_ylabel() for ax in fig.axes])
         return save(fig, path)
 
-    monkeypatch.setattr(market.files, "save_figure", spy)
+    monkeypatch.setattr(market.plots.results, "save_figure", spy)
     files = plot_results(tmp_path / "r.parquet", tmp_path / "plots")
     assert [f.name for f in files] == ["n_buyers_market.png"]
     assert drawn == [["allocative efficiency", "mean transaction price", "surplus per deal"]]
