@@ -55,6 +55,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "(default: all cores)")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0,
                    help="batch seed; run seeds derive from it and the run index (default 0)")
+    p.add_argument("--common-seeds", action="store_true",
+                   help="iteration i of every grid point uses the same seed (common random "
+                   "numbers: comparisons between points are paired)")
     p.add_argument("--out", type=path_text("--out"), default="out/batch.parquet",
                    metavar="FILE.parquet",
                    help="results table (default out/batch.parquet); per-step data goes to "
@@ -87,10 +90,11 @@ def run(args: argparse.Namespace) -> int:
     if args.per_step:
         check_output_path(batch.steps_path(args.out), "--per-step")
     grid = batch.validate_grid(grid, fill=args.fill, steps=args.steps)
-    specs = batch.expand(grid, args.iterations, args.seed, args.steps, args.fill)
+    specs = batch.expand(grid, args.iterations, args.seed, args.steps, args.fill,
+                         args.common_seeds)
     processes = args.processes or os.cpu_count() or 1
     meta = {"seed": args.seed, "iterations": args.iterations, "steps": args.steps,
-            "fill": args.fill}
+            "fill": args.fill, **({"common_seeds": True} if args.common_seeds else {})}
     t0 = time.perf_counter()
     try:
         result = _run_with_progress(batch, specs, args, processes, meta)

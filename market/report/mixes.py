@@ -36,6 +36,9 @@ FAMILIES = {
 SHORT = {"averaging": "averaging", "zi-c": "zero intelligence", "linear": "linear concession",
          "qlearning": "Q-learning"}
 PRICES = 21  # a 5-unit grid on 0-100: prices can come near the competitive band
+#: Gode and Sunder's own control: zero intelligence without the budget constraint
+CONTROL = "zi-u"
+CONTROL_WORDS = "zero intelligence, unconstrained (Gode and Sunder's control)"
 
 
 def _mix(family: str, share: float) -> dict[str, float]:
@@ -45,17 +48,20 @@ def _mix(family: str, share: float) -> dict[str, float]:
 
 def specs(ctx: Context, n: int, shares: tuple[float, ...], seeds: int,
           steps: int) -> list[RunSpec]:
-    """Every (family, share) point ``seeds`` times, as batch runs with per-run seeds."""
+    """Every (family, share) point ``seeds`` times, and Gode and Sunder's control (a market
+    of unconstrained zero-intelligence traders, ``zi-u``), as batch runs under common random
+    numbers: iteration ``i`` of every point draws the same values and costs."""
     base = ctx.seed_for(NAME)
+    points = [(f, s, _mix(f, s)) for f in FAMILIES for s in shares]
+    points.append((CONTROL, 1.0, {CONTROL: 1.0}))
     out, run = [], 0
-    for p, (family, share) in enumerate((f, s) for f in FAMILIES for s in shares):
-        mix = _mix(family, share)
+    for p, (family, share, mix) in enumerate(points):
         params = (("n_buyers", n), ("n_sellers", n), ("prices", PRICES), ("period", 10),
                   *((f"buyer_mix.{f}", v) for f, v in mix.items()),
                   *((f"seller_mix.{f}", v) for f, v in mix.items()),
                   ("report_family", family), ("report_share", share))
         for i in range(seeds):
-            out.append(RunSpec(run, p, i, run_seed(base, run), steps, params))
+            out.append(RunSpec(run, p, i, run_seed(base, i), steps, params))
             run += 1
     return out
 
@@ -71,6 +77,9 @@ def _convergence(steps: pd.DataFrame, runs: np.ndarray) -> pd.DataFrame:
         d = g["deals"].to_numpy(float)
         mid = ((g["ce_price_lo"] + g["ce_price_hi"]) / 2).to_numpy(float)
         has = d > 0
+        if not has.any():  # no deal in the second half: nothing to measure
+            rows.append({"run": int(run), "alpha": np.nan, "price_gap": np.nan})
+            continue
         mean, sd = g["mean_price"].to_numpy(float)[has], g["price_std"].to_numpy(float)[has]
         sq = (d[has] * (sd**2 + (mean - mid[has]) ** 2)).sum() / max(d[has].sum(), 1)
         ref = float(np.mean(mid))
@@ -83,7 +92,7 @@ def _convergence(steps: pd.DataFrame, runs: np.ndarray) -> pd.DataFrame:
 def run(ctx: Context) -> Section:
     n = ctx.pick(60, 6)
     shares = ctx.pick((0.0, 0.25, 0.5, 0.75, 1.0), (0.0, 1.0))
-    seeds = ctx.pick(3, 2)
+    seeds = ctx.pick(20, 3)
     steps = ctx.pick(200, 10)
     todo = specs(ctx, n, shares, seeds, steps)
     res = _batch(ctx, todo)
@@ -95,23 +104,28 @@ def run(ctx: Context) -> Section:
     rows = []
     for (family, share), g in runs.groupby(["family", "share"], sort=False):
         rows.append({"family": family, "share": share, "seeds": len(g),
-                     **stats.mean(g["efficiency"].to_numpy()).row("efficiency"),
-                     **stats.mean(g["alpha"].to_numpy()).row("alpha"),
+                     # at most 1; below 0 only where loss-making deals are allowed (ZI-U)
+                     **stats.mean(g["efficiency"].to_numpy(), (-np.inf, 1.0)).row("efficiency"),
+                     **stats.mean(g["alpha"].to_numpy(), (0.0, np.inf)).row("alpha"),
                      **stats.mean(g["price_gap"].to_numpy()).row("price_gap")})
     summary = pd.DataFrame(rows)
-    trends = pd.DataFrame([{"family": f, **stats.trend(g["share"], g["efficiency"]).row(
-        "efficiency_per_share"), **stats.trend(g["share"], g["alpha"]).row("alpha_per_share")}
-        for f, g in runs.groupby("family", sort=False)])
-    fig = _figure(summary, shares)
-    answer = _answer(summary, trends, shares, runs)
+    mixed = runs[runs["family"] != CONTROL]
+    fitted = _mixture_fit(mixed, shares)
+    trends = pd.DataFrame([{"family": f, **stats.mean(fitted[:, k]).row("efficiency_pure_fit")}
+                           for k, f in enumerate(FAMILIES)])
+    conf, family_tests = _tests(runs, fitted, shares)
+    fig = _figure(summary[summary["family"] != CONTROL], shares)
+    answer = _answer(summary, trends, shares, conf)
     pure = summary[summary["share"] == shares[-1]].reset_index(drop=True)
+    fit_text = dict(zip(trends["family"], stats.column_text(trends, "efficiency_pure_fit",
+                                                            seeds, 3), strict=True))
     show = pd.DataFrame({
-        "traders": [FAMILIES[f] for f in pure["family"]],
+        "traders": [FAMILIES.get(f, CONTROL_WORDS) for f in pure["family"]],
         "efficiency, all of this kind": stats.column_text(pure, "efficiency", seeds, 3),
         "Smith's alpha (%)": stats.column_text(pure, "alpha", seeds, 1),
         "mean price minus competitive mid": [f"{r.price_gap:+.1f}" for r in pure.itertuples()],
-        "efficiency per unit of share": stats.column_text(trends, "efficiency_per_share",
-                                                          seeds, 3),
+        "pure-market efficiency fitted from every mix": [fit_text.get(f, "")
+                                                         for f in pure["family"]],
     })
     return Section(
         name=NAME, title=TITLE,
@@ -128,13 +142,22 @@ def run(ctx: Context) -> Section:
                     "second half Smith's convergence coefficient alpha (root-mean-square "
                     "distance of transaction prices from the competitive mid price, in % of "
                     "it; 0 = every deal at the competitive price) and the mean price's "
-                    "distance from that mid price. The efficiency trend per family is a "
-                    "least-squares slope over runs with its interval."),
+                    "distance from that mid price. Gode and Sunder's own control, a market of "
+                    "unconstrained zero-intelligence traders (ZI-U: quotes anywhere on the "
+                    "grid, loss-making deals allowed), runs beside them. Every point's seed i "
+                    "draws the same values and costs (common random numbers). Because the "
+                    "shares sum to one, the mixes are modelled as a Scheffé mixture "
+                    "(efficiency = the sum over families of share x coefficient, no "
+                    "intercept), fitted per seed: a family's coefficient is the efficiency of "
+                    "a pure market of it, estimated from every mix. Confirmatory: ZI-C against "
+                    "ZI-U (does the constraint do the work?) and ZI-C against the most "
+                    "efficient other pure market, Holm-corrected."),
         answer=answer,
         figures={"mixes.png": fig},
         tables={"mixes.csv": summary, "mixes_trends.csv": trends},
+        tests=family_tests,
         display=[("Homogeneous markets (share 1), mean (95% interval) over seeds, and the "
-                  "efficiency trend as the family's share goes from 0 to 1", show)],
+                  "pure market's efficiency fitted from every mix (Scheffé model)", show)],
         numbers={"efficiency_pure": {r.family: r.efficiency for r in pure.itertuples()},
                  "alpha_pure": {r.family: r.alpha for r in pure.itertuples()}},
     )
@@ -148,53 +171,90 @@ def _batch(ctx: Context, todo: list[RunSpec]) -> Any:
     return ctx.batch("report mixes", clean, per_step=True)
 
 
+def _mixture_fit(runs: pd.DataFrame, shares: tuple[float, ...]) -> np.ndarray:
+    """Per seed, the Scheffé mixture model's coefficients: efficiency ~ sum of share_f x
+    beta_f over the families (no intercept: the shares sum to one). Returns (seeds, families)."""
+    x = np.zeros((len(runs), len(FAMILIES)))
+    for k, f in enumerate(FAMILIES):
+        own = (runs["family"] == f).to_numpy()
+        share = runs["share"].to_numpy(float)
+        x[:, k] = np.where(own, share, (1 - share) / (len(FAMILIES) - 1))
+    y = runs["efficiency"].to_numpy(float)
+    it = runs["iteration"].to_numpy()
+    out = []
+    for i in np.unique(it):
+        m = it == i
+        coef, *_ = np.linalg.lstsq(x[m], y[m], rcond=None)
+        out.append(coef)
+    return np.asarray(out)
+
+
+def _pure(runs: pd.DataFrame, family: str) -> np.ndarray:
+    g = runs[(runs["family"] == family) & (runs["share"] == 1.0)].sort_values("iteration")
+    return g["efficiency"].to_numpy(float)
+
+
+def _tests(runs: pd.DataFrame, fitted: np.ndarray, shares: tuple[float, ...]
+           ) -> tuple[dict[str, stats.Difference], list[stats.Test]]:
+    """ZI-C against ZI-U and against the best other pure market (confirmatory, paired by
+    seed); the fitted pure-market contrasts against averaging (exploratory)."""
+    means = {f: _pure(runs, f).mean() for f in FAMILIES}
+    best = max((f for f in FAMILIES if f != "zi-c"), key=lambda f: means[f])
+    conf = {
+        "control": stats.difference(_pure(runs, "zi-c"), _pure(runs, CONTROL), paired=True),
+        "best": stats.difference(_pure(runs, "zi-c"), _pure(runs, best), paired=True),
+    }
+    labels = {"control": "pure ZI-C minus pure ZI-U (Gode and Sunder's control)",
+              "best": f"pure ZI-C minus pure {SHORT[best]} (the most efficient other)"}
+    keys = list(FAMILIES)
+    explore = {f"fitted pure {SHORT[f]} minus fitted pure averaging": stats.difference(
+        fitted[:, keys.index(f)], fitted[:, 0], paired=True) for f in keys[1:]}
+    adjusted, tests = stats.family({labels[k]: d for k, d in conf.items()}, explore, digits=3)
+    out = {k: adjusted[labels[k]] for k in conf}
+    out["best_name"] = best  # type: ignore[assignment]
+    return out, tests
+
+
 def _answer(summary: pd.DataFrame, trends: pd.DataFrame, shares: tuple[float, ...],
-            runs: pd.DataFrame) -> str:
+            conf: dict[str, Any]) -> str:
     pure = summary[summary["share"] == shares[-1]].set_index("family")
-    best = pure["efficiency"].idxmax()
-    worst = pure["efficiency"].idxmin()
-    closest = pure["alpha"].idxmin()
-    zi = pure.loc["zi-c"]
-    s1 = (f"Markets of one kind reach efficiency from {pure.loc[worst, 'efficiency']:.3f} "
-          f"({SHORT[worst]}) to {pure.loc[best, 'efficiency']:.3f} ({SHORT[best]}); "
+    kinds = pure.drop(CONTROL)
+    best = kinds["efficiency"].idxmax()
+    worst = kinds["efficiency"].idxmin()
+    zi, zu = pure.loc["zi-c"], pure.loc[CONTROL]
+    s1 = (f"Markets of one kind reach efficiency from {kinds.loc[worst, 'efficiency']:.3f} "
+          f"({SHORT[worst]}) to {kinds.loc[best, 'efficiency']:.3f} ({SHORT[best]}); "
           f"constrained zero-intelligence traders reach {zi['efficiency']:.3f} "
-          f"({zi['efficiency_lo']:.3f} to {zi['efficiency_hi']:.3f}).")
-    full = runs[runs["share"] == shares[-1]]
-    if best == "zi-c":
-        second = pure["efficiency"].drop("zi-c").idxmax()
-        d = stats.difference(full.loc[full["family"] == "zi-c", "efficiency"].to_numpy(),
-                             full.loc[full["family"] == second, "efficiency"].to_numpy())
-        s1 += (" As in Gode and Sunder's double auction, traders with no intelligence beyond the "
-               "budget constraint are the most efficient here"
-               + (f", though not significantly above {SHORT[second]} ({d.text(3)})."
-                  if not d.significant else f" ({d.text(3)} above {SHORT[second]})."))
+          f"({zi['efficiency_lo']:.3f} to {zi['efficiency_hi']:.3f}), unconstrained ones "
+          f"{zu['efficiency']:.3f} ({zu['efficiency_lo']:.3f} to {zu['efficiency_hi']:.3f}).")
+    c, b = conf["control"], conf["best"]
+    if c.significant and c.diff.value > 0:
+        s2 = (f"The budget constraint does the work here as in Gode and Sunder's double "
+              f"auction: ZI-C is above ZI-U by {c.judged(3)}.")
     else:
-        d = stats.difference(full.loc[full["family"] == best, "efficiency"].to_numpy(),
-                             full.loc[full["family"] == "zi-c", "efficiency"].to_numpy())
-        if d.significant:
-            s1 += (f" Unlike Gode and Sunder's double auction, zero intelligence falls short of "
-                   f"the best ({SHORT[best]}, {d.text(3)} more): in random pairs a trader "
-                   "meets one partner at a time, so who trades depends on the strategy, not only "
-                   "on the constraint.")
-        else:
-            s1 += (f" As in Gode and Sunder's double auction, traders with no intelligence "
-                   f"beyond the budget constraint are not shown to do worse than the best "
-                   f"({SHORT[best]}: {d.text(3)} more).")
-    s2 = (f"Prices come closest to the competitive band with {SHORT[closest]} traders "
-          f"(Smith's alpha {pure.loc[closest, 'alpha']:.1f}%, against "
-          f"{pure['alpha'].max():.1f}% with {SHORT[pure['alpha'].idxmax()]}).")
-    up = [r.family for r in trends.itertuples() if r.efficiency_per_share_lo > 0]
-    down = [r.family for r in trends.itertuples() if r.efficiency_per_share_hi < 0]
-    if up or down:
-        s3 = ("As a family's share grows, efficiency "
-              + " and ".join(x for x in (
-                  "rises with " + ", ".join(SHORT[f] for f in up) if up else "",
-                  "falls with " + ", ".join(SHORT[f] for f in down) if down else "") if x)
-              + " (slopes whose interval excludes 0); for the others no trend is shown.")
+        s2 = f"ZI-C against ZI-U: {c.judged(3)}."
+    other = SHORT[conf["best_name"]]
+    if b.significant:
+        s3 = (f"Against the most efficient other pure market ({other}) ZI-C is "
+              f"{'above' if b.diff.value > 0 else 'below'} by {b.judged(3)}"
+              + (": in random pairs a trader meets one partner at a time, so who trades "
+                 "depends on the strategy, not only on the constraint." if b.diff.value < 0
+                 else "."))
     else:
-        s3 = ("No family's share moves efficiency by a trend distinguishable from 0: the mix "
-              "matters less than the seeds here.")
-    return " ".join([s1, s2, s3])
+        s3 = f"ZI-C against the most efficient other pure market ({other}): {b.judged(3)}."
+    parts = [s1, s2, s3]
+    alpha = kinds["alpha"].dropna()
+    if len(alpha) >= 2:
+        closest, farthest = alpha.idxmin(), alpha.idxmax()
+        parts.append(f"Prices come closest to the competitive band with {SHORT[closest]} "
+                     f"traders (Smith's alpha {kinds.loc[closest, 'alpha']:.1f}%, against "
+                     f"{kinds.loc[farthest, 'alpha']:.1f}% with {SHORT[farthest]}).")
+    fit = trends.set_index("family")
+    parts.append("Fitted from every mix (the Scheffé model), a pure market's efficiency is "
+                 + ", ".join(f"{fit.loc[f, 'efficiency_pure_fit']:.3f} ({SHORT[f]})"
+                             for f in FAMILIES)
+                 + "; the tests below compare each with averaging.")
+    return " ".join(parts)
 
 
 def _figure(summary: pd.DataFrame, shares: tuple[float, ...]) -> Any:

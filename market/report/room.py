@@ -68,7 +68,7 @@ def traders(n: int, steps: int, seed: int) -> pd.DataFrame:
 def run(ctx: Context) -> Section:
     n = ctx.pick(100, 30)
     steps = ctx.pick(600, 60)
-    seeds = ctx.pick(6, 2)
+    seeds = ctx.pick(20, 3)
     frames = []
     with ctx.progress("report room", seeds, "markets") as update:
         for i in range(seeds):
@@ -87,6 +87,13 @@ def run(ctx: Context) -> Section:
                      "drawn_max": agents[p].max(), **est.row("effect_over_range"),
                      "seeds": seeds})
     control = stats.mean(coef[:, -1])
+    effects = {p: stats.as_difference(stats.mean(coef[:, 1 + j] * width[p]))
+               for j, p in enumerate(names)}
+    adjusted, tests = stats.family({PARAMS[p]: effects[p] for p in names}, digits=3)
+    for row, p in zip(rows, names, strict=True):
+        d = adjusted[PARAMS[p]]
+        row.update(p=d.p_welch, p_holm=d.p_holm, verdict=d.verdict,
+                   detectable=d.diff.detectable())
     trends = pd.DataFrame(rows)
     mean_earn = stats.mean(agents.groupby("seed")["earnings_per_period"].mean().to_numpy())
     fig = _figure(agents, coef, names)
@@ -96,8 +103,9 @@ def run(ctx: Context) -> Section:
                       for r in trends.itertuples()],
         "earnings per period, lowest to highest draw": stats.column_text(
             trends, "effect_over_range", seeds, 3),
-        "trend": ["up" if r.effect_over_range_lo > 0 else "down" if r.effect_over_range_hi < 0
-                  else "none shown" for r in trends.itertuples()],
+        "Holm p": [stats.p_text(r.p_holm) for r in trends.itertuples()],
+        "verdict": [("up" if r.effect_over_range > 0 else "down")
+                    if r.verdict == "a finding" else r.verdict for r in trends.itertuples()],
     })
     return Section(
         name=NAME, title=TITLE,
@@ -113,7 +121,8 @@ def run(ctx: Context) -> Section:
                     "five parameters and on its competitive surplus (what it would earn at the "
                     "competitive mid price: costs and values differ far more than parameters "
                     "do); each effect is the fitted change in earnings from the lowest to the "
-                    "highest draw, with its interval over seeds."),
+                    "highest draw, with its interval over seeds. The five effects answer the "
+                    "question together: Holm-corrected."),
         answer=answer,
         figures={"room.png": fig},
         tables={"room_trends.csv": trends},
@@ -121,18 +130,20 @@ def run(ctx: Context) -> Section:
                   "held fixed), mean (95% interval) over seeds", show)],
         numbers={"effects": {r.parameter: r.effect_over_range for r in trends.itertuples()},
                  "mean_earnings_per_period": mean_earn.value},
+        tests=tests,
     )
 
 
 def _answer(trends: pd.DataFrame, control: stats.Estimate, mean_earn: stats.Estimate,
             seeds: int) -> str:
-    up = [r for r in trends.itertuples() if r.effect_over_range_lo > 0]
-    down = [r for r in trends.itertuples() if r.effect_over_range_hi < 0]
-    flat = [r for r in trends.itertuples() if r not in up and r not in down]
+    found_rows = [r for r in trends.itertuples() if r.verdict == "a finding"]
+    up = [r for r in found_rows if r.effect_over_range > 0]
+    down = [r for r in found_rows if r.effect_over_range < 0]
+    flat = [r for r in trends.itertuples() if r not in found_rows]
 
     def effect(r: Any) -> str:
         return (f"{r.words} ({r.effect_over_range:+.3f}, {r.effect_over_range_lo:+.3f} to "
-                f"{r.effect_over_range_hi:+.3f})")
+                f"{r.effect_over_range_hi:+.3f}; Holm-adjusted {stats.p_text(r.p_holm)})")
 
     parts = [f"A trader earns {mean_earn.text(2)} per period on average, and each unit of its "
              f"competitive surplus adds {control.text(2)} to that."]
@@ -145,9 +156,11 @@ def _answer(trends: pd.DataFrame, control: stats.Estimate, mean_earn: stats.Esti
         parts.append("Of the learning parameters, " + "; ".join(found)
                      + " (earnings per period from the lowest to the highest draw).")
     if flat:
-        parts.append(("No trend is distinguishable from 0 for " if found else
-                      "No learning parameter shows a trend distinguishable from 0 over "
-                      f"{seeds} seeds: ") + ", ".join(r.words for r in flat) + ".")
+        parts.append(("No other effect is a finding (Holm-adjusted p < 0.01): " if found else
+                      "No learning parameter's effect is a finding (Holm-adjusted p < 0.01) "
+                      f"over {seeds} seeds: ")
+                     + "; ".join(f"{r.words} ({r.verdict}; the design would detect "
+                                 f"±{r.detectable:.3f})" for r in flat) + ".")
     return " ".join(parts)
 
 

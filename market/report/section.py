@@ -128,6 +128,11 @@ class Section:
     #: how long parts of it took (label -> seconds): written to timings.csv only, so that
     #: every other file depends on the seed alone
     timings: dict[str, float] = field(default_factory=dict)
+    #: every test the section ran (:func:`market.report.stats.family`): confirmatory ones
+    #: answer its question and are Holm-corrected together; the rest explore
+    tests: list[Any] = field(default_factory=list)
+    #: what the literature says and how these numbers compare (with citations)
+    related: str = ""
 
     def files(self) -> list[str]:
         """Every file this section writes, figures first."""

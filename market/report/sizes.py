@@ -53,13 +53,13 @@ def _measure(ctx: Context, name: str, P: int, T: int, seeds: int, mult: int = 1,
     return {
         "preset": name, "P": P, "T": T, "budget_multiple": mult,
         "episodes_per_seed": res.config.total_episodes, "seeds": seeds,
-        **stats.mean(nc).row("nash_conv"), "at_zero": at_zero,
+        **stats.mean(nc, (0.0, np.inf)).row("nash_conv"), "at_zero": at_zero,
         **stats.share(at_zero, seeds).row("share_at_zero"),
-        **stats.mean(first_reward).row("first_mover_reward"),
+        **stats.mean(first_reward, (0.0, 1.0)).row("first_mover_reward"),
         "first_mover_reward_at_zero": (float(first_reward[nc < AT_ZERO].mean()) if at_zero
                                        else float("nan")),
-        **stats.mean(deals).row("deal_rate"), **stats.mean(moves).row("moves"),
-        **stats.mean(_untouched(res)).row("untouched_cells"),
+        **stats.mean(deals, (0.0, 1.0)).row("deal_rate"), **stats.mean(moves).row("moves"),
+        **stats.mean(_untouched(res), (0.0, 1.0)).row("untouched_cells"),
         TIMING: res.train_seconds / seeds,
     }
 

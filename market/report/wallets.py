@@ -22,6 +22,8 @@ from market.runs.batch import expand, validate_grid
 
 NAME = "wallets"
 TITLE = "Common wallets"
+#: measures with bounds get intervals inside them
+BOUNDS = {"efficiency": (0.0, 1.0), "seller_share": (0.0, 1.0)}
 METRICS = {
     "efficiency": "allocative efficiency",
     "mean_price": "mean transaction price",
@@ -34,13 +36,16 @@ def run(ctx: Context) -> Section:
     n = ctx.pick(60, 20)
     sizes = ctx.pick((1, 4, 15, 60), (1, 20))
     steps = ctx.pick(400, 40)
-    seeds = ctx.pick(6, 2)
+    seeds = ctx.pick(24, 4)
     grid = validate_grid({
         "n_buyers": [n], "n_sellers": [n], "teams": [n // s for s in sizes],
         "common_wallet": [False, True], "period": [10],
         "buyer_mix.qlearning": [1.0], "seller_mix.qlearning": [1.0],
     })
-    res = ctx.batch("report wallets", expand(grid, seeds, ctx.seed_for(NAME), steps))
+    # common random numbers: iteration i of every point draws the same market, so pooled and
+    # individual wallets compare seed by seed, and teams of 1 must match exactly
+    res = ctx.batch("report wallets", expand(grid, seeds, ctx.seed_for(NAME), steps,
+                                             common_seeds=True))
     t = res.table
     runs = pd.DataFrame({
         "team_size": n // t["teams"], "common_wallet": t["common_wallet"].astype(bool),
@@ -54,19 +59,30 @@ def run(ctx: Context) -> Section:
         row: dict[str, Any] = {"team_size": int(size), "common_wallet": bool(pooled),
                                "seeds": len(g)}
         for m in METRICS:
-            row.update(stats.mean(g[m].to_numpy()).row(m))
+            row.update(stats.mean(g[m].to_numpy(), BOUNDS.get(m)).row(m))
         rows.append(row)
     summary = pd.DataFrame(rows)
     diffs = {}
     for size in sizes:
-        a = runs[(runs["team_size"] == size) & runs["common_wallet"]]
-        b = runs[(runs["team_size"] == size) & ~runs["common_wallet"]]
-        diffs[size] = {m: stats.difference(a[m].to_numpy(), b[m].to_numpy()) for m in METRICS}
+        a = runs[(runs["team_size"] == size) & runs["common_wallet"]].sort_values("iteration")
+        b = runs[(runs["team_size"] == size) & ~runs["common_wallet"]].sort_values("iteration")
+        diffs[size] = {m: stats.difference(a[m].to_numpy(), b[m].to_numpy(), paired=True)
+                       for m in METRICS}
+    trend = _size_trend(runs)
+    big = sizes[-1]
+    conf, tests = stats.family(
+        {f"efficiency, pooled minus individual, teams of {big}": diffs[big]["efficiency"],
+         "trend of that difference per doubling of the team": stats.as_difference(trend)},
+        {f"{METRICS[m]}, pooled minus individual, teams of {s}": diffs[s][m]
+         for s in sizes for m in METRICS if (s, m) != (big, "efficiency")}, digits=3)
+    diffs[big]["efficiency"] = conf[f"efficiency, pooled minus individual, teams of {big}"]
+    trend_test = conf["trend of that difference per doubling of the team"]
     diff_df = pd.DataFrame([{"team_size": s, "metric": m, **d.diff.row("pooled_minus_not"),
-                             "p_welch": d.p_welch} for s, ds in diffs.items()
+                             "p": d.p_welch, "p_holm": d.p_holm} for s, ds in diffs.items()
                             for m, d in ds.items()])
+    same = _teams_of_one_match(runs) if sizes[0] == 1 else None
     fig = _figure(summary, sizes)
-    answer = _answer(summary, diffs, sizes, n)
+    answer = _answer(summary, diffs, sizes, trend_test, same)
     show = pd.DataFrame({
         "team size": summary["team_size"],
         "common wallet": np.where(summary["common_wallet"], "yes", "no"),
@@ -86,10 +102,13 @@ def run(ctx: Context) -> Section:
                     f"periods of 10 steps, {steps} steps. Each side is split into teams of "
                     f"{', '.join(map(str, sizes))} traders (`run.py market --teams K`), with and "
                     "without a common wallet (`--common-wallet`: a learner's reward is its "
-                    f"team's surplus of the step per member); {seeds} seeds per point, through "
-                    "the batch runner (`run.py batch --param teams=... --param "
-                    "common_wallet=false,true`). Without a common wallet the teams are labels "
-                    "only, so those runs are the control."),
+                    f"team's surplus of the step per member); {seeds} seeds per point under "
+                    "common random numbers (iteration i of every point draws the same market), "
+                    "through the batch runner (`run.py batch --common-seeds --param teams=... "
+                    "--param common_wallet=false,true`). Without a common wallet the teams are "
+                    "labels only, so those runs are the control, compared seed by seed (paired "
+                    "t). Confirmatory: the efficiency difference in the largest teams and its "
+                    "trend over log2(team size), fitted per seed; Holm-corrected."),
         answer=answer,
         figures={"wallets.png": fig},
         tables={"wallets.csv": summary, "wallets_tests.csv": diff_df},
@@ -97,11 +116,32 @@ def run(ctx: Context) -> Section:
                   "wallet", show)],
         numbers={f"efficiency_size_{s}_pooled_minus_not": diffs[s]["efficiency"].diff.value
                  for s in sizes},
+        tests=tests,
     )
 
 
+def _size_trend(runs: pd.DataFrame) -> stats.Estimate:
+    """Slope of the pooled-minus-individual efficiency on log2(team size), fitted per seed
+    (each seed's markets are paired across sizes) with its t-interval over seeds."""
+    wide = runs.pivot_table(index=["iteration", "team_size"], columns="common_wallet",
+                            values="efficiency").reset_index()
+    d = (wide[True] - wide[False]).to_numpy(float)
+    coef = stats.slopes(np.log2(wide["team_size"].to_numpy(float))[:, None], d,
+                        wide["iteration"].to_numpy())
+    return stats.mean(coef[:, 1])
+
+
+def _teams_of_one_match(runs: pd.DataFrame) -> bool:
+    """Whether teams of one with and without a common wallet are the same markets, seed by
+    seed (they should be: a team of one pools its own reward)."""
+    one = runs[runs["team_size"] == 1].sort_values("iteration")
+    a, b = one[one["common_wallet"]], one[~one["common_wallet"]]
+    return all(np.array_equal(a[m].to_numpy(), b[m].to_numpy(), equal_nan=True)
+               for m in ("efficiency", "mean_price", "deals"))
+
+
 def _answer(summary: pd.DataFrame, diffs: dict[int, dict[str, stats.Difference]],
-            sizes: tuple[int, ...], n: int) -> str:
+            sizes: tuple[int, ...], trend: stats.Difference, same: bool | None) -> str:
     def at(size: int, pooled: bool) -> pd.Series:
         return summary[(summary["team_size"] == size)
                        & (summary["common_wallet"] == pooled)].iloc[0]
@@ -110,27 +150,30 @@ def _answer(summary: pd.DataFrame, diffs: dict[int, dict[str, stats.Difference]]
     e = diffs[big]["efficiency"]
     earn = diffs[big]["earnings_per_period"]
     price = diffs[big]["mean_price"]
-    s1 = (f"Pooling in teams of {big} changes efficiency by {e.text(3)} against the same "
-          f"teams without a common wallet ({at(big, True)['efficiency']:.3f} against "
-          f"{at(big, False)['efficiency']:.3f}: "
-          f"{'a real difference' if e.significant else 'no difference shown'}), earnings per "
-          f"trader per period by {earn.text(2)} and the mean price by {price.text(1)}.")
-    sig = [s for s in sizes if diffs[s]["efficiency"].significant]
-    trend = [at(s, True)["efficiency"] - at(s, False)["efficiency"] for s in sizes]
+    s1 = (f"Against the same markets without a common wallet, pooling in teams of {big} "
+          f"changes efficiency ({at(big, True)['efficiency']:.3f} against "
+          f"{at(big, False)['efficiency']:.3f}) by {e.judged(3)}; earnings per trader per "
+          f"period by {earn.judged(2)}; the mean price by {price.judged(1)}.")
+    steps = [at(s, True)["efficiency"] - at(s, False)["efficiency"] for s in sizes]
     s2 = ("Across team sizes the pooled-minus-individual efficiency goes "
-          + ", ".join(f"{d:+.3f} ({s})" for d, s in zip(trend, sizes, strict=True))
-          + "; it is significant at the 5% level for "
-          + (f"team size(s) {', '.join(map(str, sig))}" if sig else "no team size") + ".")
-    small = diffs[sizes[0]]["efficiency"]
-    s3 = f"Teams of 1 are the check: a common wallet then changes nothing ({small.text(3)})."
-    if small.significant:
-        s3 += " Here it differs, which says the seeds are too few to trust the rest."
-    why = ""
-    if sig:
-        why = (" A pooled reward is the team's surplus per member, so a learner's own action "
-               "moves its reward by only 1/size of its own gain: the learning signal is "
-               "diluted by its teammates' deals.")
-    return " ".join([s1, s2, s3]) + why
+          + ", ".join(f"{d:+.3f} ({s})" for d, s in zip(steps, sizes, strict=True))
+          + f"; per doubling of the team it changes by {trend.judged(4)}.")
+    parts = [s1, s2]
+    if same is not None:
+        one = diffs[sizes[0]]["efficiency"]
+        parts.append("Teams of 1 are the check: under common random numbers, a team of one "
+                     "pools only its own reward, and the markets with and without a common "
+                     "wallet are " + ("identical seed by seed, as they must be (an earlier "
+                                      "version of this report drew every point with seeds of "
+                                      "its own, and its teams of 1 differed by chance alone)."
+                                      if same else
+                                      f"not identical (efficiency {one.text(3)}), which "
+                                      "says the two settings differ in more than the wallet."))
+    if e.significant and e.diff.value < 0:
+        parts.append("A pooled reward is the team's surplus per member, so a learner's own "
+                     "action moves its reward by only 1/size of its own gain: the learning "
+                     "signal is diluted by its teammates' deals.")
+    return " ".join(parts)
 
 
 def _figure(summary: pd.DataFrame, sizes: tuple[int, ...]) -> Any:

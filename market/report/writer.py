@@ -13,17 +13,21 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from market.files import all_or_nothing, save_figure, write_text
 from market.report.section import Section
+from market.report.stats import p_text
 
 #: figures are for reading on a page, not for print: small files
 DPI = 90
 REPORT = "report.md"
 #: how long each part took: the one output that depends on more than the seed
 TIMINGS = "timings.csv"
+#: every test of every section, confirmatory and exploratory
+TESTS = "tests.csv"
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -48,6 +52,12 @@ def section_markdown(number: int, s: Section) -> str:
     parts += [f"**Answer.** {s.answer}", ""]
     if s.why:
         parts += [f"**Why.** {s.why}", ""]
+    if s.tests:
+        parts += ["*Tests: confirmatory ones answer the question (Holm-corrected together); "
+                  "exploratory ones are not corrected and are not stated as findings alone*",
+                  "", markdown_table(tests_display(s.tests)), ""]
+    if s.related:
+        parts += [f"**Related work.** {s.related}", ""]
     files = ", ".join(f"[{f}]({f})" for f in s.tables)
     if files:
         parts += [f"Tables: {files}.", ""]
@@ -60,6 +70,36 @@ def report_markdown(sections: Sequence[Section], header: str) -> str:
     toc = [f"{i}. [{s.title}](#{anchor(i, s.title)})" for i, s in enumerate(sections, 1)]
     body = [section_markdown(i, s) for i, s in enumerate(sections, 1)]
     return "\n".join([header.rstrip(), "", *toc, "", *body]).rstrip() + "\n"
+
+
+def tests_display(tests: Sequence[Any]) -> pd.DataFrame:
+    """A section's tests as formatted cells: estimate, p, Holm's p, verdict, and the
+    smallest effect the design would have found."""
+    import math
+
+    rows = []
+    for t in tests:
+        d, f = t.diff.diff, f"{{:+,.{t.digits}f}}"
+        mde = d.detectable()
+        rows.append({
+            "test": t.label, "kind": "confirmatory" if t.confirmatory else "exploratory",
+            "estimate (95% interval)": f"{f.format(d.value)} ({f.format(d.lo)} to "
+                                       f"{f.format(d.hi)})",
+            "p": p_text(t.diff.p_welch).removeprefix("p ").removeprefix("= "),
+            "Holm p": (p_text(t.diff.p_holm).removeprefix("p ").removeprefix("= ")
+                       if math.isfinite(t.diff.p_holm) else ""),
+            "verdict": t.diff.verdict,
+            "detectable (80% power)": (f"±{abs(mde):,.{t.digits}f}" if math.isfinite(mde)
+                                       else ""),
+        })
+    return pd.DataFrame(rows)
+
+
+def tests_table(sections: Sequence[Section]) -> pd.DataFrame:
+    """Every section's tests, one row each."""
+    return pd.DataFrame([t.row(s.name) for s in sections for t in s.tests],
+                        columns=["section", "test", "kind", "estimate", "lo", "hi", "n", "p",
+                                 "p_holm", "verdict", "detectable"])
 
 
 def anchor(number: int, title: str) -> str:
@@ -98,6 +138,7 @@ def write_report(out: str | Path, sections: Sequence[Section], header: str,
                 written.append(save_figure(fig, out / name, dpi=DPI))
             for name, df in s.tables.items():
                 written.append(write_text(csv_text(df), out / name))
+        written.append(write_text(csv_text(tests_table(sections)), out / TESTS))
         written.append(write_text(csv_text(timings_table(sections, seconds)), out / TIMINGS))
         written.append(write_text(report_markdown(sections, header), out / REPORT))
     return written

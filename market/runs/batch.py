@@ -332,9 +332,16 @@ def run_seed(batch_seed: int, run: int) -> int:
 
 
 def expand(
-    grid: dict[str, list[Any]], iterations: int, seed: int, steps: int, fill: str = DEFAULT_FILL
+    grid: dict[str, list[Any]], iterations: int, seed: int, steps: int, fill: str = DEFAULT_FILL,
+    common_seeds: bool = False,
 ) -> list[RunSpec]:
-    """Every grid point ``iterations`` times; run ``point * iterations + iteration``."""
+    """Every grid point ``iterations`` times; run ``point * iterations + iteration``.
+
+    Each run's seed derives from the batch seed and the run index; with
+    ``common_seeds`` from the iteration alone, so that iteration ``i`` of every
+    grid point draws the same market (common random numbers: a comparison of
+    two points is then paired, seed by seed, and far more precise).
+    """
     if iterations < 1:
         raise UsageError(f"--iterations must be >= 1 (got {iterations})")
     if steps < 1:
@@ -347,7 +354,7 @@ def expand(
     for p, point in enumerate(_points(grid)):
         for i in range(iterations):
             run = p * iterations + i
-            specs.append(RunSpec(run, p, i, run_seed(seed, run), steps,
+            specs.append(RunSpec(run, p, i, run_seed(seed, i if common_seeds else run), steps,
                                  tuple(point.items()), fill))
     return specs
 
