@@ -90,12 +90,16 @@ class MarketSetting:
 
     ``rational``: traders never take an action that could lose them money;
     ``clock_buckets``: the market clock's time-left slots (1: no clock);
+    ``clock_parts``: which of the clock's changes learners get (``"both"``,
+    ``"state"``: the steps left in the state only, ``"wait"``: the value of
+    waiting only);
     ``learner_params``: ``"fixed"`` or ``"drawn"`` per member; ``rng``: the
     market's generator, for anything drawn when the population is built.
     """
 
     rational: bool = True
     clock_buckets: int = 1
+    clock_parts: str = "both"
     learner_params: str = "fixed"
     rng: np.random.Generator | None = None
 

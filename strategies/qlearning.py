@@ -122,7 +122,8 @@ class QLearning(Strategy):
         if not market.rational and market.clock_buckets <= 1:
             return cls(side, n_members, protocol=protocol, **base)
         return MarketQLearning(side, n_members, protocol=protocol, rational=market.rational,
-                               buckets=market.clock_buckets, **base)
+                               buckets=market.clock_buckets, clock_parts=market.clock_parts,
+                               **base)
 
     @classmethod
     def market_table_cells(cls, protocol: Protocol, market: MarketSetting) -> int:
@@ -226,7 +227,8 @@ class QLearning(Strategy):
 # --- the same learner for a batch of rows, as the compiled market engine runs it ----------------
 # Population ``g``'s arrays are read from the engine's flat stores (``fstore``: rates, tables,
 # wait values; ``istore``: counts) through the layout (strategies.base). ``config[g]``:
-# learning, market (candidates per row, clock slots), rational, buckets, roles
+# learning, market (candidates per row, clock slots), rational, buckets, roles, clock parts
+# (CLOCK_PARTS' index: 0 both, 1 the state alone, 2 the value of waiting alone)
 # (:meth:`QLearning.kernel_state`, and the market learner's). ``first``: the side that moved
 # first, per negotiation. The draws are exactly those of :meth:`QLearning.act`, in its order.
 @njit(cache=True, inline="always")
@@ -243,7 +245,7 @@ def _slot(config, g, role, time_left):  # noqa: ANN001, ANN202
     if market == 0:
         return r
     b = 0
-    if buckets > 1 and time_left >= 0:
+    if buckets > 1 and time_left >= 0 and config[g, 5] != 2:
         b = min(max(time_left, 1), buckets) - 1
     return r * buckets + b
 
@@ -368,7 +370,7 @@ def learn_rows(side, P, T, rows, actions, first, n_moves, level, member, reward,
             b = wait_at(layout, g, m, min(max(tl, 1), buckets) - 1)
             later = wait_at(layout, g, m, min(max(tl - 1, 1), buckets) - 1)
             cont = gamma * fstore[later] if tl > 1 else 0.0
-            if level[r] <= 0:
+            if level[r] <= 0 and config[g, 5] != 1:
                 outcome = cont
             fstore[b] += lr * (outcome - fstore[b])
         is_first = first[r] == side
@@ -419,7 +421,13 @@ class MarketQLearning(QLearning):
       per member and bucket, learned from what negotiations begun with that
       much time left eventually earned) instead of 0. At the last step of a
       period a failed negotiation is worth nothing, so delay costs.
+      ``clock_parts`` keeps one of the two: ``"state"`` the slots with
+      failures worth 0, ``"wait"`` the value of waiting in one slot (its
+      tables keep the slots' shape; only the first is used).
     """
+
+    #: :data:`market.sim.params.CLOCK_PARTS`, in the order the kernel numbers them
+    CLOCK_PARTS = ("both", "state", "wait")
 
     def __init__(
         self,
@@ -429,11 +437,16 @@ class MarketQLearning(QLearning):
         protocol: Protocol | None = None,
         rational: bool = True,
         buckets: int = 1,
+        clock_parts: str = "both",
         **params: Any,
     ) -> None:
         super().__init__(side, n_members, protocol=protocol, **params)
         if int(buckets) < 1:
             raise ValueError(f"buckets must be >= 1 (got {buckets})")
+        if clock_parts not in self.CLOCK_PARTS:
+            raise ValueError(f"clock_parts must be one of {self.CLOCK_PARTS} "
+                             f"(got {clock_parts!r})")
+        self.clock_parts = clock_parts
         self.rational = bool(rational)
         self.buckets = int(buckets)
         self._roles_n = self.tables.shape[1]
@@ -452,6 +465,7 @@ class MarketQLearning(QLearning):
         """The two-agent learner's arrays, with the clock's slots and the wait values."""
         state = super().kernel_state()
         state.config[1:4] = (True, self.rational, self.buckets)
+        state.config[5] = self.CLOCK_PARTS.index(self.clock_parts)
         state.wait = self.wait_value
         return state
 
@@ -461,6 +475,8 @@ class MarketQLearning(QLearning):
 
     def slots(self, first: np.ndarray, time_left: np.ndarray | None = None) -> np.ndarray:
         role = super().slots(first)
+        if self.clock_parts == "wait":  # the value of waiting alone: one slot per role
+            return role * self.buckets
         return role * self.buckets + self._bucket(time_left, len(first))
 
     def _bucket(self, time_left: np.ndarray | None, n: int) -> np.ndarray:
@@ -497,7 +513,8 @@ class MarketQLearning(QLearning):
             b = self._bucket(tl, rows.size)
             later = self._bucket(np.maximum(tl - 1, 1), rows.size)  # next step's bucket
             cont = np.where(tl > 1, self.gamma[member] * self.wait_value[member, later], 0.0)
-            outcome = np.where(deal, reward, cont)
+            # a failure is worth waiting, or (the state alone) what it paid: 0, or the team's
+            outcome = reward if self.clock_parts == "state" else np.where(deal, reward, cont)
             self.wait_value[member, b] += self.lr[member] * (outcome - self.wait_value[member, b])
             reward = outcome
         super().learn(record, rows, member, reward, time_left)

@@ -41,7 +41,7 @@ FLAGS = {
     "seller_mix": "--seller-mix", "prices": "--prices", "rounds": "--rounds",
     "period": "--period", "value_range": "--value-range", "cost_range": "--cost-range",
     "value_dist": "--distribution", "cost_dist": "--distribution", "first": "--first",
-    "teams": "--teams", "agent_data": "--agent-data",
+    "teams": "--teams", "agent_data": "--agent-data", "clock_parts": "--clock-parts",
 }
 #: the files ``--out DIR`` receives, all checked before the run and written all or none
 OUTPUT_FILES = ("model.parquet", "periods.parquet", "prices.parquet", "agents.parquet",
@@ -87,6 +87,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="pool earnings per team (needs --teams)")
     p.add_argument("--clock", action="store_true",
                    help="market clock: learners see the steps left and delay costs")
+    p.add_argument("--clock-parts", default="both", metavar="both|state|wait",
+                   help="with --clock, which of its changes learners get: both (default), "
+                   "state (the steps left, failures worth 0) or wait (failures worth "
+                   "waiting, no steps left in the state)")
     p.add_argument("--drawn-learners", action="store_true",
                    help="draw each Q-learner's learning parameters (lr, gamma, exploration)")
     p.add_argument("--agent-data", choices=("period", "step", "none"), default="period",
@@ -117,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         teams=args.teams,
         common_wallet=args.common_wallet,
         clock=args.clock,
+        clock_parts=args.clock_parts,
         learner_params="drawn" if args.drawn_learners else "fixed",
         agent_data=args.agent_data,
     ), names=FLAGS, steps=args.steps)
@@ -210,7 +215,8 @@ def _parameters(args: argparse.Namespace, p: Any) -> dict[str, Any]:
         "value_range": list(p.value_range), "cost_range": list(p.cost_range),
         "distribution": args.distribution,
         "redraw": args.redraw, "teams": args.teams, "common_wallet": args.common_wallet,
-        "clock": args.clock, "drawn_learners": args.drawn_learners,
+        "clock": args.clock, "clock_parts": args.clock_parts,
+        "drawn_learners": args.drawn_learners,
     }
 
 

@@ -29,6 +29,16 @@ from market.report.section import Context, Section
 
 NAME = "bias"
 TITLE = "The first-trained bias"
+#: the literature this section's answer sits in (with citations)
+RELATED = (
+    'Training one side against a frozen copy of the other, in turn, is the simplest answer '
+    'to the non-stationarity that independent learners face (Claus and Boutilier 1998; '
+    'Busoniu, Babuska and De Schutter 2008, section 4): each phase is a stationary problem, '
+    'but nothing makes the alternation converge, and the last phase decides where it stops, '
+    'as the 51-cycle variants show. NashConv, the sum of what each side would gain by a '
+    'best response, is the exploitability measure of Lanctot et al. (2017) and OpenSpiel, '
+    'computed here exactly rather than by sampling.'
+)
 #: the document's single runs: Seller wallet with the Seller / the Buyer trained first
 DOC_SELLER_FIRST, DOC_BUYER_FIRST = 2846, 2681
 DOC_DIFF = DOC_SELLER_FIRST - DOC_BUYER_FIRST
@@ -185,7 +195,7 @@ def run(ctx: Context) -> Section:
         "NashConv": [nash.get(k, nash["a"]) for k in keys],
     })
     return Section(
-        name=NAME, title=TITLE,
+        name=NAME, title=TITLE, related=RELATED,
         question=("The document trained the two sides in turn and found that the Seller sells "
                   f"for {DOC_SELLER_FIRST:,} when it is trained first and {DOC_BUYER_FIRST:,} "
                   "when the Buyer is (one run each), and had \"no idea how to solve it\". Is the "

@@ -24,10 +24,26 @@ from market.runs.batch import expand, validate_grid
 
 NAME = "clock"
 TITLE = "The market clock: time steps instead of transactions"
+#: the literature this section's answer sits in (with citations)
+RELATED = (
+    'Roth, Murnighan and Schoumaker (1988) found in bargaining experiments that agreements '
+    'cluster just before the deadline (the deadline effect); Ma and Manove (1993) derive it '
+    'from strategic delay. A learner that values waiting at what the rest of the period is '
+    "worth has the same incentive to hold out until late, and the clock's later deals are "
+    'that effect; whether it helps the market is a separate question, which the efficiency '
+    'test answers.'
+)
 PERIOD = 10
 #: bounded measures (intervals kept inside [0, 1])
 BOUNDS = {m: (0.0, 1.0) for m in ("efficiency_first", "efficiency_last", "efficiency",
                                   "deal_rate_first_step", "deal_rate_last_step")}
+#: the exploratory measures, as the tests table names them
+WORDS = {"efficiency_first": "efficiency over the first periods, clock minus none",
+         "efficiency": "efficiency over the run, clock minus none",
+         "deal_rate_first_step": "deals per meeting at a period's first step, clock minus none",
+         "deal_rate_last_step": "deals per meeting at a period's last step, clock minus none",
+         "deals_per_period": "deals per period, clock minus none",
+         "earnings_per_period": "earnings per trader per period, clock minus none"}
 #: the tests that answer the document's question (Holm-corrected together): do deals close
 #: earlier, and is the market better for it
 CONFIRM = {"mean_deal_step": "mean step of a deal, clock minus none",
@@ -78,6 +94,7 @@ def run(ctx: Context) -> Section:
     res = ctx.batch("report clock", expand(grid, seeds, ctx.seed_for(NAME), steps,
                                            common_seeds=True), per_step=True)
     per = _per_run(res.table, res.steps, window)
+    parts = _parts(ctx, n, seeds, steps, window)
     measures = ["efficiency_first", "efficiency_last", "efficiency", "mean_deal_step",
                 "deal_rate_first_step", "deal_rate_last_step", "deals_per_period",
                 "earnings_per_period"]
@@ -94,7 +111,7 @@ def run(ctx: Context) -> Section:
                                     per.loc[~per["clock"], m].to_numpy(), paired=True)
     conf, family = stats.family(
         {CONFIRM[m]: diffs[m] for m in CONFIRM},
-        {m: d for m, d in diffs.items() if m not in CONFIRM}, digits=3)
+        {WORDS.get(m, m): d for m, d in diffs.items() if m not in CONFIRM}, digits=3)
     diffs.update({m: conf[CONFIRM[m]] for m in CONFIRM})
     summary = pd.DataFrame(rows)
     tests = pd.DataFrame([{"measure": m, **d.diff.row("clock_minus_none"), "p": d.p_welch,
@@ -102,6 +119,9 @@ def run(ctx: Context) -> Section:
     eff = _period_efficiency(res.table, res.steps)
     fig = _figure(per, eff)
     answer, why = _texts(summary, diffs, window, steps // PERIOD)
+    apart, apart_tests, apart_text = _taken_apart(per, parts, window)
+    why += " " + apart_text
+    family += apart_tests
     words = {"efficiency_first": f"efficiency, first {window} periods",
              "efficiency_last": f"efficiency, last {window} periods",
              "mean_deal_step": f"mean step of a deal (1-{PERIOD})",
@@ -118,7 +138,7 @@ def run(ctx: Context) -> Section:
         "difference": [diffs[m].text(3) for m in words],
     })
     return Section(
-        name=NAME, title=TITLE,
+        name=NAME, title=TITLE, related=RELATED,
         question=("The document proposed limiting the number of time steps instead of the "
                   "number of transactions, expecting that \"closing a transaction earlier is "
                   "a real improvement\". Does a clock make learners close earlier, and is the "
@@ -136,13 +156,76 @@ def run(ctx: Context) -> Section:
                     "of a deal and the late efficiency, Holm-corrected."),
         answer=answer, why=why,
         figures={"clock.png": fig},
-        tables={"clock.csv": summary, "clock_tests.csv": tests, "clock_periods.csv": eff},
+        tables={"clock.csv": summary, "clock_tests.csv": tests, "clock_periods.csv": eff,
+                "clock_parts.csv": parts},
         display=[("Mean (95% interval) over seeds; difference = with minus without the clock",
-                  show)],
+                  show),
+                 ("The clock taken apart: each part alone (`market --clock --clock-parts "
+                  "state|wait`), mean (95% interval) over the same seeds", apart)],
         numbers={m: {"without": float(summary.loc[0, m]), "with": float(summary.loc[1, m])}
                  for m in measures},
         tests=family,
     )
+
+
+#: the clock's arms: none, each part alone, both
+ARMS = {"none": "without the clock", "state": "steps left in the state alone (failures worth 0)",
+        "wait": "value of waiting alone (no steps left in the state)", "both": "the clock"}
+#: what the taken-apart comparison looks at
+APART = {"mean_deal_step": ("mean step of a deal", 2),
+         "deal_rate_first_step": ("deals per meeting, first step", 3),
+         "deals_per_period": ("deals per period", 1),
+         "efficiency_last": ("late efficiency", 3)}
+
+
+def _parts(ctx: Context, n: int, seeds: int, steps: int, window: int) -> pd.DataFrame:
+    """The same markets (common seeds with the main comparison) with one part of the clock
+    at a time."""
+    grid = validate_grid({"n_buyers": [n], "n_sellers": [n], "period": [PERIOD],
+                          "clock": [True], "clock_parts": ["state", "wait"],
+                          "buyer_mix.qlearning": [1.0], "seller_mix.qlearning": [1.0]})
+    res = ctx.batch("report clock, taken apart",
+                    expand(grid, seeds, ctx.seed_for(NAME), steps, common_seeds=True),
+                    per_step=True)
+    per = _per_run(res.table, res.steps, window)
+    arm = res.table.set_index("run")["clock_parts"]
+    return per.assign(arm=per["run"].map(arm).astype(str))
+
+
+def _taken_apart(per: pd.DataFrame, parts: pd.DataFrame, window: int
+                 ) -> tuple[pd.DataFrame, list[stats.Test], str]:
+    """Each part of the clock against none and against both, seed by seed."""
+    arms = {"none": per[~per["clock"]], "both": per[per["clock"]],
+            "state": parts[parts["arm"] == "state"], "wait": parts[parts["arm"] == "wait"]}
+    arms = {k: g.sort_values("iteration") for k, g in arms.items()}
+    rows, diffs = [], {}
+    for m, (words, digits) in APART.items():
+        row = {"measure": words}
+        for k in ("none", "state", "wait", "both"):
+            row[ARMS[k]] = stats.mean(arms[k][m].to_numpy(), BOUNDS.get(m)).text(digits)
+            if k in ("state", "wait"):
+                diffs[(m, k)] = stats.difference(arms[k][m].to_numpy(), arms["none"][m].to_numpy(),
+                                                 paired=True)
+        rows.append(row)
+    tests = [stats.Test(f"{APART[m][0]}, {k} alone minus none", d, False, APART[m][1])
+             for (m, k), d in diffs.items()]
+    step_s, step_w = diffs[("mean_deal_step", "state")], diffs[("mean_deal_step", "wait")]
+    eff_s, eff_w = diffs[("efficiency_last", "state")], diffs[("efficiency_last", "wait")]
+    text = (f"Taken apart, over the same seeds: the steps left in the state alone move the mean "
+            f"step of a deal by {step_s.judged(2)} and the late efficiency by "
+            f"{eff_s.judged(3)}; the value of waiting alone moves them by {step_w.judged(2)} "
+            f"and {eff_w.judged(3)}.")
+    later = {k: d.significant and d.diff.value > 0 for k, d in (("state", step_s),
+                                                                ("wait", step_w))}
+    if later["wait"] and not later["state"]:
+        text += (" The delay comes from valuing a failure at what waiting is worth, not from "
+                 "the larger state.")
+    elif later["state"] and not later["wait"]:
+        text += (" The delay comes from the larger state (the learners tell the steps apart), "
+                 "not from the value of waiting.")
+    elif later["state"] and later["wait"]:
+        text += " Each part alone delays the deals."
+    return pd.DataFrame(rows), tests, text
 
 
 def _period_efficiency(table: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
@@ -161,7 +244,7 @@ def _texts(summary: pd.DataFrame, diffs: dict[str, stats.Difference], window: in
     none, clock = summary.iloc[0], summary.iloc[1]
     step = diffs["mean_deal_step"]
     timing = (f"the mean step of a deal is {clock['mean_deal_step']:.2f} with the clock against "
-              f"{none['mean_deal_step']:.2f} without ({step.judged(2)})")
+              f"{none['mean_deal_step']:.2f} without, a difference of {step.judged(2)}")
     if not step.significant:
         s1 = f"The clock does not move deals detectably earlier or later: {timing}."
     elif step.diff.value < 0:
@@ -172,7 +255,7 @@ def _texts(summary: pd.DataFrame, diffs: dict[str, stats.Difference], window: in
     e = diffs["efficiency_last"]
     s2 = (f"Efficiency over the last {window} of {periods} periods is "
           f"{clock['efficiency_last']:.3f} with the clock against {none['efficiency_last']:.3f} "
-          f"without ({e.judged(3)}); with the clock it goes from "
+          f"without, a difference of {e.judged(3)}; with the clock it goes from "
           f"{clock['efficiency_first']:.3f} in the first {window} periods to "
           f"{clock['efficiency_last']:.3f}, without it from {none['efficiency_first']:.3f} to "
           f"{none['efficiency_last']:.3f}.")

@@ -27,6 +27,19 @@ from market.report.section import Context, Section
 
 NAME = "equilibrium"
 TITLE = "Which equilibrium do the learners find?"
+#: the literature this section's answer sits in (with citations)
+RELATED = (
+    'Gale, Binmore and Samuelson (1995) showed that learners in the ultimatum game settle '
+    'away from the subgame-perfect split when responders are noisy where they are nearly '
+    'indifferent: the proposer then leaves them something. The same force acts here at the '
+    'exact point of indifference (the responder offered its zero-surplus price flips a '
+    'coin), and the learners select the equilibrium in which the last proposer leaves one '
+    'price step. People bargain differently again: in the ultimatum game most offers are '
+    'near an equal split and low ones are rejected (Güth, Schmittberger and Schwarze 1982), '
+    'and in multi-round games players neither fully follow backward induction nor ignore it '
+    '(Binmore, Shaked and Sutton 1985; Neelin, Sonnenschein and Spiegel 1988). These agents '
+    'model equilibrium play, not people.'
+)
 ZERO = 1e-9
 
 
@@ -151,7 +164,7 @@ def run(ctx: Context) -> Section:
         "equilibria if ties -> accept": [f"{n}/{seeds}" for n in d["nash_ties_accept"]],
     })
     return Section(
-        name=NAME, title=TITLE,
+        name=NAME, title=TITLE, related=RELATED,
         question=("The game has several subgame-perfect equilibria. Which one do self-play "
                   "learners end in, is it subgame perfect (the README said \"Nash, not "
                   "subgame perfect\"), and why that one rather than the one `spe` plays?"),

@@ -28,6 +28,13 @@ from market.view.terminal import render
 
 NAME = "legacy"
 TITLE = "The legacy view of learned agents"
+#: the literature this section's answer sits in (with citations)
+RELATED = (
+    'Plots of offers over time are how the automated-negotiation literature shows a '
+    "negotiation's trace (the ANAC competitions, Baarslag et al. 2013; NegMAS draws them "
+    "for every mechanism). The document's terminal view does the same with one screen per "
+    'round.'
+)
 #: the scale drawn: level p at 100 p / P, so a price is the Seller's reward in percent
 #: (the two-agent game pays the Seller p / P and the Buyer 1 - p / P)
 HI = 100
@@ -87,7 +94,7 @@ def run(ctx: Context) -> Section:
     fig = _figure(res.seller[i], res.buyer[i], res.protocol)
     answer = _answer(said, pairs)
     return Section(
-        name=NAME, title=TITLE,
+        name=NAME, title=TITLE, related=RELATED,
         question=("The document proposed using its legacy visualisation to display the "
                   "results of Q-learning. What does a trained pair's negotiation look like "
                   "there?"),

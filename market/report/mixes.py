@@ -26,6 +26,19 @@ from market.runs.batch import RunSpec, run_seed
 
 NAME = "mixes"
 TITLE = "Mixed populations and the competitive band"
+#: the literature this section's answer sits in (with citations)
+RELATED = (
+    'Gode and Sunder (1993) found that a double auction of zero-intelligence traders '
+    'constrained not to trade at a loss reaches allocative efficiency "close to 100 '
+    'percent", far above unconstrained ones, and concluded that the institution, not the '
+    "traders' intelligence, does most of the work. Their institution is a double auction "
+    'with a public order book; this market is bilateral bargaining in random pairs, where a '
+    'trader meets one partner at a time and extramarginal pairs can trade, so the '
+    'comparison with ZI-U here says what the constraint does in this institution, and the '
+    'gap to their figure is what the institution costs. Smith (1962) defined the '
+    'convergence coefficient alpha used for prices; Cliff and Bruten (1997) showed that '
+    'ZI-C prices need not converge to the competitive band, as seen here.'
+)
 FAMILIES = {
     "averaging": "averaging (the document's static traders)",
     "zi-c": "zero intelligence, constrained (Gode and Sunder)",
@@ -123,12 +136,13 @@ def run(ctx: Context) -> Section:
         "traders": [FAMILIES.get(f, CONTROL_WORDS) for f in pure["family"]],
         "efficiency, all of this kind": stats.column_text(pure, "efficiency", seeds, 3),
         "Smith's alpha (%)": stats.column_text(pure, "alpha", seeds, 1),
-        "mean price minus competitive mid": [f"{r.price_gap:+.1f}" for r in pure.itertuples()],
+        "mean price minus competitive mid": [f"{r.price_gap:+.1f}" if np.isfinite(r.price_gap)
+                                             else "n/a" for r in pure.itertuples()],
         "pure-market efficiency fitted from every mix": [fit_text.get(f, "")
                                                          for f in pure["family"]],
     })
     return Section(
-        name=NAME, title=TITLE,
+        name=NAME, title=TITLE, related=RELATED,
         question=("Gode and Sunder asked whether a market's efficiency comes from its rules or "
                   "from its traders' intelligence. In our bilateral market, how efficient are "
                   "mixes of averaging, zero-intelligence, time-dependent and learning traders, "

@@ -25,6 +25,14 @@ from market.runs.batch import run_seed
 
 NAME = "room"
 TITLE = "A room of learners with different parameters"
+#: the literature this section's answer sits in (with citations)
+RELATED = (
+    'Calvano, Calzolari, Denicolò and Pastorello (2020) let Q-learners set prices over a '
+    'grid of learning rates and exploration speeds and found that the parameters shape the '
+    'outcome strongly when every firm uses the same ones; here each trader draws its own, '
+    'and what a trader earns is driven first by its own cost or value (its competitive '
+    "surplus), against which the parameters' effects are measured."
+)
 #: the drawn learning parameters, as the learners hold them, and their words
 PARAMS = {
     "lr": "learning rate",
@@ -108,7 +116,7 @@ def run(ctx: Context) -> Section:
                     if r.verdict == "a finding" else r.verdict for r in trends.itertuples()],
     })
     return Section(
-        name=NAME, title=TITLE,
+        name=NAME, title=TITLE, related=RELATED,
         question=("The document proposed training a bunch of agents with different learning "
                   "parameters in one global room. When learners with different parameters "
                   "trade together, which parameters earn more?"),

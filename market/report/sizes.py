@@ -29,6 +29,16 @@ from market.sim.engine import negotiate
 
 NAME = "sizes"
 TITLE = "Larger games: more price levels and rounds"
+#: the literature this section's answer sits in (with citations)
+RELATED = (
+    'With no discount and a finite horizon the alternating-offers game gives the proposer '
+    'of the last round the whole surplus, up to one price step (Ståhl 1972; the '
+    'finite-horizon game of Rubinstein 1982 without discounting). Here the first mover also '
+    'makes the last offer in T rounds, so every converged game ends at ((P - 1)/P, 1/P), '
+    'whatever T. Tabular Q-learning converges only if every state-action pair is tried '
+    'infinitely often (Watkins and Dayan 1992); the budgets found here say how many '
+    'episodes "infinitely often" means for each game under this schedule.'
+)
 PRESET_NAMES = ("seed", "default")
 #: a game "converges" within a budget when at least this share of seeds ends at NashConv 0
 CONVERGED = 0.5
@@ -146,7 +156,7 @@ def run(ctx: Context) -> Section:
     show["default budget converges?"] = [needs.get((p, q), "yes")
                                          for p, q in zip(t["P"], t["T"], strict=True)]
     return Section(
-        name=NAME, title=TITLE,
+        name=NAME, title=TITLE, related=RELATED,
         question=("The document proposed enlarging the price and time spaces and expected "
                   "\"more complex strategy or impossibility to converge toward a stable "
                   "Q-Table\". Which is it, and what does self-play need where it stops "

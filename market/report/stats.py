@@ -152,15 +152,21 @@ class Difference:
                 f"{p_text(self.p_welch)}{holm})")
 
     def judged(self, digits: int = 2, thousands: bool = False) -> str:
-        """:meth:`text` with its verdict, and for a difference not found, the smallest one
-        the design would have found: what a sentence may say about it."""
-        out = f"{self.text(digits, thousands)}, {self.verdict}"
+        """``+0.12 (+0.05 to +0.19; p = 0.003; a finding)``: the value, its interval, p and
+        verdict, and for a difference not found, the smallest one the design would have
+        found: what a sentence may say about it."""
+        f = f"{{:+{',' if thousands else ''}.{digits}f}}"
+        d = self.diff
+        holm = (f", Holm-adjusted {p_text(self.p_holm)}" if math.isfinite(self.p_holm)
+                else "")
+        verdict = self.verdict
         if not self.significant:
-            mde = self.diff.detectable()
+            mde = d.detectable()
             if math.isfinite(mde):
-                f = f"{{:{',' if thousands else ''}.{digits}f}}"
-                out += f"; the design would detect ±{f.format(mde)}"
-        return out
+                g = f"{{:{',' if thousands else ''}.{digits}f}}"
+                verdict += f", the design would detect ±{g.format(mde)}"
+        return (f"{f.format(d.value)} ({f.format(d.lo)} to {f.format(d.hi)}; "
+                f"{p_text(self.p_welch)}{holm}; {verdict})")
 
 
 def difference(a: np.ndarray, b: np.ndarray, paired: bool = False) -> Difference:

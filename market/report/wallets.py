@@ -22,6 +22,14 @@ from market.runs.batch import expand, validate_grid
 
 NAME = "wallets"
 TITLE = "Common wallets"
+#: the literature this section's answer sits in (with citations)
+RELATED = (
+    'A reward shared by a team is the "team game" payoff whose learnability falls as the '
+    "team grows: each member's own action moves it by a share that shrinks with the size of "
+    'the team (Wolpert and Tumer 2002, who propose difference rewards instead). Whether and '
+    'how much that costs here is what the efficiency difference and its trend over team '
+    'size measure.'
+)
 #: measures with bounds get intervals inside them
 BOUNDS = {"efficiency": (0.0, 1.0), "seller_share": (0.0, 1.0)}
 METRICS = {
@@ -93,7 +101,7 @@ def run(ctx: Context) -> Section:
                                                             seeds, 2),
     })
     return Section(
-        name=NAME, title=TITLE,
+        name=NAME, title=TITLE, related=RELATED,
         question=("The document proposed giving a common wallet to several agents. What does "
                   "pooling earnings in teams do to efficiency, prices and what each trader "
                   "earns, and does it depend on the size of the team?"),

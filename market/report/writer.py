@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from market.files import all_or_nothing, save_figure, write_text
+from market.report import references
 from market.report.section import Section
 from market.report.stats import p_text
 
@@ -69,6 +70,8 @@ def report_markdown(sections: Sequence[Section], header: str) -> str:
     """The whole report: a header, a table of contents, the sections in order."""
     toc = [f"{i}. [{s.title}](#{anchor(i, s.title)})" for i, s in enumerate(sections, 1)]
     body = [section_markdown(i, s) for i, s in enumerate(sections, 1)]
+    if any(s.related for s in sections):
+        body.append(references.markdown())
     return "\n".join([header.rstrip(), "", *toc, "", *body]).rstrip() + "\n"
 
 

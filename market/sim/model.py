@@ -73,6 +73,7 @@ class MarketModel(mesa.Model):
         teams: int | None = None,
         common_wallet: bool = False,
         clock: bool = False,
+        clock_parts: str = "both",
         clock_buckets: int | None = None,
         learner_params: str = "fixed",
         rational_learners: bool = True,

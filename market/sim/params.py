@@ -55,6 +55,8 @@ DISTRIBUTIONS = ("uniform", "normal", "triangular")
 FIRST_MOVERS = ("random", "seller", "buyer")
 AGENT_DATA = ("period", "step", "none")
 LEARNER_PARAMS = ("fixed", "drawn")
+#: what the market clock changes for a learner: both of its parts, or one alone
+CLOCK_PARTS = ("both", "state", "wait")
 #: the mix of a side whose mix is not given
 DEFAULT_MIX = {"averaging": 1.0}
 
@@ -94,6 +96,12 @@ class Params:
         the market clock: learners observe the steps left in the period and
         value a failed negotiation at what waiting is worth (nothing at the
         last step); see :class:`~strategies.qlearning.MarketQLearning`.
+    clock_parts:
+        which of the clock's two changes a learner gets (with ``clock``):
+        ``"both"`` (default); ``"state"``, the steps left in its state, a
+        failed negotiation still worth 0; ``"wait"``, a failed negotiation
+        worth what waiting is, the state without the steps left. The two alone
+        separate what each does.
     clock_buckets:
         time-left slots of a clocked learner's table (default ``min(period, 4)``;
         at most one per step of a period, so at most :data:`~market.limits.STEPS_MAX`).
@@ -124,6 +132,7 @@ class Params:
     teams: int | None = None
     common_wallet: bool = False
     clock: bool = False
+    clock_parts: str = "both"
     clock_buckets: int | None = None
     learner_params: str = "fixed"
     rational_learners: bool = True
@@ -185,6 +194,7 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
         teams=None if a["teams"] is None else int(a["teams"]),
         common_wallet=bool(a["common_wallet"]),
         clock=bool(a["clock"]),
+        clock_parts=a["clock_parts"],
         clock_buckets=int(min(int(a["period"]), 4) if a["clock_buckets"] is None
                           else a["clock_buckets"]),
         learner_params=a["learner_params"],
@@ -212,6 +222,7 @@ def _check_values(a: dict[str, Any], say: Namer) -> None:
     _check_choice(say("first"), a["first"], FIRST_MOVERS)
     _check_choice(say("agent_data"), a["agent_data"], AGENT_DATA)
     _check_choice(say("learner_params"), a["learner_params"], LEARNER_PARAMS)
+    _check_choice(say("clock_parts"), a["clock_parts"], CLOCK_PARTS)
     for name in ("value_range", "cost_range"):
         _check_range(say(name), a[name])
     for name in ("value_dist", "cost_dist"):
@@ -341,6 +352,7 @@ def table_cells(p: Params) -> float:
     """
     market = MarketSetting(rational=p.rational_learners,
                            clock_buckets=p.clock_buckets if p.clock else 1,
+                           clock_parts=p.clock_parts,
                            learner_params=p.learner_params)
     return sum(
         n * share * specs.parse(spec).cls.market_table_cells(p.protocol, market)

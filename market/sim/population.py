@@ -68,6 +68,7 @@ def make_strategy(text: str, side: int, count: int, p: Params, protocol: Protoco
     extra = dict((p.strategy_params or {}).get(spec.name, {}))
     market = MarketSetting(rational=p.rational_learners,
                            clock_buckets=p.clock_buckets if p.clock else 1,
+                           clock_parts=p.clock_parts,
                            learner_params=p.learner_params, rng=rng)
     return spec.cls.for_market(side, max(count, 1), protocol, market, spec.arg, extra)
 

@@ -67,3 +67,37 @@ def test_p_values_read_as_a_reader_wants():
     assert stats.p_text(0.0004) == "p < 0.001"
     assert stats.p_text(0.004) == "p = 0.004"
     assert stats.p_text(0.23) == "p = 0.23"
+
+
+def test_holm_adjusts_in_order_and_never_lowers_a_p_value():
+    def diff(p: float) -> stats.Difference:
+        return stats.Difference(stats.Estimate(1.0, 0.5, 1.5, 10), p, p)
+
+    out = stats.holm({"a": diff(0.01), "b": diff(0.04), "c": diff(0.03)})
+    # sorted 0.01, 0.03, 0.04 -> 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 1 x 0.04)
+    assert [out[k].p_holm for k in "acb"] == pytest.approx([0.03, 0.06, 0.06])
+    assert all(out[k].p_holm >= out[k].p_welch for k in out)
+    assert out["a"].verdict == "borderline, not stated as a finding"
+    assert out["b"].verdict == "not significant" and not out["b"].significant
+
+
+def test_a_bounded_mean_keeps_its_interval_inside_the_bounds():
+    values = np.array([0.99, 1.0, 1.0, 0.2])  # a t interval would pass 1
+    t = stats.mean(values)
+    assert t.hi > 1
+    b = stats.mean(values, (0.0, 1.0))
+    assert b.value == pytest.approx(t.value) and 0 <= b.lo <= b.value <= b.hi <= 1
+    assert stats.mean(values, (0.0, 1.0)) == b  # the bootstrap depends on the values alone
+
+
+def test_a_paired_difference_uses_the_pairs_and_states_what_it_could_detect():
+    rng = np.random.default_rng(1)
+    base = rng.normal(0, 5, 30)
+    a, b = base + 0.3 + rng.normal(0, 0.1, 30), base
+    paired, unpaired = stats.difference(a, b, paired=True), stats.difference(a, b)
+    assert paired.significant and not unpaired.significant
+    # the smallest detectable difference: (t.975 + t.80) standard errors
+    se = np.std(a - b, ddof=1) / np.sqrt(30)
+    assert paired.diff.detectable() == pytest.approx(se * 2.85, rel=0.03)
+    assert "the design would detect" in unpaired.judged() and "not significant" in (
+        unpaired.judged())

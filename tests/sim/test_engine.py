@@ -65,7 +65,7 @@ def _random_config(rng: np.random.Generator) -> dict:
 
     clock = bool(rng.integers(2))
     teams = int(rng.integers(1, 4)) if rng.integers(2) else None
-    return dict(
+    cfg = dict(
         n_sellers=int(rng.integers(1, 60)), n_buyers=int(rng.integers(1, 60)),
         seller_mix=mix(names), buyer_mix=mix(other),
         prices=int(rng.integers(2, 12)), rounds=int(rng.integers(1, 7)),
@@ -77,6 +77,24 @@ def _random_config(rng: np.random.Generator) -> dict:
         rational_learners=bool(rng.integers(2)) or clock,
         seed=int(rng.integers(1_000_000)),
     )
+    cfg["clock_parts"] = str(rng.choice(["both", "state", "wait"])) if clock else "both"
+    return cfg
+
+
+@pytest.mark.parametrize("parts", ["both", "state", "wait"])
+def test_each_part_of_the_clock_plays_alike_on_both_paths_and_does_what_it_says(parts):
+    kw = dict(n_sellers=30, n_buyers=30, seller_mix={"qlearning": 1.0},
+              buyer_mix={"qlearning": 1.0}, period=5, clock=True, clock_buckets=3,
+              clock_parts=parts, seed=5)
+    model = _assert_same(kw, 40)
+    learner = model.strategy_objects(0)[0]
+    slots = learner.tables.reshape(learner.n_members, 2, 3, -1)
+    used = np.abs(slots).sum(axis=(0, 1, 3)) > 0  # which time-left slots were ever updated
+    assert used.tolist() == ([True, False, False] if parts == "wait" else [True, True, True])
+    assert np.any(learner.wait_value != 0)  # the value of waiting is learned in every mode
+    both = _run("compiled", 40, **{**kw, "clock_parts": "both"})
+    if parts != "both":  # each part alone is a different market from both together
+        assert not model.model_frame().equals(both.model_frame())
 
 
 @pytest.mark.parametrize("config", range(36))
