@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from market.cli import common
-from market.cli.common import emit_json, int_in, path_text
+from market.cli.common import emit_json, int_in, number_in, path_text
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.files import all_or_nothing, check_output_path
@@ -59,6 +59,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="price levels P (>= 2, default 5)")
     p.add_argument("--rounds", "-T", type=int_in("--rounds", 1, ROUNDS_MAX), default=None,
                    help="rounds T (>= 1, default 5)")
+    p.add_argument("--deal-bonus", type=number_in("--deal-bonus", 0, 1), default=None,
+                   metavar="B", help="added to both learners' reward for a deal, in [0, 1] "
+                   "(default 0: the document's rewards); a small one breaks a responder's "
+                   "indifference at its zero-surplus price toward accepting")
     p.add_argument("--seed", type=int_in("--seed", 0), default=None, help="random seed (>= 0)")
     p.add_argument("--seeds", type=int_in("--seeds", 1, 100_000), default=1,
                    help="independent seeds trained together (medians reported)")
@@ -87,7 +91,7 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
         "cycles": args.cycles, "episodes": args.episodes, "test_episodes": args.test_episodes,
         "train": args.train, "first": first, "prices": args.prices,
         "rounds": args.rounds, "seed": args.seed, "seeds": args.seeds,
-        "test_loop": args.test_loop,
+        "test_loop": args.test_loop, "deal_bonus": args.deal_bonus,
     }
     if loaded is not None:
         over.update(prices=loaded.protocol.prices, rounds=loaded.protocol.rounds,

@@ -73,6 +73,9 @@ class TrainConfig:
     (the document), ``run`` over the whole run. ``lr_end``: if set, the
     learning rate falls linearly from ``lr`` to ``lr_end`` over the run.
     ``init``: initial value of every legal cell (optimism drives exploration).
+    ``deal_bonus``: added to both learners' reward for a deal (0, the
+    document's rewards, by default): a small one breaks the indifference of
+    a responder offered its zero-surplus price toward accepting.
     ``test_loop``: ``protocol`` plays the greedy test as the protocol says;
     ``original`` reproduces the original project's test loop, which never
     updates the first mover's observation (it offers its start-row offer at
@@ -97,6 +100,7 @@ class TrainConfig:
     epsilon_schedule: str = "exp"
     epsilon_clock: str = "cycle"
     init: float = 0.0
+    deal_bonus: float = 0.0
     seed: int = 0
     seeds: int = 1
     test_loop: str = "protocol"
@@ -120,6 +124,8 @@ class TrainConfig:
             (0.0 <= self.epsilon_start <= 1.0, "epsilon_start must be in [0, 1]"),
             (0.0 <= self.epsilon_end <= 1.0, "epsilon_end must be in [0, 1]"),
             (self.epsilon_decay >= 0.0, "epsilon_decay must be >= 0"),
+            (0.0 <= self.deal_bonus <= 1.0, f"deal_bonus must be in [0, 1] (got "
+                                            f"{self.deal_bonus})"),
         ]
         for ok, msg in checks:
             if not ok:
@@ -374,7 +380,8 @@ def train(
         stop = min(total, g + chunk, (cycle + 1) * E if per_cycle else total)
         eps, lr = schedules(config, g, stop)
         first0, learns = roles.movers(g, e)
-        kernel.play(q, rng, counts, eps, lr, first0, learns, config.gamma, e0=g, per_cycle=E)
+        kernel.play(q, rng, counts, eps, lr, first0, learns, config.gamma, e0=g, per_cycle=E,
+                    bonus=config.deal_bonus)
         g = stop
         if progress is not None:
             progress(g, total)

@@ -123,7 +123,7 @@ def _diff_text(d: stats.Difference, digits: int = 0) -> str:
 
 
 def run(ctx: Context) -> Section:
-    seeds = ctx.pick(4000, 100)
+    seeds = ctx.pick(12000, 100)
     check_seeds = ctx.pick(200, 6)
     runs = len(VARIANTS) * 2 + 2
     data: dict[str, list[dict[str, np.ndarray]]] = {}
