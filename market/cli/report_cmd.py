@@ -4,7 +4,7 @@ Runs every section's experiment (or those --only names) with this project's
 training, exact evaluation, market and batch runs, then writes DIR/report.md
 with its figures (PNG) and tables (CSV). Every number comes from the run and
 depends only on --seed; --quick uses few seeds and small markets (a smoke
-test, about 10 seconds on an idle 2-core machine). Nothing is written until
+test, about 20 seconds on an idle 2-core machine). Nothing is written until
 every section has run, and each file is written atomically; an existing DIR is fine (the report's
 files are replaced).
 """
@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, metavar="DIR",
                    help="folder for report.md, its figures and tables (created if missing)")
     p.add_argument("--quick", action="store_true",
-                   help="few seeds and small markets: a smoke test (about 10 s on an idle "
+                   help="few seeds and small markets: a smoke test (about 20 s on an idle "
                    "2-core machine; timings.csv records each part)")
     p.add_argument("--only", default=None, metavar="NAME[,NAME]",
                    help=f"comma-separated sections ({','.join(SECTIONS)}); default all")

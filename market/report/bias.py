@@ -143,7 +143,7 @@ def run(ctx: Context) -> Section:
                 **stats.mean(d["last_cycle"]).row("last_cycle_seller_wallet"),
                 **stats.mean(d["exact"]).row("exact_seller_wallet"),
                 "deals": float(d["deals"].mean()),
-                **stats.mean(d["nash_conv"]).row("nash_conv"),
+                **stats.mean(d["nash_conv"], (0.0, np.inf)).row("nash_conv"),
                 "seller_gain": float(d["seller_gain"].mean()),
                 "buyer_gain": float(d["buyer_gain"].mean()),
             })
@@ -169,7 +169,7 @@ def run(ctx: Context) -> Section:
                                                             data[key][1]["wallet"], DOC_DIFF)
                                          if key in data else np.nan),
         })
-    sched_rows = [{"tables": k, "seeds": v.size, **stats.mean(v).row("nash_conv"),
+    sched_rows = [{"tables": k, "seeds": v.size, **stats.mean(v, (0.0, np.inf)).row("nash_conv"),
                    "at_zero": int((v < 1e-9).sum())} for k, v in schedule.items()]
     arms_df, tests_df = pd.DataFrame(arms_rows), pd.DataFrame(test_rows)
     sched_df = pd.DataFrame(sched_rows)

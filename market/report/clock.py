@@ -235,7 +235,7 @@ def _period_efficiency(table: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame
     rows = []
     for (clock, period), g in s.groupby(["clock", "period"], sort=True):
         rows.append({"clock": bool(clock), "period": int(period),
-                     **stats.mean(g["efficiency"].to_numpy()).row("efficiency")})
+                     **stats.mean(g["efficiency"].to_numpy(), (0.0, 1.0)).row("efficiency")})
     return pd.DataFrame(rows)
 
 
@@ -312,7 +312,7 @@ def _figure(per: pd.DataFrame, eff: pd.DataFrame) -> Any:
         width = 0.4
         for k, clock in enumerate((False, True)):
             g = per[per["clock"] == clock]
-            est = [stats.mean(g[f"{prefix}{s}"].to_numpy()) if f"{prefix}{s}" in g
+            est = [stats.mean(g[f"{prefix}{s}"].to_numpy(), (0.0, 1.0)) if f"{prefix}{s}" in g
                    else stats.Estimate(np.nan, np.nan, np.nan, 0) for s in steps]
             vals = np.array([e.value for e in est])
             err = np.array([e.value - e.lo if np.isfinite(e.lo) else 0 for e in est])

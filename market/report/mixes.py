@@ -106,7 +106,7 @@ def run(ctx: Context) -> Section:
     n = ctx.pick(60, 6)
     shares = ctx.pick((0.0, 0.25, 0.5, 0.75, 1.0), (0.0, 1.0))
     seeds = ctx.pick(20, 3)
-    steps = ctx.pick(200, 10)
+    steps = ctx.pick(200, 40)
     todo = specs(ctx, n, shares, seeds, steps)
     res = _batch(ctx, todo)
     t = res.table
@@ -124,8 +124,8 @@ def run(ctx: Context) -> Section:
     summary = pd.DataFrame(rows)
     mixed = runs[runs["family"] != CONTROL]
     fitted = _mixture_fit(mixed, shares)
-    trends = pd.DataFrame([{"family": f, **stats.mean(fitted[:, k]).row("efficiency_pure_fit")}
-                           for k, f in enumerate(FAMILIES)])
+    trends = pd.DataFrame([{"family": f, **stats.mean(fitted[:, k], (-np.inf, 1.0)).row(
+        "efficiency_pure_fit")} for k, f in enumerate(FAMILIES)])
     conf, family_tests = _tests(runs, fitted, shares)
     fig = _figure(summary[summary["family"] != CONTROL], shares)
     answer = _answer(summary, trends, shares, conf)
@@ -221,11 +221,22 @@ def _tests(runs: pd.DataFrame, fitted: np.ndarray, shares: tuple[float, ...]
     labels = {"control": "pure ZI-C minus pure ZI-U (Gode and Sunder's control)",
               "best": f"pure ZI-C minus pure {SHORT[best]} (the most efficient other)"}
     keys = list(FAMILIES)
-    explore = {f"fitted pure {SHORT[f]} minus fitted pure averaging": stats.difference(
+    alpha = {f: runs[(runs["family"] == f) & (runs["share"] == 1.0)].sort_values("iteration")[
+        "alpha"].to_numpy(float) for f in FAMILIES}
+    order = sorted((f for f in FAMILIES if np.isfinite(alpha[f]).all()),
+                   key=lambda f: alpha[f].mean())
+    explore = {}
+    if len(order) >= 2:
+        gap = stats.difference(alpha[order[0]], alpha[order[1]], paired=True)
+        explore[f"Smith's alpha, pure {SHORT[order[0]]} minus pure {SHORT[order[1]]} (the "
+                f"two closest to the band)"] = gap
+    explore |= {f"fitted pure {SHORT[f]} minus fitted pure averaging": stats.difference(
         fitted[:, keys.index(f)], fitted[:, 0], paired=True) for f in keys[1:]}
     adjusted, tests = stats.family({labels[k]: d for k, d in conf.items()}, explore, digits=3)
     out = {k: adjusted[labels[k]] for k in conf}
     out["best_name"] = best  # type: ignore[assignment]
+    if len(order) >= 2:
+        out["alpha_gap"] = gap
     return out, tests
 
 
@@ -257,12 +268,16 @@ def _answer(summary: pd.DataFrame, trends: pd.DataFrame, shares: tuple[float, ..
     else:
         s3 = f"ZI-C against the most efficient other pure market ({other}): {b.judged(3)}."
     parts = [s1, s2, s3]
-    alpha = kinds["alpha"].dropna()
-    if len(alpha) >= 2:
-        closest, farthest = alpha.idxmin(), alpha.idxmax()
-        parts.append(f"Prices come closest to the competitive band with {SHORT[closest]} "
-                     f"traders (Smith's alpha {kinds.loc[closest, 'alpha']:.1f}%, against "
-                     f"{kinds.loc[farthest, 'alpha']:.1f}% with {SHORT[farthest]}).")
+    alpha = kinds["alpha"].dropna().sort_values()
+    if len(alpha) >= 2 and "alpha_gap" in conf:
+        closest, second, farthest = alpha.index[0], alpha.index[1], alpha.index[-1]
+        d = conf["alpha_gap"]
+        lead = (f"Prices come closest to the competitive band with {SHORT[closest]} traders"
+                if d.significant else
+                f"Prices come closest to the competitive band with {SHORT[closest]} and "
+                f"{SHORT[second]} traders, not told apart")
+        parts.append(f"{lead} (Smith's alpha {alpha[closest]:.1f}% and {alpha[second]:.1f}%: "
+                     f"{d.judged(1)}), against {alpha[farthest]:.1f}% with {SHORT[farthest]}.")
     fit = trends.set_index("family")
     parts.append("Fitted from every mix (the Scheffé model), a pure market's efficiency is "
                  + ", ".join(f"{fit.loc[f, 'efficiency_pure_fit']:.3f} ({SHORT[f]})"

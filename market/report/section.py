@@ -48,7 +48,7 @@ class Context:
     """What every section gets: the seed, the size of the run, where progress goes.
 
     ``quick``: few seeds and small markets (a smoke test of the whole report,
-    about half a minute); the full report is the one to read. ``processes``:
+    about 20 s on an idle 2-core machine); the full report is the one to read. ``processes``:
     worker processes for market batches (results do not depend on it).
     ``out``: the output folder as the user named it (for the commands the
     report prints).

@@ -65,6 +65,7 @@ PARAMS = ["n_buyers=99999999999999999999999", "n_buyers=1000000000", "prices=100
           "buyer_mix.zi-c=0.5", "buyer_mix.bogus=0.5", "buyer_mix.qlearning:=0.5",
           "rounds=3", "period=1,2", "clock=true", "clock=maybe", "first=bogus", "n_buyers=nan",
           "n_buyers=inf", "n_buyers=2.5", "teams=0", "teams=3", "agent_data=step",
+          "clock_parts=wait", "clock_parts=bogus",
           "n_buyers=" + ",".join(str(i) for i in range(1, 400))]
 #: output paths, relative to the example's own folder (never the fixtures)
 OUTPUTS = ["out", "out/x.npz", "out/f.png", "out/r.parquet", "out/deep/er/r.parquet", "dir",

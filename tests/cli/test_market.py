@@ -30,6 +30,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
         (["--value-range", "9,3"], "--value-range"),
         (["--common-wallet"], "--teams"),
         (["--prices", "1"], "--prices"),
+        (["--clock", "--clock-parts", "clocks"], "--clock-parts must be one of both, state, wait"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, needle):
