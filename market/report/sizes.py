@@ -242,8 +242,10 @@ def _texts(table: pd.DataFrame, budget: pd.DataFrame, needs: dict[tuple[int, int
         expected = (conv["P"] - 1) / conv["P"]
         got = conv["first_mover_reward_at_zero"]
         same = bool(((got - expected).abs() < 1e-6).all())
-        s3 = (f"Where it converges, the deal rate is {conv['deal_rate'].min():.2f} to "
-              f"{conv['deal_rate'].max():.2f} and at equilibrium the first mover gets "
+        lo, hi = conv["deal_rate"].min(), conv["deal_rate"].max()
+        rate = f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f} to {hi:.2f}"
+        s3 = (f"Where it converges, the deal rate is {rate} and at equilibrium the first "
+              f"mover gets "
               f"{got.min():.2f} to {got.max():.2f} of the range")
         if same:
             s3 += (", exactly (P - 1)/P in every game: the outcome the learners select at "

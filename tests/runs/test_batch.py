@@ -413,3 +413,18 @@ def test_a_damaged_part_file_is_run_again(tmp_path, content):
     res = batch.run_batch(specs, out, processes=1)
     assert (res.reused, res.ran) == (0, 2)
     pd.testing.assert_frame_equal(res.table, ref)
+
+
+def test_common_seeds_give_every_point_the_same_markets():
+    grid = batch.validate_grid(batch.parse_param_options(["n_buyers=6", "common_wallet=false,true",
+                                                          "n_sellers=6"]))
+    plain = batch.expand(grid, 3, 7, 5)
+    common = batch.expand(grid, 3, 7, 5, common_seeds=True)
+    assert [s.seed for s in common[:3]] == [s.seed for s in common[3:]]  # by iteration
+    assert len({s.seed for s in plain}) == 6  # otherwise every run its own
+    assert [s.seed for s in common[:3]] == [s.seed for s in plain[:3]]  # point 0 unchanged
+    # without teams a common wallet is a label only: under common seeds the runs are equal
+    res = batch.run_batch(common, None, processes=1)
+    t = res.table.sort_values(["common_wallet", "iteration"])
+    a, b = (t[t["common_wallet"] == v].reset_index(drop=True) for v in (False, True))
+    assert a["efficiency"].equals(b["efficiency"]) and a["mean_price"].equals(b["mean_price"])
