@@ -277,7 +277,9 @@ def _why(arms: pd.DataFrame, diffs: dict[str, stats.Difference],
     gs, gb = arms["seller_gain"].mean(), arms["buyer_gain"].mean()
     doc = PRESETS["seed"]
     least = np.floor(exploration(doc, doc.episodes - 1, doc.total_episodes - 1) * 100) / 100
-    parts = [f"No arm is near an equilibrium: NashConv is {nc_lo:.2f} to {nc_hi:.2f} (0 is an "
+    near = ("No arm is near an equilibrium" if nc_lo > 0.1 else
+            "Some arms come near an equilibrium")
+    parts = [f"{near}: NashConv is {nc_lo:.2f} to {nc_hi:.2f} (0 is an "
              f"equilibrium; the Seller could gain {gs:.2f} and the Buyer {gb:.2f} of a reward "
              f"in [0, 1] by switching to a best response): the document's schedule never "
              f"explores less than {least:.2f} inside a {doc.episodes}-episode cycle, so each side "

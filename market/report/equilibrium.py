@@ -263,11 +263,15 @@ def _texts(table: pd.DataFrame, spe_df: pd.DataFrame, games: tuple[tuple[int, in
            f"{r5['seller_last_offer_q_P_minus_1']:.2f} for P - 1 (a sure deal at "
            f"{(P5 - 1) / P5:.2f}), so it asks P - 1, and backward induction carries that value "
            f"to the first round (with no discount the pair may haggle before the same deal). "
-           f"The tie-breaking is what makes this an equilibrium: evaluated with indifferent "
-           f"responders accepting, as `spe` assumes, the same tables are an equilibrium on "
-           f"{acc} of {total} seeds (the Seller would gain by asking P last), and with them "
-           f"rejecting on {rej}. The exploration schedule does not change the selection: with "
-           f"exploration ending at 0.05 or an optimistic start, the equilibria select "
+           + ("The tie-breaking is what makes this an equilibrium: " if acc < rej else
+              "Re-evaluated with the tie broken either way: ")
+           + f"evaluated with indifferent responders accepting, as `spe` assumes, the same "
+           f"tables are an equilibrium on {acc} of {total} seeds"
+           + (" (the Seller would gain by asking P last)" if acc < rej else "")
+           + f", and with them rejecting on {rej}. "
+           + ("The exploration schedule does not change the selection: " if o_top == 0 else
+              "With other exploration schedules: ")
+           + f"with exploration ending at 0.05 or an optimistic start, the equilibria select "
            f"((P - 1)/P, 1/P) on {o_sel} of their {o_nash} equilibria and (1, 0) on {o_top}, "
            f"with the Seller first.")
     why += " " + _optimistic_text(table) + " " + _bonus_text(table, seeds)
