@@ -65,6 +65,10 @@ LABELS = {
     "d_last": "(d) its last training cycle alone (100 episodes)",
 }
 
+#: the measures that answer the question: the test wallet (the document's loop, the protocol)
+#: and the wallet the document printed
+CONFIRM = ("a", "d", "b")
+
 VARIANTS = (
     Variant("a", "(a) document's test loop (original, first mover never updated)",
             {"test_loop": "original"}, 0),
@@ -132,68 +136,20 @@ def run(ctx: Context) -> Section:
             data[v.key] = [_arm(ctx, v, arm, seeds, update) for arm in (0, 1)]
         schedule = _schedule_check(ctx, check_seeds, update)
 
-    arms_rows, test_rows, diffs = [], [], {}
-    for v in VARIANTS:
-        for arm in (0, 1):
-            d = data[v.key][arm]
-            arms_rows.append({
-                "variant": v.key, "label": v.label, "trained_first": ARMS[arm], "seeds": seeds,
-                **stats.mean(d["wallet"]).row("seller_wallet"),
-                "seller_wallet_sd": float(d["wallet"].std(ddof=1)),
-                **stats.mean(d["last_cycle"]).row("last_cycle_seller_wallet"),
-                **stats.mean(d["exact"]).row("exact_seller_wallet"),
-                "deals": float(d["deals"].mean()),
-                **stats.mean(d["nash_conv"], (0.0, np.inf)).row("nash_conv"),
-                "seller_gain": float(d["seller_gain"].mean()),
-                "buyer_gain": float(d["buyer_gain"].mean()),
-            })
-        diffs[v.key] = stats.difference(data[v.key][0]["wallet"], data[v.key][1]["wallet"])
-    # the document's printed measure (variant a's tables, its test loop): the last training
-    # cycle's wallet plus the test's, and the two parts apart
-    a = data["a"]
-    diffs["d"] = stats.difference(*(a[k]["last_cycle"] + a[k]["wallet"] for k in (0, 1)))
-    diffs["d_last"] = stats.difference(a[0]["last_cycle"], a[1]["last_cycle"])
-    conf, tests = stats.family(
-        {LABELS["a"]: diffs["a"], LABELS["d"]: diffs["d"], LABELS["b"]: diffs["b"]},
-        {LABELS[k]: diffs[k] for k in ("d_last", "c", "b51", "c51")}, digits=0)
-    diffs.update({k: conf[LABELS[k]] for k in ("a", "d", "b")})
-    for key, diff in diffs.items():
-        pair = ((a[0]["last_cycle"] + a[0]["wallet"], a[1]["last_cycle"] + a[1]["wallet"])
-                if key == "d" else None)
-        test_rows.append({
-            "variant": key, "label": LABELS[key], "seeds_per_arm": seeds,
-            **diff.diff.row("difference"), "p_welch": diff.p_welch, "p_holm": diff.p_holm,
-            "p_mann_whitney": diff.p_mann_whitney,
-            "single_pair_share_ge_doc": (_single_pair_share(*pair, DOC_DIFF) if pair else
-                                         _single_pair_share(data[key][0]["wallet"],
-                                                            data[key][1]["wallet"], DOC_DIFF)
-                                         if key in data else np.nan),
-        })
-    sched_rows = [{"tables": k, "seeds": v.size, **stats.mean(v, (0.0, np.inf)).row("nash_conv"),
-                   "at_zero": int((v < 1e-9).sum())} for k, v in schedule.items()]
-    arms_df, tests_df = pd.DataFrame(arms_rows), pd.DataFrame(test_rows)
-    sched_df = pd.DataFrame(sched_rows)
-
+    measures = _measures(data)
+    diffs, tests = _tests(measures)
+    arms_df = _arms_table(data, seeds)
+    tests_df = _tests_table(diffs, measures, seeds)
+    sched_df = pd.DataFrame([{"tables": k, "seeds": v.size,
+                              **stats.mean(v, (0.0, np.inf)).row("nash_conv"),
+                              "at_zero": int((v < 1e-9).sum())} for k, v in schedule.items()])
     fig = _figure(data, diffs, seeds)
+    a = data["a"]
     sd = float(np.sqrt((a[0]["wallet"].var(ddof=1) + a[1]["wallet"].var(ddof=1)) / 2))
     single = float(tests_df.loc[tests_df["variant"] == "a", "single_pair_share_ge_doc"].iloc[0])
     answer = _answer(data, diffs, seeds, sd, single)
     why = _why(arms_df, diffs, schedule)
-    measures = {v.key: [data[v.key][k]["wallet"] for k in (0, 1)] for v in VARIANTS}
-    measures["d"] = [a[k]["last_cycle"] + a[k]["wallet"] for k in (0, 1)]
-    measures["d_last"] = [a[k]["last_cycle"] for k in (0, 1)]
-    keys = ["d", "d_last", *(v.key for v in VARIANTS)]
-    nash = {v.key: f"{np.mean([data[v.key][k]['nash_conv'].mean() for k in (0, 1)]):.2f}"
-            for v in VARIANTS}
-    display = pd.DataFrame({
-        "measure": [LABELS[k] for k in keys],
-        "Seller trained first": [stats.mean(measures[k][0]).text(0, True) for k in keys],
-        "Buyer trained first": [stats.mean(measures[k][1]).text(0, True) for k in keys],
-        "difference": [f"{diffs[k].diff.value:+,.0f} ({diffs[k].diff.lo:+,.0f} to "
-                       f"{diffs[k].diff.hi:+,.0f})" for k in keys],
-        "p (Holm where confirmatory)": [stats.p_text(diffs[k].p) for k in keys],
-        "NashConv": [nash.get(k, nash["a"]) for k in keys],
-    })
+    display = _display(data, measures, diffs)
     return Section(
         name=NAME, title=TITLE, related=RELATED,
         question=("The document trained the two sides in turn and found that the Seller sells "
@@ -230,6 +186,75 @@ def run(ctx: Context) -> Section:
                  "p_welch": {k: d.p_welch for k, d in diffs.items()},
                  "single_pair_share_ge_doc": single},
     )
+
+
+def _measures(data: dict[str, Any]) -> dict[str, list[np.ndarray]]:
+    """Each compared measure, per arm: the variants' test wallets and the document's printed
+    wallet (d: variant a's last training cycle plus its test) with its training part."""
+    a = data["a"]
+    out = {v.key: [data[v.key][k]["wallet"] for k in (0, 1)] for v in VARIANTS}
+    out["d"] = [a[k]["last_cycle"] + a[k]["wallet"] for k in (0, 1)]
+    out["d_last"] = [a[k]["last_cycle"] for k in (0, 1)]
+    return out
+
+
+def _tests(measures: dict[str, list[np.ndarray]]
+           ) -> tuple[dict[str, stats.Difference], list[stats.Test]]:
+    """Seller trained first minus Buyer trained first, per measure; (a), (b) and (d) answer
+    the question (Holm-corrected together), the rest explore the cause."""
+    diffs = {k: stats.difference(*m) for k, m in measures.items()}
+    conf, tests = stats.family(
+        {LABELS[k]: diffs[k] for k in CONFIRM},
+        {LABELS[k]: diffs[k] for k in ("d_last", "c", "b51", "c51")}, digits=0)
+    diffs.update({k: conf[LABELS[k]] for k in CONFIRM})
+    order = [v.key for v in VARIANTS] + ["d", "d_last"]
+    return {k: diffs[k] for k in order}, tests
+
+
+def _arms_table(data: dict[str, Any], seeds: int) -> pd.DataFrame:
+    rows = []
+    for v in VARIANTS:
+        for arm in (0, 1):
+            d = data[v.key][arm]
+            rows.append({
+                "variant": v.key, "label": v.label, "trained_first": ARMS[arm], "seeds": seeds,
+                **stats.mean(d["wallet"]).row("seller_wallet"),
+                "seller_wallet_sd": float(d["wallet"].std(ddof=1)),
+                **stats.mean(d["last_cycle"]).row("last_cycle_seller_wallet"),
+                **stats.mean(d["exact"]).row("exact_seller_wallet"),
+                "deals": float(d["deals"].mean()),
+                **stats.mean(d["nash_conv"], (0.0, np.inf)).row("nash_conv"),
+                "seller_gain": float(d["seller_gain"].mean()),
+                "buyer_gain": float(d["buyer_gain"].mean()),
+            })
+    return pd.DataFrame(rows)
+
+
+def _tests_table(diffs: dict[str, stats.Difference], measures: dict[str, list[np.ndarray]],
+                 seeds: int) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "variant": key, "label": LABELS[key], "seeds_per_arm": seeds,
+        **diff.diff.row("difference"), "p_welch": diff.p_welch, "p_holm": diff.p_holm,
+        "p_mann_whitney": diff.p_mann_whitney,
+        "single_pair_share_ge_doc": (np.nan if key == "d_last" else
+                                     _single_pair_share(*measures[key], DOC_DIFF)),
+    } for key, diff in diffs.items()])
+
+
+def _display(data: dict[str, Any], measures: dict[str, list[np.ndarray]],
+             diffs: dict[str, stats.Difference]) -> pd.DataFrame:
+    keys = ["d", "d_last", *(v.key for v in VARIANTS)]
+    nash = {v.key: f"{np.mean([data[v.key][k]['nash_conv'].mean() for k in (0, 1)]):.2f}"
+            for v in VARIANTS}
+    return pd.DataFrame({
+        "measure": [LABELS[k] for k in keys],
+        "Seller trained first": [stats.mean(measures[k][0]).text(0, True) for k in keys],
+        "Buyer trained first": [stats.mean(measures[k][1]).text(0, True) for k in keys],
+        "difference": [f"{diffs[k].diff.value:+,.0f} ({diffs[k].diff.lo:+,.0f} to "
+                       f"{diffs[k].diff.hi:+,.0f})" for k in keys],
+        "p (Holm where confirmatory)": [stats.p_text(diffs[k].p) for k in keys],
+        "NashConv": [nash.get(k, nash["a"]) for k in keys],
+    })
 
 
 def _answer(data: dict[str, Any], diffs: dict[str, stats.Difference], seeds: int, sd: float,

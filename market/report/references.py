@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 REFERENCES: tuple[str, ...] = (
     "Baarslag, T., Fujita, K., Gerding, E. H., Hindriks, K., Ito, T., Jennings, N. R., "
     "Jonker, C., Kraus, S., Lin, R., Robu, V. and Williams, C. R. (2013). Evaluating practical "
@@ -48,6 +50,17 @@ REFERENCES: tuple[str, ...] = (
 )
 
 
-def markdown() -> str:
-    """The references as the report's closing section."""
-    return "\n".join(["## References", "", *(f"- {r}" for r in REFERENCES), ""])
+def cited(text: str) -> list[str]:
+    """The references ``text`` cites: its first author's surname and its year both appear."""
+    out = []
+    for ref in REFERENCES:
+        surname = ref.split(",")[0]
+        year = re.search(r"\((\d{4})\)", ref)
+        if surname in text and year is not None and year.group(1) in text:
+            out.append(ref)
+    return out
+
+
+def markdown(text: str) -> str:
+    """The references ``text`` cites, as the report's closing section."""
+    return "\n".join(["## References", "", *(f"- {r}" for r in cited(text)), ""])

@@ -70,8 +70,9 @@ def report_markdown(sections: Sequence[Section], header: str) -> str:
     """The whole report: a header, a table of contents, the sections in order."""
     toc = [f"{i}. [{s.title}](#{anchor(i, s.title)})" for i, s in enumerate(sections, 1)]
     body = [section_markdown(i, s) for i, s in enumerate(sections, 1)]
-    if any(s.related for s in sections):
-        body.append(references.markdown())
+    related = " ".join(s.related for s in sections)
+    if related:
+        body.append(references.markdown(related))
     return "\n".join([header.rstrip(), "", *toc, "", *body]).rstrip() + "\n"
 
 

@@ -43,3 +43,24 @@ def test_write_report_writes_every_file_and_links_them(tmp_path):
     assert pd.read_csv(tmp_path / "demo.csv")["x"].tolist() == [1.5]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.csv", "demo.png", "old.txt",
                                                           "report.md", "timings.csv"]
+
+
+def test_every_section_cites_its_literature_and_every_reference_is_cited():
+    import importlib
+    import re
+
+    from market import report
+    from market.report import references
+
+    related = {name: importlib.import_module(f"market.report.{name}").RELATED
+               for name in report.SECTIONS}
+    assert all(len(text) > 150 for text in related.values())
+    everything = " ".join(related.values())
+    assert references.cited(everything) == list(references.REFERENCES)
+    # every "Author (year)" or "Author year" the paragraphs name has its full reference
+    named = set(re.findall(r"([A-ZÅ-Ž][a-zà-ž]+)(?: et al\.)?,? \(?(\d{4})", everything))
+    listed = {(r.split(",")[0], re.search(r"\((\d{4})\)", r).group(1))
+              for r in references.REFERENCES}
+    assert {n for n in named if n[0] in {s for s, _ in listed}} <= listed
+    md = references.markdown(related["clock"])
+    assert "Roth, A. E." in md and "Gode" not in md  # a section alone lists only its own
