@@ -69,6 +69,41 @@ def number_in(name: str, lo: float, hi: float) -> Callable[[str], float]:
     return parse
 
 
+def discount_in(name: str) -> Callable[[str], float]:
+    """argparse ``type=`` for a discount factor per offer: a number in (0, 1] (1: no time
+    cost; 0 would make every deal after the first offer worthless)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and 0.0 < value <= 1.0):
+            raise argparse.ArgumentTypeError(f"{name} must be a number in (0, 1] "
+                                             f"(got {text!r})")
+        return value
+
+    return parse
+
+
+def add_discounts(p: argparse.ArgumentParser) -> None:
+    """The game's time costs, as every command that takes them spells them."""
+    p.add_argument("--discount", type=discount_in("--discount"), default=None, metavar="D",
+                   help="both sides' discount factor per offer, in (0, 1] (default 1: time "
+                   "is free)")
+    p.add_argument("--seller-discount", type=discount_in("--seller-discount"), default=None,
+                   metavar="D", help="the Seller's factor (overrides --discount)")
+    p.add_argument("--buyer-discount", type=discount_in("--buyer-discount"), default=None,
+                   metavar="D", help="the Buyer's factor (overrides --discount)")
+
+
+def discounts(args: argparse.Namespace) -> tuple[float, float]:
+    """(Seller, Buyer) factors from :func:`add_discounts`' options."""
+    both = 1.0 if args.discount is None else args.discount
+    return (both if args.seller_discount is None else args.seller_discount,
+            both if args.buyer_discount is None else args.buyer_discount)
+
+
 def path_text(name: str) -> Callable[[str], str]:
     """argparse ``type=`` for a file or folder name: not blank, no NUL character.
 

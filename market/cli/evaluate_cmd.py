@@ -8,7 +8,11 @@ and the exact expectation of a greedy test run alternating the first mover.
 Everything is computed by backward induction, no sampling. Give a FILE.npz
 saved by `train --save`, or --spe (with --prices and --rounds) to evaluate
 a subgame-perfect equilibrium itself (indifferent responders accept; the game
-has several, see the subgame-perfect outcomes printed).
+has several, see the subgame-perfect outcomes printed). With --spe,
+--discount (or --seller-discount, --buyer-discount) gives the game time
+costs: a deal on the k-th offer is worth d^k to a side with factor d, and
+the equilibrium's split is printed beside theory's, the finite game's
+without a grid and Rubinstein's infinite-horizon limit.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import argparse
 from typing import Any
 
 from market.cli import common
-from market.cli.common import emit_json, int_in, path_text
+from market.cli.common import add_discounts, discounts, emit_json, int_in, path_text
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.game import qtable
@@ -39,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="rounds T (with --spe; default 5; with a file: must match it)")
     p.add_argument("--episodes", type=int_in("--episodes", 1, 10**9), default=1000,
                    help="length of the greedy test run whose expectation is shown (default 1000)")
+    add_discounts(p)  # with --spe: the equilibrium of the game with time costs
 
 
 #: measured here (2 cores), whole command: exact evaluation peaks at about 190 bytes per
@@ -69,13 +74,18 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if args.spe == bool(args.file):
         got = "both" if args.spe else "neither"
         raise UsageError(f"give exactly one of FILE.npz or --spe (got {got})")
+    ds, db = discounts(args)
     if args.spe:
-        protocol = Protocol(args.prices or 5, args.rounds or 5)
+        protocol = Protocol(args.prices or 5, args.rounds or 5, ds, db)
         check_cost(protocol, args.json)
         seller, buyer = evaluation.spe(protocol)
         policies, source = True, "spe"
         layout = "a subgame-perfect equilibrium (indifferent responders accept), pure policies"
     else:
+        if (ds, db) != (1.0, 1.0):
+            raise UsageError(f"--discount: {args.file} holds tables trained without time costs "
+                             f"(discount 1), not Seller {ds:g}, Buyer {db:g}; discounts apply "
+                             "to --spe")
         want = None
         check_cost(peek_tables(args.file)[0], args.json)  # from the headers, before loading
         if args.prices is not None or args.rounds is not None:
@@ -97,7 +107,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         update(advance=1, description="outcomes")
         outcomes = evaluation.outcomes(seller, buyer, protocol, policies=policies)
         update(advance=1, description="the game's pure subgame-perfect outcomes")
-        spe_outcomes = evaluation.spe_outcomes(protocol)
+        spe_outcomes = {} if protocol.discounted else evaluation.spe_outcomes(protocol)
     names = ("seller", "buyer")
     rows = [
         {
@@ -124,8 +134,29 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                     for f in (0, 1)},
         "spe_outcomes": {f"{k}_first": [[o[1], o[2]] for o in v]
                          for k, v in spe_outcomes.items()},
+        "discount": {"seller": protocol.seller_discount, "buyer": protocol.buyer_discount},
+        "theory": _theory(protocol) if protocol.discounted else None,
         "test": test,
     }
+
+
+def _theory(protocol: Any) -> dict[str, Any]:
+    """What theory gives the first proposer in the game with time costs: the finite game's
+    split without a grid (its 2T - 1 offers) and Rubinstein's infinite-horizon limit."""
+    from market.game import evaluation
+
+    ds, db, offers = protocol.seller_discount, protocol.buyer_discount, 2 * protocol.rounds - 1
+    return {f"{name}_first": {
+        "finite_horizon": list(evaluation.horizon_split(ds, db, offers, f)),
+        "rubinstein": list(evaluation.rubinstein_split(ds, db, f)),
+    } for f, name in enumerate(("seller", "buyer"))}
+
+
+def _discount_text(result: dict[str, Any]) -> str:
+    d = result["discount"]
+    if d["seller"] == d["buyer"] == 1.0:
+        return ""
+    return f", discount per offer: Seller {d['seller']:g}, Buyer {d['buyer']:g}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -138,7 +169,8 @@ def run(args: argparse.Namespace) -> int:
     console = common.console()
     table = Table(
         title=f"Exact evaluation: {result['source']}",
-        caption=f"P={result['prices']}, T={result['rounds']}, {result['layout']}",
+        caption=f"P={result['prices']}, T={result['rounds']}{_discount_text(result)}, "
+                f"{result['layout']}",
     )
     for col in ("side", "first mover", "value", "best response", "gain"):
         table.add_column(col, justify="left" if col in ("side", "first mover") else "right")
@@ -162,12 +194,15 @@ def run(args: argparse.Namespace) -> int:
     def pairs(xs: list[list[float]]) -> str:
         return ", ".join(f"({a:.3g}, {b:.3g})" for a, b in xs)
 
-    out, spe = result["outcome"], result["spe_outcomes"]
+    out, spe, theory = result["outcome"], result["spe_outcomes"], result["theory"]
     for first in ("seller", "buyer"):
-        console.print(
-            f"{first} first: outcome ({out[first + '_first'][0]:.3g}, "
-            f"{out[first + '_first'][1]:.3g}); pure subgame-perfect outcomes of the game: "
-            f"{pairs(spe[first + '_first'])}", highlight=False)
+        key = first + "_first"
+        said = (f"pure subgame-perfect outcomes of the game: {pairs(spe[key])}" if spe else
+                f"theory: {pairs([theory[key]['finite_horizon']])} in this finite game "
+                f"without a grid, {pairs([theory[key]['rubinstein']])} in Rubinstein's "
+                "infinite one")
+        console.print(f"{first} first: outcome ({out[key][0]:.3g}, {out[key][1]:.3g}); {said}",
+                      highlight=False)
     t = result["test"]
     console.print(
         f"greedy test, {t['episodes']:,} episodes alternating the first mover (exact "

@@ -17,10 +17,14 @@ legal actions only (the terminal row ``d`` is all zeros). A leading batch
 axis ``(n, 2, S, A)`` evaluates ``n`` policy pairs in one sweep (a trainer
 running many seeds at once).
 
-Values are the document's two-agent rewards, undiscounted: at a deal on
-level ``p`` the Seller gets ``p / P`` and the Buyer ``1 - p / P``; no deal
-gives both 0. The discount of the Q-learner is a learning device, not part
-of the game.
+Values are the document's two-agent rewards: at a deal on level ``p`` the
+Seller gets ``p / P`` and the Buyer ``1 - p / P``; no deal gives both 0. A
+game with time costs (:class:`~market.game.rules.Protocol`'s discount
+factors) scales a deal on the ``k``-th offer by each side's factor to the
+power ``k``; by default there are none, and the discount of the Q-learner is
+a learning device, not part of the game. :func:`rubinstein_split` and
+:func:`horizon_split` give what theory says a discounted game's first
+proposer gets, to compare with :func:`spe` on the grid.
 """
 
 from __future__ import annotations
@@ -244,10 +248,10 @@ def _sweep(
     any_max = bool(max_even.any())
     out = (pol_s.copy(), pol_b.copy()) if any_max and record else pols
     rank = _rank(protocol)
-    accept_val = _accept_values(P)
 
     nxt = np.zeros((2 * n, P, _K))  # outcome at move m+1 for each offer level on the table
     for m in range(2 * T - 1, -1, -1):
+        accept_val = _accept_values(protocol, m)
         role = m % 2  # 0: first mover's move, 1: second mover's
         if m == 0:
             rows = slice(0, 1)
@@ -461,11 +465,11 @@ def subgame_gaps(
     first = np.repeat([SELLER, BUYER], n)
     stacked = (np.concatenate([s, b]), np.concatenate([b, s]))  # movers at even, odd moves
     movers = (first, 1 - first)
-    accept_val = _accept_values(P)
     gaps = np.zeros((2 * n, 2))  # [element][role of the mover: 0 first, 1 second]
     nxt = np.zeros((2 * n, P, _K))
     idx = np.arange(2 * n)
     for m in range(2 * T - 1, -1, -1):
+        accept_val = _accept_values(protocol, m)
         role = m % 2
         rows = slice(0, 1) if m == 0 else qtable.round_rows(protocol, (m - 1) // 2)
         pi = stacked[role][:, role, rows, :]  # (2n, r, A)
@@ -508,7 +512,13 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
     same for every offer on the table, so per move only the two best of
     their worst values matter (a child's bar is the best worst value among
     the *other* children): the work is ``O(T P^2)``, not ``O(T P^3)``.
+
+    Undiscounted games only: with time costs an outcome is a level *and* a
+    time, and the sets would have to hold both (a ``ValueError`` says so).
     """
+    if protocol.discounted:
+        raise ValueError("the set of subgame-perfect outcomes is computed for games without "
+                         "time costs (discount factors of 1)")
     P, T = protocol.prices, protocol.rounds
     levels = np.arange(P + 1)
     rewards = np.zeros((2, P + 1))  # [side][level], 0 for no deal
@@ -550,14 +560,52 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
     return result
 
 
-def _accept_values(P: int) -> np.ndarray:
-    """(P, K) outcome vectors of accepting level ``1..P``: rewards and a deal."""
+def _accept_values(protocol: Protocol, move: int) -> np.ndarray:
+    """(P, K) outcome vectors of accepting level ``1..P`` at ``move``: rewards (discounted
+    for the offers made before, if the game has time costs) and a deal."""
+    P = protocol.prices
     levels = np.arange(1, P + 1)
     out = np.zeros((P, _K))
     out[:, _SELLER] = levels / P
     out[:, _BUYER] = 1.0 - levels / P
     out[:, _DEAL] = 1.0
+    if protocol.discounted:
+        ds, db = protocol.discount_factors(move)
+        out[:, _SELLER] *= ds
+        out[:, _BUYER] *= db
     return out
+
+
+def rubinstein_split(seller_discount: float, buyer_discount: float,
+                     first: int | str = SELLER) -> tuple[float, float]:
+    """Rubinstein's (1982) subgame-perfect split of a surplus of 1, infinite horizon:
+    ``(seller share, buyer share)`` when ``first`` proposes first. The first proposer
+    gets ``(1 - d_other) / (1 - d_s d_b)``."""
+    f = side_index(first) if isinstance(first, str) else int(first)
+    ds, db = float(seller_discount), float(buyer_discount)
+    if ds == 1.0 and db == 1.0:
+        raise ValueError("Rubinstein's split needs a discount factor below 1 on some side")
+    other = db if f == SELLER else ds
+    share = (1.0 - other) / (1.0 - ds * db)
+    return (share, 1.0 - share) if f == SELLER else (1.0 - share, share)
+
+
+def horizon_split(seller_discount: float, buyer_discount: float, offers: int,
+                  first: int | str = SELLER) -> tuple[float, float]:
+    """The subgame-perfect split of a surplus of 1 (continuous, no grid) when ``offers``
+    offers alternate, ``first`` making the first and, with an odd count, the last: the
+    last proposer takes everything, and each earlier proposer leaves the responder what it
+    would get by proposing next, discounted by its factor (Ståhl 1972; Rubinstein's split
+    is the limit as ``offers`` grows). This game with ``T`` rounds has ``2T - 1`` offers."""
+    f = side_index(first) if isinstance(first, str) else int(first)
+    if offers < 1:
+        raise ValueError(f"offers must be >= 1 (got {offers})")
+    d = (float(seller_discount), float(buyer_discount))
+    share = 1.0  # the proposer's share at the last offer
+    for k in range(offers - 2, -1, -1):
+        responder = (1 - f) if k % 2 == 0 else f
+        share = 1.0 - d[responder] * share
+    return (share, 1.0 - share) if f == SELLER else (1.0 - share, share)
 
 
 def exact_test(
@@ -583,16 +631,20 @@ def exact_test(
     out = outcomes(seller, buyer, protocol, policies=policies)
     if out.ndim != 2:
         raise ValueError("exact_test() takes one pair of tables; loop or use outcomes()")
+    # which levels are played does not depend on time costs: the wallet counts them undiscounted
+    played = (outcomes(seller, buyer, protocol.undiscounted(), policies=policies)
+              if protocol.discounted else out)
     f = side_index(first) if isinstance(first, str) else int(first)
     n_first = np.zeros(2)
     n_first[f] = (episodes + 1) // 2
     n_first[1 - f] = episodes // 2
     tot = n_first @ out  # (K,)
+    levels = n_first @ played
     return {
         "episodes": int(episodes),
         "seller_first_episodes": int(n_first[SELLER]),
         "buyer_first_episodes": int(n_first[BUYER]),
-        "seller_wallet": float(tot[_SELLER] * protocol.prices),
+        "seller_wallet": float(levels[_SELLER] * protocol.prices),
         "deals": float(tot[_DEAL]),
         "seller_reward": float(tot[_SELLER]),
         "buyer_reward": float(tot[_BUYER]),
@@ -604,9 +656,11 @@ __all__ = [
     "best_response",
     "exact_test",
     "greedy_policy",
+    "horizon_split",
     "nash_conv",
     "outcomes",
     "report",
+    "rubinstein_split",
     "spe",
     "spe_outcomes",
     "subgame_gaps",

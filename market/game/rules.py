@@ -16,11 +16,19 @@ Accept ends with a deal at ``p``, reject with none; no negotiation exceeds
 
 Action indices: ``0 .. P-1`` offer level ``a + 1``; ``P`` accept; ``P + 1``
 reject. Levels are ``1 .. P``; level 0 means "no offer yet".
+
+Time costs (Rubinstein 1982): each side may discount a deal by its own
+factor per offer made before the accepted one, so the ``k``-th offer
+(``k = 0, 1, ...``; accepted at move ``k + 1``) is worth ``d^k`` of its
+undiscounted reward to a side with factor ``d``. One offer is one period of
+Rubinstein's model; with factors of 1 (the default) the game is the
+document's, unchanged.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Protocol as TypingProtocol
 
 import numpy as np
@@ -42,16 +50,42 @@ def side_index(name: str) -> int:
 
 @dataclass(frozen=True)
 class Protocol:
-    """Sizes of the game: ``prices`` levels (P) and ``rounds`` (T)."""
+    """Sizes of the game: ``prices`` levels (P) and ``rounds`` (T); and each side's discount
+    factor per offer (``seller_discount``, ``buyer_discount`` in (0, 1], default 1: no
+    time cost)."""
 
     prices: int = 5
     rounds: int = 5
+    seller_discount: float = 1.0
+    buyer_discount: float = 1.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.prices, int | np.integer) or self.prices < 2:
             raise ValueError(f"prices must be an integer >= 2 (got {self.prices!r})")
         if not isinstance(self.rounds, int | np.integer) or self.rounds < 1:
             raise ValueError(f"rounds must be an integer >= 1 (got {self.rounds!r})")
+        for name in ("seller_discount", "buyer_discount"):
+            d = getattr(self, name)
+            if not (isinstance(d, int | float | np.floating) and math.isfinite(d)
+                    and 0.0 < d <= 1.0):
+                raise ValueError(f"{name} must be a number in (0, 1] (got {d!r})")
+
+    # --- time costs ------------------------------------------------------------
+    @property
+    def discounted(self) -> bool:
+        """Whether a deal loses value with time for either side."""
+        return self.seller_discount < 1.0 or self.buyer_discount < 1.0
+
+    def discount_factors(self, move: int) -> tuple[float, float]:
+        """What a deal accepted at ``move`` (on the offer of move ``move - 1``) is worth to
+        (Seller, Buyer), as a share of its undiscounted reward."""
+        k = max(move - 1, 0)
+        return float(self.seller_discount) ** k, float(self.buyer_discount) ** k
+
+    def undiscounted(self) -> Protocol:
+        """The same game without time costs (which levels are played does not depend on
+        what they are worth, only the rewards do)."""
+        return replace(self, seller_discount=1.0, buyer_discount=1.0)
 
     # --- sizes -----------------------------------------------------------------
     @property

@@ -57,8 +57,10 @@ def naive_values(ps, pb, protocol, first, br=None):
         for a in np.flatnonzero(protocol.legal(m)):
             if a < P:
                 v = walk(m + 1, a + 1)
-            elif a == P:
-                v = (p / P, 1 - p / P)
+            elif a == P:  # the offer of move m - 1, discounted per offer made before it
+                k = m - 1
+                v = (p / P * protocol.seller_discount ** k,
+                     (1 - p / P) * protocol.buyer_discount ** k)
             else:
                 v = (0.0, 0.0)
             results.append((a, v))
@@ -190,9 +192,10 @@ def random_policy(rng, pr, power=3.0):
 
 
 @pytest.mark.parametrize("P,T,seed", [(2, 1, 0), (2, 2, 1), (3, 2, 2), (4, 3, 3), (3, 4, 4)])
-def test_sweep_agrees_with_a_naive_tree_walk(P, T, seed):
+@pytest.mark.parametrize("discounts", [(1.0, 1.0), (0.9, 0.6), (0.5, 1.0)])
+def test_sweep_agrees_with_a_naive_tree_walk(P, T, seed, discounts):
     rng = np.random.default_rng(seed)
-    pr = Protocol(P, T)
+    pr = Protocol(P, T, *discounts)
     ps, pb = random_policy(rng, pr), random_policy(rng, pr)
     v_s = ev.best_response(pb, SELLER, pr)
     v_b = ev.best_response(ps, BUYER, pr)
@@ -493,3 +496,88 @@ def test_policy_of_the_hardliner_by_hand():
     assert [acts[1, qtable.row(pr, p, 1)] for p in (1, 2, 3)] == [reject, accept, accept]
     assert (pol[:, -1] == 0).all()  # terminal row
     ev._check_policy(pol, pr, "hardliner")
+
+
+# --- time costs: discount factors and the theory of bargaining ----------------------------------
+@pytest.mark.parametrize("d", [0.0, -0.5, 1.5, float("nan"), float("inf"), "0.9"])
+def test_a_discount_outside_0_1_is_refused(d):
+    with pytest.raises(ValueError, match="seller_discount must be a number in \\(0, 1\\]"):
+        Protocol(5, 5, seller_discount=d)
+
+
+def test_discount_factors_of_1_are_the_document_s_game():
+    assert Protocol(5, 5, 1.0, 1.0) == Protocol(5, 5) and not Protocol(5, 5).discounted
+    assert Protocol(5, 5, 0.9).discount_factors(3) == pytest.approx((0.81, 1.0))
+    assert Protocol(5, 5, 0.9, 0.5).undiscounted() == Protocol(5, 5)
+
+
+@pytest.mark.parametrize("ds,db", [(0.9, 0.9), (0.95, 0.8), (0.5, 0.99), (0.7, 1.0)])
+@pytest.mark.parametrize("T", [1, 2, 5, 10])
+def test_the_grid_spe_approaches_the_finite_horizon_split(ds, db, T):
+    """Backward induction on a fine grid lands within a few levels of the continuous split of
+    the same finite game (Ståhl): the grid's rounding is all that separates them."""
+    P = 400
+    pr = Protocol(P, T, ds, db)
+    s, b = ev.spe(pr)
+    out = ev.outcomes(s, b, pr, policies=True)
+    assert ev.nash_conv(s, b, pr, policies=True) == 0.0
+    assert not ev.subgame_gaps(s, b, pr, policies=True).any()
+    for f in (SELLER, BUYER):
+        assert out[f, 2] == 1.0  # a deal on the first offer: delay only costs
+        split = ev.horizon_split(ds, db, 2 * T - 1, f)
+        assert out[f, 0] == pytest.approx(split[0], abs=3 / P)
+
+
+@pytest.mark.parametrize("ds,db", [(0.9, 0.9), (0.95, 0.8), (0.5, 0.99), (0.6, 0.3)])
+def test_the_finite_horizon_split_converges_to_rubinstein_s(ds, db):
+    for f in (SELLER, BUYER):
+        limit = ev.rubinstein_split(ds, db, f)
+        assert sum(limit) == pytest.approx(1.0)
+        assert ev.horizon_split(ds, db, 2001, f) == pytest.approx(limit, abs=1e-9)
+        assert ev.horizon_split(ds, db, 2000, f) == pytest.approx(limit, abs=1e-9)
+    # equal factors: the first proposer gets 1 / (1 + d), more the more impatient both are
+    assert ev.rubinstein_split(0.9, 0.9, "buyer")[1] == pytest.approx(1 / 1.9)
+
+
+def test_without_discounting_the_last_proposer_takes_everything():
+    assert ev.horizon_split(1.0, 1.0, 9, SELLER) == (1.0, 0.0)  # 9 offers: the Seller's last
+    assert ev.horizon_split(1.0, 1.0, 8, SELLER) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="below 1"):
+        ev.rubinstein_split(1.0, 1.0)
+
+
+def test_the_wallet_counts_levels_and_the_rewards_are_discounted():
+    rng = np.random.default_rng(7)
+    pr = Protocol(4, 3, 0.5, 0.8)
+    s, b = random_policy(rng, pr), random_policy(rng, pr)
+    plain = ev.exact_test(s, b, pr.undiscounted(), 100, policies=True)
+    costly = ev.exact_test(s, b, pr, 100, policies=True)
+    assert costly["seller_wallet"] == plain["seller_wallet"]  # the levels played
+    assert costly["deals"] == plain["deals"]
+    assert costly["seller_reward"] < plain["seller_reward"]  # what they are worth
+    assert costly["buyer_reward"] < plain["buyer_reward"]
+
+
+def test_evaluate_spe_with_time_costs_prints_theory_beside_the_grid(capsys):
+    from market.cli import main
+
+    assert main(["evaluate", "--spe", "--prices", "200", "--rounds", "4", "--seller-discount",
+                 "0.9", "--buyer-discount", "0.8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["discount"] == {"seller": 0.9, "buyer": 0.8} and out["nash_conv"] == 0.0
+    assert out["spe_outcomes"] == {}
+    for first in ("seller", "buyer"):
+        theory = out["theory"][f"{first}_first"]
+        assert out["outcome"][f"{first}_first"][0] == pytest.approx(
+            theory["finite_horizon"][0], abs=2 / 200)
+        assert theory["rubinstein"] == pytest.approx(
+            list(ev.rubinstein_split(0.9, 0.8, first)))
+    assert main(["evaluate", "--spe", "--discount", "0.95"]) == 0
+    text = capsys.readouterr().out
+    assert "discount per offer: Seller 0.95, Buyer 0.95" in text and "Rubinstein" in text
+
+
+def test_evaluate_refuses_a_discount_for_tables_trained_without_one(table_file):
+    res = run_cli("evaluate", str(table_file), "--discount", "0.9")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "trained without time costs (discount 1), not Seller 0.9, Buyer 0.9" in res.stderr
