@@ -82,16 +82,19 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         policies, source = True, "spe"
         layout = "a subgame-perfect equilibrium (indifferent responders accept), pure policies"
     else:
-        if (ds, db) != (1.0, 1.0):
-            raise UsageError(f"--discount: {args.file} holds tables trained without time costs "
-                             f"(discount 1), not Seller {ds:g}, Buyer {db:g}; discounts apply "
-                             "to --spe")
+        have = peek_tables(args.file)[0]
+        given = (args.discount, args.seller_discount, args.buyer_discount) != (None,) * 3
+        if given and (have.seller_discount, have.buyer_discount) != (ds, db):
+            raise UsageError(f"--discount: {args.file} holds tables trained with discount Seller "
+                             f"{have.seller_discount:g}, Buyer {have.buyer_discount:g}, not "
+                             f"Seller {ds:g}, Buyer {db:g}")
         want = None
         check_cost(peek_tables(args.file)[0], args.json)  # from the headers, before loading
         if args.prices is not None or args.rounds is not None:
             pair = load_tables(args.file)
             have = pair.protocol
-            want = Protocol(args.prices or have.prices, args.rounds or have.rounds)
+            want = Protocol(args.prices or have.prices, args.rounds or have.rounds,
+                            have.seller_discount, have.buyer_discount)
         pair = load_tables(args.file, want)
         protocol, seller, buyer = pair.protocol, pair.seller, pair.buyer
         policies, source = False, str(args.file)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from market.cli import common
-from market.cli.common import emit_json, int_in, number_in, path_text
+from market.cli.common import add_discounts, discounts, emit_json, int_in, number_in, path_text
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.files import all_or_nothing, check_output_path
@@ -63,6 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    metavar="B", help="added to both learners' reward for a deal, in [0, 1] "
                    "(default 0: the document's rewards); a small one breaks a responder's "
                    "indifference at its zero-surplus price toward accepting")
+    add_discounts(p)  # the game's time costs: the learners' rewards discounted per offer
     p.add_argument("--seed", type=int_in("--seed", 0), default=None, help="random seed (>= 0)")
     p.add_argument("--seeds", type=int_in("--seeds", 1, 100_000), default=1,
                    help="independent seeds trained together (medians reported)")
@@ -93,6 +94,9 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
         "rounds": args.rounds, "seed": args.seed, "seeds": args.seeds,
         "test_loop": args.test_loop, "deal_bonus": args.deal_bonus,
     }
+    given = (args.discount, args.seller_discount, args.buyer_discount) != (None, None, None)
+    ds, db = discounts(args)
+    over.update(seller_discount=ds, buyer_discount=db)
     if loaded is not None:
         over.update(prices=loaded.protocol.prices, rounds=loaded.protocol.rounds,
                     role_aware=loaded.role_aware)
@@ -105,6 +109,12 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
             )
         if loaded.seller.shape[0] != loaded.buyer.shape[0]:
             raise UsageError(f"--load: {args.load} mixes role-aware and document-layout tables")
+        have = (loaded.protocol.seller_discount, loaded.protocol.buyer_discount)
+        if given and have != (ds, db):
+            raise UsageError(f"--load: {args.load} holds tables trained with discount Seller "
+                             f"{have[0]:g}, Buyer {have[1]:g}, not the requested Seller "
+                             f"{ds:g}, Buyer {db:g}")
+        over.update(seller_discount=have[0], buyer_discount=have[1])
     if args.cycles == 0 and loaded is None:
         raise UsageError("--cycles must be >= 1 (0 is allowed only with --load, to test)")
     for opt, path, ext in (("--plot", args.plot, ".png"), ("--save", args.save, ".npz")):

@@ -219,12 +219,15 @@ def play_episode(
 def learn_episode(
     qf: np.ndarray, R: int, P: int, T: int, side: int, first: int, acts: np.ndarray,
     rows: np.ndarray, n_moves: int, level: int, lr: float, gamma: float, bonus: float,
+    discount: float,
 ) -> None:
     """Bellman-update ``side``'s table in one seed's flat tables ``qf`` along one episode.
 
     ``bonus``: added to both sides' reward for a deal (0: the document's
     rewards), so that a responder offered its zero-surplus price is no
-    longer indifferent between accepting and rejecting.
+    longer indifferent between accepting and rejecting. ``discount``: ``side``'s
+    factor per offer (the game's time cost): a deal on the ``k``-th offer
+    (accepted at move ``k + 1 = n_moves - 1``) pays ``discount ** k`` of it.
 
     A move's target is the reward if the negotiation ended before the
     mover's next move, else ``gamma`` times the value (max over legal
@@ -238,6 +241,8 @@ def learn_episode(
     role = 0 if side == first else 1
     r = role if R == 2 else 0
     reward = (level / P if side == 0 else 1.0 - level / P) + bonus if level > 0 else 0.0
+    if level > 0 and discount < 1.0:
+        reward *= discount ** float(n_moves - 2)  # pow(), as Python computes d ** k
     table = (side * R + r) * S * A
     for m in range(role, n_moves, 2):
         cell = table + rows[m] * A + acts[m]
@@ -257,7 +262,7 @@ def learn_episode(
 def run(
     q: np.ndarray, R: int, P: int, T: int, rng: np.ndarray, counts: np.ndarray, eps: np.ndarray,
     lr: np.ndarray, first0: int, learns: np.ndarray, gamma: float, stale_first: bool, e0: int,
-    per_cycle: int, log: np.ndarray, bonus: float,
+    per_cycle: int, log: np.ndarray, bonus: float, disc_s: float, disc_b: float,
 ) -> None:
     """Play (and learn from) ``len(eps)`` episodes for every seed, seeds in parallel.
 
@@ -270,7 +275,8 @@ def run(
     ``counts`` (n, C, 7): statistics (:data:`COUNT_COLUMNS`) added to slot
     ``(e0 + k) // per_cycle``, i.e. per cycle. ``log`` (n, K, 2T) or empty:
     the actions of every move (-1 after the end), for tests. ``bonus``: the
-    learners' extra reward for a deal (:func:`learn_episode`).
+    learners' extra reward for a deal, ``disc_s``/``disc_b`` each side's discount
+    factor per offer (:func:`learn_episode`).
     """
     n = q.shape[0]
     K = eps.shape[0]
@@ -291,10 +297,10 @@ def run(
                                           rows)
             if learn_s:
                 learn_episode(qf, R, P, T, 0, first, acts, rows, n_moves, level, lr[k], gamma,
-                              bonus)
+                              bonus, disc_s)
             if learn_b:
                 learn_episode(qf, R, P, T, 1, first, acts, rows, n_moves, level, lr[k], gamma,
-                              bonus)
+                              bonus, disc_b)
             ender = first ^ ((n_moves - 1) & 1)
             if level > 0:
                 counts[i, slot, 2 * ender] += 1
@@ -373,14 +379,14 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
 def _smoke() -> None:
     """Call the kernel once on a tiny game (P = 2, T = 1): compiles it or loads it."""
     _call(np.zeros((1, 2, 1, 4, 4)), seed_states(0, 1), np.zeros((1, 1, 7), dtype=np.int64),
-          np.ones(2), np.ones(2), 0, (True, True), 1.0, False, 0, 2, None, 0.0)
+          np.ones(2), np.ones(2), 0, (True, True), 1.0, False, 0, 2, None, 0.0, (1.0, 1.0))
 
 
 def play(
     q: np.ndarray, rng: np.ndarray, counts: np.ndarray, eps: np.ndarray, lr: np.ndarray,
     first0: int, learns: tuple[bool, bool], gamma: float, stale_first: bool = False,
     e0: int = 0, per_cycle: int | None = None, log: np.ndarray | None = None,
-    bonus: float = 0.0,
+    bonus: float = 0.0, discount: tuple[float, float] = (1.0, 1.0),
 ) -> None:
     """:func:`run` with its arguments checked and converted to the one compiled signature.
 
@@ -403,11 +409,11 @@ def play(
         raise ValueError("counts has too few cycle slots for these episodes")
     _call(q, rng, counts, np.ascontiguousarray(eps, dtype=np.float64),
           np.ascontiguousarray(lr, dtype=np.float64), first0, learns, gamma, stale_first, e0,
-          max(per, 1), log, bonus)
+          max(per, 1), log, bonus, discount)
 
 
 def _call(q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e0, per_cycle,  # noqa: ANN001
-          log, bonus) -> None:
+          log, bonus, discount) -> None:
     if log is None:
         log = np.zeros((0, 0, 0), dtype=np.int64)
     n, _, R, S, A = q.shape
@@ -415,7 +421,7 @@ def _call(q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e0, per_c
     with _lock:
         run(q.reshape(n, -1), R, P, (S - 2) // P, rng, counts, eps, lr, int(first0),
             np.asarray(learns, dtype=np.bool_), float(gamma), bool(stale_first), int(e0),
-            int(per_cycle), log, float(bonus))
+            int(per_cycle), log, float(bonus), float(discount[0]), float(discount[1]))
 
 
 def _first_line(exc: BaseException | None) -> str:

@@ -71,11 +71,16 @@ def save_tables(path: str | os.PathLike[str], tables: TablePair) -> None:
             prices=np.int64(tables.protocol.prices),
             rounds=np.int64(tables.protocol.rounds),
             meta=np.str_(json.dumps(tables.meta, sort_keys=True, default=str)),
+            # the game's time costs, only where it has some: a file of the document's game
+            # is the same as before they existed
+            **({"discount": np.array([tables.protocol.seller_discount,
+                                      tables.protocol.buyer_discount])}
+               if tables.protocol.discounted else {}),
         )
 
 
 #: what a table file may hold: these arrays, no more
-ARRAYS = ("seller", "buyer", "prices", "rounds", "meta")
+ARRAYS = ("seller", "buyer", "prices", "rounds", "meta", "discount")
 #: ``meta`` is short JSON: at most this many characters and this many levels of nesting
 META_CHARS_MAX = 1_000_000
 META_DEPTH_MAX = 32
@@ -120,6 +125,8 @@ def peek_tables(path: str | os.PathLike[str]) -> tuple[Protocol, int]:
                 headers = _headers(zf, p)
                 sizes = [_size(_read(zf, name, headers[name], p), name, p)
                          for name in ("prices", "rounds")]
+                if "discount" in headers:
+                    sizes += [float(d) for d in _read(zf, "discount", headers["discount"], p)]
         except zipfile.BadZipFile:
             raise ValueError(f"{p}: not a .npz Q-table file (not a zip archive of arrays)"
                              ) from None
@@ -145,15 +152,15 @@ def _load(fh: Any, p: str, protocol: Protocol | None) -> TablePair:
                          f"({shown(exc)})") from None
     prices, rounds = _size(arrays["prices"], "prices", p), _size(arrays["rounds"], "rounds", p)
     meta = _meta(arrays["meta"], p) if "meta" in arrays else {}
+    discount = [float(d) for d in arrays["discount"]] if "discount" in arrays else [1.0, 1.0]
     try:
-        file_protocol = Protocol(prices, rounds)
+        file_protocol = Protocol(prices, rounds, *discount)
     except ValueError as exc:
         raise ValueError(f"{p}: {exc}") from None
     if protocol is not None and protocol != file_protocol:
-        raise ValueError(
-            f"{p}: tables are for P={prices}, T={rounds} but the game has "
-            f"P={protocol.prices}, T={protocol.rounds}"
-        )
+        both = file_protocol.discounted or protocol.discounted
+        raise ValueError(f"{p}: tables are for {game_text(file_protocol, both)} but the game "
+                         f"has {game_text(protocol, both)}")
     try:
         return TablePair(file_protocol, arrays["seller"], arrays["buyer"], meta)
     except ValueError as exc:
@@ -219,7 +226,10 @@ def _header(zf: zipfile.ZipFile, name: str, info: zipfile.ZipInfo, path: str
     cells = int(np.prod(shape, dtype=object))
     if name in ("seller", "buyer") and cells > TABLE_CELLS_MAX:
         raise ValueError(f"{path}: {name} has {cells:,} cells (at most {TABLE_CELLS_MAX:,})")
-    if name not in ("seller", "buyer") and shape != ():
+    if name == "discount" and shape != (2,):
+        raise ValueError(f"{path}: discount must be two numbers, the Seller's and the "
+                         f"Buyer's (got shape {shape})")
+    if name not in ("seller", "buyer", "discount") and shape != ():
         what = "one JSON text" if name == "meta" else "one integer"
         raise ValueError(f"{path}: {name} must be {what} (got shape {shape})")
     if cells * dtype.itemsize > info.file_size:
@@ -240,10 +250,23 @@ def _read(zf: zipfile.ZipFile, name: str,
     elif name in ("seller", "buyer"):
         if dtype.kind not in "fiu":
             raise ValueError(f"{path}: the {name} table must hold real numbers (got {dtype})")
+    elif name == "discount":
+        if dtype.kind != "f":
+            raise ValueError(f"{path}: discount must hold two real numbers (got {dtype})")
     elif dtype.kind not in "iu":
         raise ValueError(f"{path}: {name} must be one integer (got {dtype})")
     with zf.open(info) as fh:
         return np.lib.format.read_array(fh, allow_pickle=False)
+
+
+def game_text(protocol: Protocol, discounts: bool | None = None) -> str:
+    """``P=5, T=5`` and the discounts (where the game has time costs, or if asked), for
+    messages."""
+    text = f"P={protocol.prices}, T={protocol.rounds}"
+    if protocol.discounted if discounts is None else discounts:
+        text += (f", discount Seller {protocol.seller_discount:g}, "
+                 f"Buyer {protocol.buyer_discount:g}")
+    return text
 
 
 def _size(arr: np.ndarray, name: str, path: str) -> int:

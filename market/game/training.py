@@ -76,6 +76,9 @@ class TrainConfig:
     ``deal_bonus``: added to both learners' reward for a deal (0, the
     document's rewards, by default): a small one breaks the indifference of
     a responder offered its zero-surplus price toward accepting.
+    ``seller_discount``/``buyer_discount``: the game's time costs (each
+    side's factor per offer, :class:`~market.game.rules.Protocol`); 1, the
+    document's game, by default.
     ``test_loop``: ``protocol`` plays the greedy test as the protocol says;
     ``original`` reproduces the original project's test loop, which never
     updates the first mover's observation (it offers its start-row offer at
@@ -101,6 +104,8 @@ class TrainConfig:
     epsilon_clock: str = "cycle"
     init: float = 0.0
     deal_bonus: float = 0.0
+    seller_discount: float = 1.0
+    buyer_discount: float = 1.0
     seed: int = 0
     seeds: int = 1
     test_loop: str = "protocol"
@@ -130,11 +135,11 @@ class TrainConfig:
         for ok, msg in checks:
             if not ok:
                 raise ValueError(msg)
-        Protocol(self.prices, self.rounds)  # validates P and T
+        self.protocol  # noqa: B018  (validates P, T and the discounts)
 
     @property
     def protocol(self) -> Protocol:
-        return Protocol(self.prices, self.rounds)
+        return Protocol(self.prices, self.rounds, self.seller_discount, self.buyer_discount)
 
     @property
     def total_episodes(self) -> int:
@@ -144,7 +149,18 @@ class TrainConfig:
         return dataclasses.replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The fields as a dict; those that extend the document's game (a deal bonus, time
+        costs) only where set, so that a run of the document's game records what it always
+        did."""
+        out = dataclasses.asdict(self)
+        for name, default in EXTENSIONS.items():
+            if out[name] == default:
+                del out[name]
+        return out
+
+
+#: fields that extend the document's game, and their values that leave it as it is
+EXTENSIONS = {"deal_bonus": 0.0, "seller_discount": 1.0, "buyer_discount": 1.0}
 
 
 #: ``seed``: the document's exact configuration. ``default``: tuned so that
@@ -381,7 +397,8 @@ def train(
         eps, lr = schedules(config, g, stop)
         first0, learns = roles.movers(g, e)
         kernel.play(q, rng, counts, eps, lr, first0, learns, config.gamma, e0=g, per_cycle=E,
-                    bonus=config.deal_bonus)
+                    bonus=config.deal_bonus,
+                    discount=(config.seller_discount, config.buyer_discount))
         g = stop
         if progress is not None:
             progress(g, total)

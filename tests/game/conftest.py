@@ -112,7 +112,11 @@ def reference_train(config: TrainConfig, index: int) -> dict[str, Any]:
                 level = offer + 1 if a == P else 0
                 for s in (0, 1):
                     if learns[s] and pending[s] is not None:
-                        reward = 0.0 if level == 0 else (level / P if s == 0 else 1.0 - level / P)
+                        reward = 0.0 if level == 0 else (
+                            (level / P if s == 0 else 1.0 - level / P) + config.deal_bonus)
+                        if level:  # the k-th offer (k = m - 1) is worth d^k
+                            d = config.seller_discount if s == 0 else config.buyer_discount
+                            reward *= d ** (m - 1) if d < 1.0 else 1.0
                         ps, pr, pa = pending[s]
                         cell = tables[s][ps][pr][pa]
                         tables[s][ps][pr][pa] = (1.0 - lr) * cell + lr * (reward + config.gamma

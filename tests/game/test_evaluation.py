@@ -580,4 +580,4 @@ def test_evaluate_spe_with_time_costs_prints_theory_beside_the_grid(capsys):
 def test_evaluate_refuses_a_discount_for_tables_trained_without_one(table_file):
     res = run_cli("evaluate", str(table_file), "--discount", "0.9")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
-    assert "trained without time costs (discount 1), not Seller 0.9, Buyer 0.9" in res.stderr
+    assert "trained with discount Seller 1, Buyer 1, not Seller 0.9, Buyer 0.9" in res.stderr

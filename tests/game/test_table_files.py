@@ -268,7 +268,7 @@ def _rezip(src: Path, dest: Path, rename=None, flag_bits: int = 0, declare: int 
     ("suffix", "member 'seller'"),
     ("encrypted", "encrypted"),
     ("bomb", "declares 4,000,000,000 bytes"),
-    ("many", "members; at most 5"),
+    ("many", "members; at most 6"),
     ("escape", "member 'x0\\\\x1b[31m.npy'"),
 ])
 def test_special_files_and_crafted_archives_are_refused_before_reading(tmp_path, case, needle):

@@ -119,6 +119,11 @@ REFERENCE_CASES = {
         "default", cycles=3, episodes=101, test_episodes=61, test_loop="original"),
     "simultaneous, role-aware, only the Seller, P=4 T=2": preset(
         "default", cycles=2, episodes=150, test_episodes=40, train="seller", prices=4, rounds=2),
+    "simultaneous, role-aware, time costs and a deal bonus": preset(
+        "default", cycles=2, episodes=150, test_episodes=40, seller_discount=0.9,
+        buyer_discount=0.7, deal_bonus=0.01),
+    "frozen, document layout, the Seller's time cost alone": preset(
+        "seed", cycles=3, episodes=80, test_episodes=40, seller_discount=0.5),
 }
 
 
@@ -375,3 +380,30 @@ def test_bench_reference_trainer_agrees_with_the_array_trainer():
     assert abs(np.median(ref) - arr.test.exact_seller_wallet.median()) < 150
     # docs/pages/reference-figures.md: 3,491 (3,350-3,586) with only the Seller trained
     assert min(ref) > 3000
+
+
+@pytest.mark.parametrize("discount", [0.9, 0.6])
+def test_self_play_with_time_costs_reaches_an_equilibrium_of_the_discounted_game(discount):
+    """The default preset under time costs: most seeds at NashConv 0 of the discounted game.
+    (Not yet its subgame-perfect split: the learned equilibria rest on threats in subgames
+    the learners rarely visit; see the time-costs issue's notes.)"""
+    cfg = preset("default", prices=5, rounds=3, seeds=8, seed=4, test_episodes=0,
+                 seller_discount=discount, buyer_discount=discount)
+    res = train(cfg, nash_conv=False, exact=False)
+    nc = np.asarray(evaluation.nash_conv(res.seller, res.buyer, cfg.protocol))
+    assert (nc < 1e-9).sum() >= 6
+
+
+def test_tables_remember_their_time_costs(tmp_path):
+    path = tmp_path / "q.npz"
+    res = run_cli("--discount", "0.9", "-P", "3", "-T", "2", "--cycles", "2", "--episodes", "50",
+                  "--save", str(path), "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["config"]["seller_discount"] == 0.9
+    again = run_cli("--load", str(path), "--cycles", "0", "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["config"]["buyer_discount"] == 0.9
+    other = run_cli("--load", str(path), "--cycles", "0", "--seller-discount", "0.5")
+    assert other.returncode == 2 and other.stderr.strip().endswith(
+        "trained with discount Seller 0.9, Buyer 0.9, not the requested Seller 0.5, Buyer 1")
+    plain = run_cli("-P", "3", "-T", "2", "--cycles", "1", "--episodes", "10", "--json")
+    assert "seller_discount" not in json.loads(plain.stdout)["config"]  # the document's game
