@@ -85,8 +85,30 @@ def quiet_resource_tracker() -> None:
 
 
 def preexec_die_with_parent() -> None:
-    """``preexec_fn`` for subprocesses: the kernel ends the child when the parent dies."""
+    """``preexec_fn`` for subprocesses: the kernel ends the child when the parent dies; and
+    the child starts with no signal blocked, whatever :func:`deferred_signals` held back in
+    the parent at the fork."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
     _parent_death_signal(signal.SIGTERM)
+
+
+#: the signals that end a command (Ctrl-C, SIGTERM, a closed terminal)
+ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold back Ctrl-C, SIGTERM and SIGHUP within the block (they are delivered when it
+    ends), so that starting a child cannot be cut in half: a signal in the middle of
+    ``subprocess.Popen`` would leave a started child that no ``finally`` knows of."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, ENDING_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _parent_death_signal(sig: int) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from market.cli import common
 from market.cli.common import emit_json, int_in
 from market.errors import UsageError
-from market.processes import alive, preexec_die_with_parent
+from market.processes import alive, deferred_signals, preexec_die_with_parent
 
 HELP = "serve the market and the two-agent game in the browser (Solara, offline)"
 #: the view's temporary folder: ``negotiation-viz-PID-XXXX`` in the system's temp folder,
@@ -196,11 +196,13 @@ def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
     # its own session: a Ctrl-C at the terminal reaches only this command, which then stops
     # the server with SIGTERM (a SIGINT inside the server's request handlers printed pages
     # of tracebacks)
-    proc = subprocess.Popen(server_command(args.host, args.port),
-                            env=server_env(cdn, exposed=not is_loopback(args.host)),
-                            stdout=sys.stderr, preexec_fn=preexec_die_with_parent,
-                            start_new_session=True)
+    proc: subprocess.Popen | None = None
     try:
+        with deferred_signals():  # a signal now arrives once ``proc`` is known to finally
+            proc = subprocess.Popen(server_command(args.host, args.port),
+                                    env=server_env(cdn, exposed=not is_loopback(args.host)),
+                                    stdout=sys.stderr, preexec_fn=preexec_die_with_parent,
+                                    start_new_session=True)
         if not wait_until_up(base + "/", proc):
             code = proc.poll()
             print(f"{common.PROG} viz: error: the Solara server did not start on {base} (exit code "
@@ -217,8 +219,10 @@ def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
         proc.wait()
         return 0 if proc.returncode in (0, -2, 130) else 1
     except KeyboardInterrupt:
-        stop(proc)
+        if proc is not None:
+            stop(proc)
         print("Solara server stopped.", file=sys.stderr)
         return 0
     finally:
-        stop(proc)
+        if proc is not None:
+            stop(proc)
