@@ -25,7 +25,9 @@ original project: at a deal on level ``p`` the Seller gets ``p / P``, the
 Buyer ``1 - p / P``; no deal gives both 0) or ``"surplus"`` (the market's:
 the surplus over the reservation level, divided by the width of the grid,
 ``(p - floor) / (P - 1)`` for the Seller and ``(ceiling - p) / (P - 1)``
-for the Buyer).
+for the Buyer). With time costs (``seller_discount``, ``buyer_discount`` in
+(0, 1]; default 1) a side's reward for a deal on the ``k``-th offer is
+multiplied by its factor to the power ``k``, as in the exact evaluator.
 
 An action the rules do not allow now is played as reject (the protocol's
 walk-away), so an agent that ignores the mask still plays the game.
@@ -68,6 +70,8 @@ class Settings:
     buyer_range: tuple[int, int] | None = None
     first: str = "random"
     reward: str = "two-agent"
+    seller_discount: float = 1.0
+    buyer_discount: float = 1.0
 
     def __post_init__(self) -> None:
         for name, value, lo in (("prices", self.prices, 2), ("rounds", self.rounds, 1)):
@@ -93,10 +97,15 @@ class Settings:
             raise UsageError(f"first must be one of {', '.join(FIRST)} (got {self.first!r})")
         if self.reward not in REWARDS:
             raise UsageError(f"reward must be one of {', '.join(REWARDS)} (got {self.reward!r})")
+        try:
+            self.protocol  # noqa: B018  (the discounts' range, checked where the game is)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
 
     @property
     def protocol(self) -> Protocol:
-        return Protocol(int(self.prices), int(self.rounds))
+        return Protocol(int(self.prices), int(self.rounds), self.seller_discount,
+                        self.buyer_discount)
 
 
     def range_of(self, side: int) -> tuple[int, int]:
@@ -185,12 +194,19 @@ class Episode:
         p = self.level
         if self.settings.reward == "two-agent":
             s, b = level_rewards(np.array([p]), self.protocol.prices)[:, 0]
+            if p and self.protocol.discounted:
+                ds, db = self.protocol.discount_factors(len(self.history) - 1)
+                s, b = s * ds, b * db
             return float(s), float(b)
         if p == 0:
             return 0.0, 0.0
         width = self.protocol.prices - 1
         floor, ceiling = self.settings.seller_range[0], self.settings.buyer_range[1]  # type: ignore[index]
-        return (p - floor) / width, (ceiling - p) / width
+        s, b = (p - floor) / width, (ceiling - p) / width
+        if self.protocol.discounted:  # the deal's offer was made at move len(history) - 2
+            ds, db = self.protocol.discount_factors(len(self.history) - 1)
+            s, b = s * ds, b * db
+        return s, b
 
     def render(self) -> str:
         """The moves so far as text, one per line."""

@@ -45,13 +45,14 @@ def _play(i, s, a, P, move, last, prev, level, done, ended):  # noqa: ANN001, AN
 
 
 @njit(cache=True)
-def step(side, P, T, open_mode, reward_mode, floor, ceiling, actions, autoreset,  # noqa: ANN001, ANN201, PLR0913
+def step(side, P, T, open_mode, reward_mode, floor, ceiling, discount, actions, autoreset,  # noqa: ANN001, ANN201, PLR0913
          first, move, last, prev, level, done, lo, hi, member, time_left,
          kind, fstore, istore, layout, config, rng,
          obs, mask, reward, ended, illegal):
     """One step of every row (see the module docstring); ``actions[i] < 0``: no action
     (a reset row, or :func:`start` of all rows). Writes ``obs``, ``mask``, ``reward``,
-    ``ended`` and ``illegal``; the rest is the rows' state, changed in place."""
+    ``ended`` and ``illegal``; the rest is the rows' state, changed in place. ``discount``:
+    this side's factor per offer (1: no time cost)."""
     n = first.size
     opp = 1 - side
     for i in range(n):
@@ -106,6 +107,8 @@ def step(side, P, T, open_mode, reward_mode, floor, ceiling, actions, autoreset,
                 reward[i] = p / P if side == SELLER else 1.0 - p / P
             else:  # surplus over the reservation level, over the grid's width
                 reward[i] = ((p - floor) if side == SELLER else (ceiling - p)) / (P - 1)
+            if discount < 1.0:  # the accepted offer was made at move move[i] - 2
+                reward[i] *= discount ** float(move[i] - 2)
     return -1
 
 

@@ -61,9 +61,12 @@ class BargainingEnv(gym.Env):
         seller_range: tuple[int, int] | None = None,
         buyer_range: tuple[int, int] | None = None,
         reward: str = "two-agent",
+        seller_discount: float = 1.0,
+        buyer_discount: float = 1.0,
         render_mode: str | None = None,
     ) -> None:
-        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward)
+        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward,
+                                 seller_discount, buyer_discount)
         if side not in SIDE_NAMES:
             raise UsageError(f"side must be 'seller' or 'buyer' (got {side!r})")
         if render_mode not in (None, "ansi"):

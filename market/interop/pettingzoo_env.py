@@ -62,10 +62,13 @@ class BargainingEnv(AECEnv):
         seller_range: tuple[int, int] | None = None,
         buyer_range: tuple[int, int] | None = None,
         reward: str = "two-agent",
+        seller_discount: float = 1.0,
+        buyer_discount: float = 1.0,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward)
+        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward,
+                                 seller_discount, buyer_discount)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi' (got {render_mode!r})")
         self.render_mode = render_mode

@@ -84,6 +84,7 @@ class Rows:
                           else SIDE_NAMES.index(settings.first))
         self.reward_mode = 0 if settings.reward == "two-agent" else 1
         self.floor, self.ceiling = settings.seller_range[0], settings.buyer_range[1]
+        self.discount = float((settings.seller_discount, settings.buyer_discount)[side])
         self.obs = np.zeros((n, 4), dtype=np.int64)
         self.mask = np.zeros((n, p.n_actions), dtype=np.int8)
         self.reward = np.zeros(n)
@@ -95,7 +96,8 @@ class Rows:
         P, T = self.protocol.prices, self.protocol.rounds
         bad = fastgame.step(
             self.side, P, T, self.open_mode, self.reward_mode, self.floor, self.ceiling,
-            actions, autoreset, self.first, self.move, self.last, self.prev, self.level,
+            self.discount, actions, autoreset, self.first, self.move, self.last, self.prev,
+            self.level,
             self.done, self.lo, self.hi, self.member, self.time_left, self.kind, self.fstore,
             self.istore, self.layout, self.config, rng, self.obs, self.mask, self.reward,
             self.ended, self.illegal)
@@ -132,6 +134,8 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
         seller_range: tuple[int, int] | None = None,
         buyer_range: tuple[int, int] | None = None,
         reward: str = "two-agent",
+        seller_discount: float = 1.0,
+        buyer_discount: float = 1.0,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not (
                 1 <= num_envs <= NUM_ENVS_MAX):
@@ -139,7 +143,8 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
                              f"(got {num_envs!r})")
         if side not in SIDE_NAMES:
             raise UsageError(f"side must be 'seller' or 'buyer' (got {side!r})")
-        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward)
+        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward,
+                                 seller_discount, buyer_discount)
         self.side = SIDE_NAMES.index(side)
         protocol = self.settings.protocol
         opp = (specs.build(opponent, 1 - self.side, protocol, option="opponent")
