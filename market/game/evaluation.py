@@ -503,34 +503,36 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
     outcome is reachable when the mover weakly prefers it to the worst the
     other children can be made to give it (the continuations of different
     subgames are chosen independently). Outcomes are ``(level, seller
-    reward, buyer reward)`` with level 0 for no deal; ties are exact in
-    levels, so the sets are exact. Several outcomes arise because a
-    responder offered its zero-surplus price gets 0 whether it accepts or
-    rejects.
+    reward, buyer reward)`` with level 0 for no deal. Several outcomes arise
+    because a responder offered its zero-surplus price gets 0 whether it
+    accepts or rejects.
 
-    Sets are boolean rows over levels ``0..P``. The offer children are the
-    same for every offer on the table, so per move only the two best of
-    their worst values matter (a child's bar is the best worst value among
-    the *other* children): the work is ``O(T P^2)``, not ``O(T P^3)``.
-
-    Undiscounted games only: with time costs an outcome is a level *and* a
-    time, and the sets would have to hold both (a ``ValueError`` says so).
+    Without time costs an outcome is its level (ties are exact in levels, so
+    the sets are exact); with them it is a level *and* the move it was
+    accepted at, since the same level is worth less later: the sets are over
+    both, and one level may appear at several values. Sets are boolean rows
+    over outcomes. The offer children are the same for every offer on the
+    table, so per move only the two best of their worst values matter (a
+    child's bar is the best worst value among the *other* children): the
+    work is ``O(T P^2)`` outcomes-wide, ``O(T^2 P^2)`` with time costs.
     """
-    if protocol.discounted:
-        raise ValueError("the set of subgame-perfect outcomes is computed for games without "
-                         "time costs (discount factors of 1)")
     P, T = protocol.prices, protocol.rounds
+    slots = 2 * T if protocol.discounted else 1  # outcome o = slot * (P + 1) + level
+    width = slots * (P + 1)
     levels = np.arange(P + 1)
-    rewards = np.zeros((2, P + 1))  # [side][level], 0 for no deal
-    rewards[SELLER, 1:] = levels[1:] / P
-    rewards[BUYER, 1:] = 1.0 - levels[1:] / P
+    values = np.zeros((2, width))  # [side][outcome], 0 for no deal
+    for slot in range(slots):  # slot: the move a deal was accepted at (with time costs)
+        ds, db = protocol.discount_factors(slot) if protocol.discounted else (1.0, 1.0)
+        part = slice(slot * (P + 1) + 1, (slot + 1) * (P + 1))
+        values[SELLER, part] = levels[1:] / P * ds if ds != 1.0 else levels[1:] / P
+        values[BUYER, part] = (1.0 - levels[1:] / P) * db if db != 1.0 else 1.0 - levels[1:] / P
 
     result: dict[str, list[tuple[int, float, float]]] = {}
     for f in (SELLER, BUYER):
-        after = np.zeros((P, P + 1), bool)  # outcome sets at move m + 1, per offer 1..P
+        after = np.zeros((P, width), bool)  # outcome sets at move m + 1, per offer 1..P
         for m in range(2 * T - 1, -1, -1):
-            r = rewards[f if m % 2 == 0 else 1 - f]
-            offers = after[protocol.legal(m)[:P]]  # (children, P + 1), shared by every p
+            r = values[f if m % 2 == 0 else 1 - f]
+            offers = after[protocol.legal(m)[:P]]  # (children, width), shared by every p
             worst = np.where(offers, r, np.inf).min(axis=1)
             top = int(worst.argmax()) if len(worst) else -1
             w1 = worst[top] if top >= 0 else -np.inf
@@ -540,13 +542,15 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
             all_offers = offers.any(axis=0)
             others = np.delete(offers, top, axis=0).any(axis=0) if unique else all_offers
             tables = [0] if m == 0 else range(1, P + 1)
-            now = np.zeros((len(tables), P + 1), bool)
+            now = np.zeros((len(tables), width), bool)
+            here = (m if slots > 1 else 0) * (P + 1)  # accepting now: this move's outcomes
             for i, p in enumerate(tables):
-                kids = [w1] if m == 0 else [w1, r[p], r[0]]  # best offer, accept p, reject
+                acc = here + p
+                kids = [w1] if m == 0 else [w1, r[acc], r[0]]  # best offer, accept p, reject
                 best = max(kids)
                 if m > 0:  # accept {p} and reject {0}: bars from every other child
-                    now[i, p] = r[p] >= max(w1, r[0])
-                    now[i, 0] = r[0] >= max(w1, r[p])
+                    now[i, acc] = r[acc] >= max(w1, r[0])
+                    now[i, 0] = r[0] >= max(w1, r[acc])
                 if top < 0:
                     continue
                 second = max(w2, *(k for k in kids[1:])) if m > 0 else w2
@@ -555,8 +559,8 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
                 else:  # every offer child is held to the best worst value
                     now[i] |= all_offers & (r >= best)
             after = now
-        result[SIDE_NAMES[f]] = [(int(o), float(rewards[SELLER, o]), float(rewards[BUYER, o]))
-                                 for o in np.flatnonzero(after[0])]
+        result[SIDE_NAMES[f]] = [(int(o % (P + 1)), float(values[SELLER, o]),
+                                  float(values[BUYER, o])) for o in np.flatnonzero(after[0])]
     return result
 
 

@@ -565,7 +565,8 @@ def test_evaluate_spe_with_time_costs_prints_theory_beside_the_grid(capsys):
                  "0.9", "--buyer-discount", "0.8", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["discount"] == {"seller": 0.9, "buyer": 0.8} and out["nash_conv"] == 0.0
-    assert out["spe_outcomes"] == {}
+    for first in ("seller", "buyer"):  # the played outcome is one of the game's SPE outcomes
+        assert out["outcome"][f"{first}_first"] in out["spe_outcomes"][f"{first}_first"]
     for first in ("seller", "buyer"):
         theory = out["theory"][f"{first}_first"]
         assert out["outcome"][f"{first}_first"][0] == pytest.approx(
@@ -581,3 +582,51 @@ def test_evaluate_refuses_a_discount_for_tables_trained_without_one(table_file):
     res = run_cli("evaluate", str(table_file), "--discount", "0.9")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "trained with discount Seller 1, Buyer 1, not Seller 0.9, Buyer 0.9" in res.stderr
+
+
+@pytest.mark.parametrize("P,T", [(2, 1), (3, 2), (4, 3), (5, 3), (6, 2)])
+@pytest.mark.parametrize("ds,db", [(0.9, 0.9), (0.5, 0.8), (1.0, 0.7)])
+def test_pure_spe_outcomes_with_time_costs_match_the_literal_definition(P, T, ds, db):
+    """With time costs an outcome is a level and the move it was accepted at; the sets read
+    literally over such pairs, against the fast form. The equilibrium ``spe`` plays is one."""
+    pr = Protocol(P, T, ds, db)
+
+    def value(o, side):
+        level, move = o
+        if level == 0:
+            return 0.0
+        d = (ds, db)[side] ** (move - 1)
+        return (level / P if side == SELLER else 1.0 - level / P) * d
+
+    for f, name in ((SELLER, "seller"), (BUYER, "buyer")):
+        after = []
+        for m in range(2 * T - 1, -1, -1):
+            mover = f if m % 2 == 0 else 1 - f
+            legal = pr.legal(m)
+            now = []
+            for p in [0] if m == 0 else range(1, P + 1):
+                kids = [after[k - 1] for k in range(1, P + 1) if legal[k - 1]]
+                kids += [{(p, m)}, {(0, 0)}] if m > 0 else []
+                worst = [min(value(o, mover) for o in c) for c in kids]
+                now.append({o for i, c in enumerate(kids) for o in c
+                            if value(o, mover) >= max((w for j, w in enumerate(worst)
+                                                       if j != i), default=-np.inf)})
+            after = now
+        want = sorted(after[0], key=lambda o: (o[1] if o[0] else 0, o[0]))
+        got = ev.spe_outcomes(pr)[name]
+        assert [o[0] for o in got] == [o[0] for o in want]
+        assert [o[1:] for o in got] == pytest.approx(
+            [(value(o, SELLER), value(o, BUYER)) for o in want])
+        played = ev.outcomes(*ev.spe(pr), pr, policies=True)[f]
+        assert any(o[1:] == pytest.approx(tuple(played[:2])) for o in got)
+
+
+def test_outcome_sets_with_time_costs_are_left_out_where_they_would_be_slow(capsys):
+    from market.cli import evaluate_cmd, main
+    from market.game.rules import Protocol as Game
+
+    assert evaluate_cmd.outcome_sets_affordable(Game(1000, 49))  # no time costs: O(T P^2)
+    assert not evaluate_cmd.outcome_sets_affordable(Game(1000, 12, 0.9, 0.9))
+    assert main(["evaluate", "--spe", "--prices", "1000", "--rounds", "8", "--discount",
+                 "0.95"]) == 0
+    assert "not computed at this size with time costs" in capsys.readouterr().out
