@@ -72,6 +72,36 @@ def naive_values(ps, pb, protocol, first, br=None):
     return walk(0, 0)
 
 
+def literal_spe_outcomes(pr: Protocol, first: int) -> set[tuple[int, int]]:
+    """The pure subgame-perfect outcomes read literally from their definition: in every
+    subgame, a child's outcome is kept when the mover weakly prefers it to the worst every
+    other child can be made to give it. Outcomes are ``(level, move of the deal)`` (level 0:
+    none); without time costs the move does not change what they are worth."""
+    P, T = pr.prices, pr.rounds
+    after: list[set[tuple[int, int]]] = []
+    for m in range(2 * T - 1, -1, -1):
+        mover = first if m % 2 == 0 else 1 - first
+        legal = pr.legal(m)
+        now = []
+        for p in [0] if m == 0 else range(1, P + 1):
+            kids = [after[k - 1] for k in range(1, P + 1) if legal[k - 1]]
+            kids += [{(p, m)}, {(0, 0)}] if m > 0 else []
+            worst = [min(literal_value(pr, o, mover) for o in c) for c in kids]
+            now.append({o for i, c in enumerate(kids) for o in c
+                        if literal_value(pr, o, mover) >= max(
+                            (w for j, w in enumerate(worst) if j != i), default=-np.inf)})
+        after = now
+    return after[0]
+
+
+def literal_value(pr: Protocol, outcome: tuple[int, int], side: int) -> float:
+    level, move = outcome
+    if level == 0:
+        return 0.0
+    d = (pr.seller_discount, pr.buyer_discount)[side] ** (move - 1)
+    return (level / pr.prices if side == SELLER else 1.0 - level / pr.prices) * d
+
+
 # --- hand-worked games --------------------------------------------------------------------------
 def test_values_p2_t1_by_hand():
     # P=2, T=1: the first mover offers once, the second accepts or rejects.
@@ -434,25 +464,9 @@ class TestSubgamePerfection:
         child's outcome is kept when the mover weakly prefers it to the worst every other
         child can be made to give it."""
         pr = Protocol(P, T)
-
-        def reward(level, side):
-            return 0.0 if level == 0 else (level / P if side == SELLER else 1.0 - level / P)
-
         for f, name in ((SELLER, "seller"), (BUYER, "buyer")):
-            after = []
-            for m in range(2 * T - 1, -1, -1):
-                mover = f if m % 2 == 0 else 1 - f
-                legal = pr.legal(m)
-                now = []
-                for p in [0] if m == 0 else range(1, P + 1):
-                    kids = [after[k - 1] for k in range(1, P + 1) if legal[k - 1]]
-                    kids += [{p}, {0}] if m > 0 else []
-                    worst = [min(reward(o, mover) for o in c) for c in kids]
-                    now.append({o for i, c in enumerate(kids) for o in c
-                                if reward(o, mover) >= max((w for j, w in enumerate(worst)
-                                                            if j != i), default=-np.inf)})
-                after = now
-            assert [o[0] for o in ev.spe_outcomes(pr)[name]] == sorted(after[0])
+            levels = sorted({level for level, _ in literal_spe_outcomes(pr, f)})
+            assert [o[0] for o in ev.spe_outcomes(pr)[name]] == levels
 
     def test_batched_gaps_match_one_by_one(self, rng):
         pr = Protocol(4, 3)
@@ -590,33 +604,12 @@ def test_pure_spe_outcomes_with_time_costs_match_the_literal_definition(P, T, ds
     """With time costs an outcome is a level and the move it was accepted at; the sets read
     literally over such pairs, against the fast form. The equilibrium ``spe`` plays is one."""
     pr = Protocol(P, T, ds, db)
-
-    def value(o, side):
-        level, move = o
-        if level == 0:
-            return 0.0
-        d = (ds, db)[side] ** (move - 1)
-        return (level / P if side == SELLER else 1.0 - level / P) * d
-
     for f, name in ((SELLER, "seller"), (BUYER, "buyer")):
-        after = []
-        for m in range(2 * T - 1, -1, -1):
-            mover = f if m % 2 == 0 else 1 - f
-            legal = pr.legal(m)
-            now = []
-            for p in [0] if m == 0 else range(1, P + 1):
-                kids = [after[k - 1] for k in range(1, P + 1) if legal[k - 1]]
-                kids += [{(p, m)}, {(0, 0)}] if m > 0 else []
-                worst = [min(value(o, mover) for o in c) for c in kids]
-                now.append({o for i, c in enumerate(kids) for o in c
-                            if value(o, mover) >= max((w for j, w in enumerate(worst)
-                                                       if j != i), default=-np.inf)})
-            after = now
-        want = sorted(after[0], key=lambda o: (o[1] if o[0] else 0, o[0]))
+        want = sorted(literal_spe_outcomes(pr, f), key=lambda o: (o[1] if o[0] else 0, o[0]))
         got = ev.spe_outcomes(pr)[name]
         assert [o[0] for o in got] == [o[0] for o in want]
         assert [o[1:] for o in got] == pytest.approx(
-            [(value(o, SELLER), value(o, BUYER)) for o in want])
+            [(literal_value(pr, o, SELLER), literal_value(pr, o, BUYER)) for o in want])
         played = ev.outcomes(*ev.spe(pr), pr, policies=True)[f]
         assert any(o[1:] == pytest.approx(tuple(played[:2])) for o in got)
 
