@@ -84,6 +84,11 @@ def played_at(layout: np.ndarray, g: int, m: int) -> int:
     return layout[g, PLAYED] + m
 
 
+#: what the market clock changes for a learner: both of its parts, or one alone (the order
+#: is the compiled learner's numbering)
+CLOCK_PARTS = ("both", "state", "wait")
+
+
 @dataclass(frozen=True)
 class MarketSetting:
     """What a market tells the strategies it builds (see :meth:`Strategy.for_market`).

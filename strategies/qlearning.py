@@ -21,6 +21,7 @@ from market.game.record import BatchRecord
 from market.game.rules import SIDE_NAMES, Observation, Protocol, legal_block
 from market.game.table_files import load_tables
 from strategies.base import (
+    CLOCK_PARTS,
     Classifier,
     KernelState,
     MarketSetting,
@@ -426,8 +427,6 @@ class MarketQLearning(QLearning):
       tables keep the slots' shape; only the first is used).
     """
 
-    #: :data:`market.sim.params.CLOCK_PARTS`, in the order the kernel numbers them
-    CLOCK_PARTS = ("both", "state", "wait")
 
     def __init__(
         self,
@@ -443,9 +442,8 @@ class MarketQLearning(QLearning):
         super().__init__(side, n_members, protocol=protocol, **params)
         if int(buckets) < 1:
             raise ValueError(f"buckets must be >= 1 (got {buckets})")
-        if clock_parts not in self.CLOCK_PARTS:
-            raise ValueError(f"clock_parts must be one of {self.CLOCK_PARTS} "
-                             f"(got {clock_parts!r})")
+        if clock_parts not in CLOCK_PARTS:
+            raise ValueError(f"clock_parts must be one of {CLOCK_PARTS} (got {clock_parts!r})")
         self.clock_parts = clock_parts
         self.rational = bool(rational)
         self.buckets = int(buckets)
@@ -465,7 +463,7 @@ class MarketQLearning(QLearning):
         """The two-agent learner's arrays, with the clock's slots and the wait values."""
         state = super().kernel_state()
         state.config[1:4] = (True, self.rational, self.buckets)
-        state.config[5] = self.CLOCK_PARTS.index(self.clock_parts)
+        state.config[5] = CLOCK_PARTS.index(self.clock_parts)
         state.wait = self.wait_value
         return state
 

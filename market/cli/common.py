@@ -53,33 +53,20 @@ def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[
     return parse
 
 
-def number_in(name: str, lo: float, hi: float) -> Callable[[str], float]:
-    """argparse ``type=`` for a finite number in ``[lo, hi]``; the error names ``name``."""
+def number_in(name: str, lo: float, hi: float, *, above: bool = False
+              ) -> Callable[[str], float]:
+    """argparse ``type=`` for a finite number in ``[lo, hi]`` (``(lo, hi]`` with ``above``);
+    the error names ``name``."""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        if not (math.isfinite(value) and lo <= value <= hi):
-            raise argparse.ArgumentTypeError(f"{name} must be a number in [{lo:g}, {hi:g}] "
-                                             f"(got {text!r})")
-        return value
-
-    return parse
-
-
-def discount_in(name: str) -> Callable[[str], float]:
-    """argparse ``type=`` for a discount factor per offer: a number in (0, 1] (1: no time
-    cost; 0 would make every deal after the first offer worthless)."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and 0.0 < value <= 1.0):
-            raise argparse.ArgumentTypeError(f"{name} must be a number in (0, 1] "
+        low_ok = value > lo if above else value >= lo
+        if not (math.isfinite(value) and low_ok and value <= hi):
+            raise argparse.ArgumentTypeError(f"{name} must be a number in "
+                                             f"{'(' if above else '['}{lo:g}, {hi:g}] "
                                              f"(got {text!r})")
         return value
 
@@ -87,18 +74,21 @@ def discount_in(name: str) -> Callable[[str], float]:
 
 
 def add_discounts(p: argparse.ArgumentParser) -> None:
-    """The game's time costs, as every command that takes them spells them."""
-    p.add_argument("--discount", type=discount_in("--discount"), default=None, metavar="D",
-                   help="both sides' discount factor per offer, in (0, 1] (default 1: time "
-                   "is free)")
-    p.add_argument("--seller-discount", type=discount_in("--seller-discount"), default=None,
-                   metavar="D", help="the Seller's factor (overrides --discount)")
-    p.add_argument("--buyer-discount", type=discount_in("--buyer-discount"), default=None,
-                   metavar="D", help="the Buyer's factor (overrides --discount)")
+    """The game's time costs, as every command that takes them spells them: factors in
+    (0, 1] (1: no time cost; 0 would make every deal after the first offer worthless)."""
+    for flag, what in (("--discount", "both sides' discount factor per offer, in (0, 1] "
+                                      "(default 1: time is free)"),
+                       ("--seller-discount", "the Seller's factor (overrides --discount)"),
+                       ("--buyer-discount", "the Buyer's factor (overrides --discount)")):
+        p.add_argument(flag, type=number_in(flag, 0, 1, above=True), default=None,
+                       metavar="D", help=what)
 
 
-def discounts(args: argparse.Namespace) -> tuple[float, float]:
-    """(Seller, Buyer) factors from :func:`add_discounts`' options."""
+def discounts(args: argparse.Namespace) -> tuple[float, float] | None:
+    """(Seller, Buyer) factors from :func:`add_discounts`' options; None if none was given
+    (the game's own, or a file's, then stand)."""
+    if (args.discount, args.seller_discount, args.buyer_discount) == (None, None, None):
+        return None
     both = 1.0 if args.discount is None else args.discount
     return (both if args.seller_discount is None else args.seller_discount,
             both if args.buyer_discount is None else args.buyer_discount)

@@ -74,20 +74,19 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if args.spe == bool(args.file):
         got = "both" if args.spe else "neither"
         raise UsageError(f"give exactly one of FILE.npz or --spe (got {got})")
-    ds, db = discounts(args)
+    asked = discounts(args)
     if args.spe:
-        protocol = Protocol(args.prices or 5, args.rounds or 5, ds, db)
+        protocol = Protocol(args.prices or 5, args.rounds or 5, *(asked or (1.0, 1.0)))
         check_cost(protocol, args.json)
         seller, buyer = evaluation.spe(protocol)
         policies, source = True, "spe"
         layout = "a subgame-perfect equilibrium (indifferent responders accept), pure policies"
     else:
         have = peek_tables(args.file)[0]
-        given = (args.discount, args.seller_discount, args.buyer_discount) != (None,) * 3
-        if given and (have.seller_discount, have.buyer_discount) != (ds, db):
+        if asked and (have.seller_discount, have.buyer_discount) != asked:
             raise UsageError(f"--discount: {args.file} holds tables trained with discount Seller "
                              f"{have.seller_discount:g}, Buyer {have.buyer_discount:g}, not "
-                             f"Seller {ds:g}, Buyer {db:g}")
+                             f"Seller {asked[0]:g}, Buyer {asked[1]:g}")
         want = None
         check_cost(peek_tables(args.file)[0], args.json)  # from the headers, before loading
         if args.prices is not None or args.rounds is not None:

@@ -94,8 +94,8 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
         "rounds": args.rounds, "seed": args.seed, "seeds": args.seeds,
         "test_loop": args.test_loop, "deal_bonus": args.deal_bonus,
     }
-    given = (args.discount, args.seller_discount, args.buyer_discount) != (None, None, None)
-    ds, db = discounts(args)
+    asked = discounts(args)
+    ds, db = asked or (1.0, 1.0)
     over.update(seller_discount=ds, buyer_discount=db)
     if loaded is not None:
         over.update(prices=loaded.protocol.prices, rounds=loaded.protocol.rounds,
@@ -110,10 +110,10 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
         if loaded.seller.shape[0] != loaded.buyer.shape[0]:
             raise UsageError(f"--load: {args.load} mixes role-aware and document-layout tables")
         have = (loaded.protocol.seller_discount, loaded.protocol.buyer_discount)
-        if given and have != (ds, db):
+        if asked and have != asked:
             raise UsageError(f"--load: {args.load} holds tables trained with discount Seller "
                              f"{have[0]:g}, Buyer {have[1]:g}, not the requested Seller "
-                             f"{ds:g}, Buyer {db:g}")
+                             f"{asked[0]:g}, Buyer {asked[1]:g}")
         over.update(seller_discount=have[0], buyer_discount=have[1])
     if args.cycles == 0 and loaded is None:
         raise UsageError("--cycles must be >= 1 (0 is allowed only with --load, to test)")

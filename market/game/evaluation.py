@@ -522,10 +522,10 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
     levels = np.arange(P + 1)
     values = np.zeros((2, width))  # [side][outcome], 0 for no deal
     for slot in range(slots):  # slot: the move a deal was accepted at (with time costs)
-        ds, db = protocol.discount_factors(slot) if protocol.discounted else (1.0, 1.0)
+        ds, db = protocol.discount_factors(slot)  # (1, 1) without time costs: exact
         part = slice(slot * (P + 1) + 1, (slot + 1) * (P + 1))
-        values[SELLER, part] = levels[1:] / P * ds if ds != 1.0 else levels[1:] / P
-        values[BUYER, part] = (1.0 - levels[1:] / P) * db if db != 1.0 else 1.0 - levels[1:] / P
+        values[SELLER, part] = levels[1:] / P * ds
+        values[BUYER, part] = (1.0 - levels[1:] / P) * db
 
     result: dict[str, list[tuple[int, float, float]]] = {}
     for f in (SELLER, BUYER):

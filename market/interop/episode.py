@@ -192,18 +192,15 @@ class Episode:
     def rewards(self) -> tuple[float, float]:
         """(Seller, Buyer) rewards of the outcome so far (0, 0 until a deal)."""
         p = self.level
-        if self.settings.reward == "two-agent":
-            s, b = level_rewards(np.array([p]), self.protocol.prices)[:, 0]
-            if p and self.protocol.discounted:
-                ds, db = self.protocol.discount_factors(len(self.history) - 1)
-                s, b = s * ds, b * db
-            return float(s), float(b)
         if p == 0:
             return 0.0, 0.0
-        width = self.protocol.prices - 1
-        floor, ceiling = self.settings.seller_range[0], self.settings.buyer_range[1]  # type: ignore[index]
-        s, b = (p - floor) / width, (ceiling - p) / width
-        if self.protocol.discounted:  # the deal's offer was made at move len(history) - 2
+        if self.settings.reward == "two-agent":
+            s, b = (float(x) for x in level_rewards(np.array([p]), self.protocol.prices)[:, 0])
+        else:
+            width = self.protocol.prices - 1
+            floor, ceiling = self.settings.seller_range[0], self.settings.buyer_range[1]  # type: ignore[index]
+            s, b = (p - floor) / width, (ceiling - p) / width
+        if self.protocol.discounted:  # the deal was accepted at move len(history) - 1
             ds, db = self.protocol.discount_factors(len(self.history) - 1)
             s, b = s * ds, b * db
         return s, b

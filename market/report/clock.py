@@ -87,12 +87,7 @@ def run(ctx: Context) -> Section:
     steps = ctx.pick(1000, 60)
     seeds = ctx.pick(20, 3)
     window = ctx.pick(10, 2)
-    grid = validate_grid({"n_buyers": [n], "n_sellers": [n], "period": [PERIOD],
-                          "clock": [False, True], "buyer_mix.qlearning": [1.0],
-                          "seller_mix.qlearning": [1.0]})
-    # common random numbers: iteration i draws the same market with and without the clock
-    res = ctx.batch("report clock", expand(grid, seeds, ctx.seed_for(NAME), steps,
-                                           common_seeds=True), per_step=True)
+    res = _markets(ctx, "report clock", n, seeds, steps, clock=[False, True])
     per = _per_run(res.table, res.steps, window)
     parts = _parts(ctx, n, seeds, steps, window)
     measures = ["efficiency_first", "efficiency_last", "efficiency", "mean_deal_step",
@@ -178,15 +173,21 @@ APART = {"mean_deal_step": ("mean step of a deal", 2),
          "efficiency_last": ("late efficiency", 3)}
 
 
+def _markets(ctx: Context, label: str, n: int, seeds: int, steps: int,
+             **swept: list[Any]) -> Any:
+    """Q-learner markets over ``swept`` values, with per-step data, under common random
+    numbers: iteration i draws the same market in every arm (and in every call)."""
+    grid = validate_grid({"n_buyers": [n], "n_sellers": [n], "period": [PERIOD], **swept,
+                          "buyer_mix.qlearning": [1.0], "seller_mix.qlearning": [1.0]})
+    return ctx.batch(label, expand(grid, seeds, ctx.seed_for(NAME), steps, common_seeds=True),
+                     per_step=True)
+
+
 def _parts(ctx: Context, n: int, seeds: int, steps: int, window: int) -> pd.DataFrame:
     """The same markets (common seeds with the main comparison) with one part of the clock
     at a time."""
-    grid = validate_grid({"n_buyers": [n], "n_sellers": [n], "period": [PERIOD],
-                          "clock": [True], "clock_parts": ["state", "wait"],
-                          "buyer_mix.qlearning": [1.0], "seller_mix.qlearning": [1.0]})
-    res = ctx.batch("report clock, taken apart",
-                    expand(grid, seeds, ctx.seed_for(NAME), steps, common_seeds=True),
-                    per_step=True)
+    res = _markets(ctx, "report clock, taken apart", n, seeds, steps, clock=[True],
+                   clock_parts=["state", "wait"])
     per = _per_run(res.table, res.steps, window)
     arm = res.table.set_index("run")["clock_parts"]
     return per.assign(arm=per["run"].map(arm).astype(str))

@@ -234,7 +234,6 @@ def _tests(runs: pd.DataFrame, fitted: np.ndarray, shares: tuple[float, ...]
         fitted[:, keys.index(f)], fitted[:, 0], paired=True) for f in keys[1:]}
     adjusted, tests = stats.family({labels[k]: d for k, d in conf.items()}, explore, digits=3)
     out = {k: adjusted[labels[k]] for k in conf}
-    out["best_name"] = best  # type: ignore[assignment]
     if len(order) >= 2:
         out["alpha_gap"] = gap
     return out, tests
@@ -258,7 +257,7 @@ def _answer(summary: pd.DataFrame, trends: pd.DataFrame, shares: tuple[float, ..
               f"auction: ZI-C is above ZI-U by {c.judged(3)}.")
     else:
         s2 = f"ZI-C against ZI-U: {c.judged(3)}."
-    other = SHORT[conf["best_name"]]
+    other = SHORT[kinds["efficiency"].drop("zi-c").idxmax()]  # the family _tests compared
     if b.significant:
         s3 = (f"Against the most efficient other pure market ({other}) ZI-C is "
               f"{'above' if b.diff.value > 0 else 'below'} by {b.judged(3)}"

@@ -88,21 +88,16 @@ def run(ctx: Context) -> Section:
     y = agents["earnings_per_period"].to_numpy(float)
     coef = stats.slopes(x, y, agents["seed"].to_numpy())  # (seeds, 1 + k)
     width = {p: float(agents[p].max() - agents[p].min()) for p in names}
-    rows = []
-    for j, p in enumerate(names):
-        est = stats.mean(coef[:, 1 + j] * width[p])
-        rows.append({"parameter": p, "words": PARAMS[p], "drawn_min": agents[p].min(),
-                     "drawn_max": agents[p].max(), **est.row("effect_over_range"),
-                     "seeds": seeds})
+    effects = {p: stats.mean(coef[:, 1 + j] * width[p]) for j, p in enumerate(names)}
+    adjusted, tests = stats.family(
+        {PARAMS[p]: stats.as_difference(effects[p]) for p in names}, digits=3)
     control = stats.mean(coef[:, -1])
-    effects = {p: stats.as_difference(stats.mean(coef[:, 1 + j] * width[p]))
-               for j, p in enumerate(names)}
-    adjusted, tests = stats.family({PARAMS[p]: effects[p] for p in names}, digits=3)
-    for row, p in zip(rows, names, strict=True):
-        d = adjusted[PARAMS[p]]
-        row.update(p=d.p_welch, p_holm=d.p_holm, verdict=d.verdict,
-                   detectable=d.diff.detectable())
-    trends = pd.DataFrame(rows)
+    trends = pd.DataFrame([{
+        "parameter": p, "words": PARAMS[p], "drawn_min": agents[p].min(),
+        "drawn_max": agents[p].max(), **effects[p].row("effect_over_range"), "seeds": seeds,
+        "p": adjusted[PARAMS[p]].p_welch, "p_holm": adjusted[PARAMS[p]].p_holm,
+        "verdict": adjusted[PARAMS[p]].verdict, "detectable": effects[p].detectable(),
+    } for p in names])
     mean_earn = stats.mean(agents.groupby("seed")["earnings_per_period"].mean().to_numpy())
     fig = _figure(agents, coef, names)
     answer = _answer(trends, control, mean_earn, seeds)

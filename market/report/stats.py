@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -204,13 +204,11 @@ def difference(a: np.ndarray, b: np.ndarray, paired: bool = False) -> Difference
 def holm(diffs: dict[str, Difference]) -> dict[str, Difference]:
     """The same differences with Holm's adjusted p-values: one question's confirmatory
     family, whose family-wise error rate is then at most the level."""
-    import dataclasses
-
     order = sorted(diffs, key=lambda k: diffs[k].p_welch)
     m, running, out = len(order), 0.0, {}
     for i, k in enumerate(order):
         running = max(running, min(1.0, (m - i) * diffs[k].p_welch))
-        out[k] = dataclasses.replace(diffs[k], p_holm=running)
+        out[k] = replace(diffs[k], p_holm=running)
     return {k: out[k] for k in diffs}
 
 

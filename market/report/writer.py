@@ -11,6 +11,7 @@ folder is fine: the report's files are replaced, other files are left alone.
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -79,8 +80,6 @@ def report_markdown(sections: Sequence[Section], header: str) -> str:
 def tests_display(tests: Sequence[Any]) -> pd.DataFrame:
     """A section's tests as formatted cells: estimate, p, Holm's p, verdict, and the
     smallest effect the design would have found."""
-    import math
-
     rows = []
     for t in tests:
         d, f = t.diff.diff, f"{{:+,.{t.digits}f}}"

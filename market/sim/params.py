@@ -47,7 +47,7 @@ from market.limits import (
     check_memory,
 )
 from strategies import specs
-from strategies.base import MarketSetting
+from strategies.base import CLOCK_PARTS, MarketSetting
 
 #: a reservation-price distribution: a name, or ``f(rng, n, lo, hi) -> array``
 Distribution = str | Callable[[np.random.Generator, int, float, float], np.ndarray]
@@ -55,8 +55,7 @@ DISTRIBUTIONS = ("uniform", "normal", "triangular")
 FIRST_MOVERS = ("random", "seller", "buyer")
 AGENT_DATA = ("period", "step", "none")
 LEARNER_PARAMS = ("fixed", "drawn")
-#: what the market clock changes for a learner: both of its parts, or one alone
-CLOCK_PARTS = ("both", "state", "wait")
+
 #: the mix of a side whose mix is not given
 DEFAULT_MIX = {"averaging": 1.0}
 
