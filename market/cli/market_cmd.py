@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from market.cli import common
-from market.cli.common import emit_json, int_in, path_text
+from market.cli.common import add_discounts, discounts, emit_json, int_in, path_text
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.files import (
@@ -42,6 +42,8 @@ FLAGS = {
     "period": "--period", "value_range": "--value-range", "cost_range": "--cost-range",
     "value_dist": "--distribution", "cost_dist": "--distribution", "first": "--first",
     "teams": "--teams", "agent_data": "--agent-data", "clock_parts": "--clock-parts",
+    "discount": "--discount", "seller_discount": "--seller-discount",
+    "buyer_discount": "--buyer-discount",
 }
 #: the files ``--out DIR`` receives, all checked before the run and written all or none
 OUTPUT_FILES = ("model.parquet", "periods.parquet", "prices.parquet", "agents.parquet",
@@ -69,6 +71,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="price levels P (default 5)")
     p.add_argument("--rounds", type=int_in("--rounds", 1, ROUNDS_MAX), default=5,
                    help="rounds T (default 5)")
+    add_discounts(p)  # time costs: each deal's surplus discounted per offer, per side
     p.add_argument("--seed", type=int_in("--seed", 0), default=0,
                    help="seed of every random draw (default 0)")
     p.add_argument("--first", choices=("random", "seller", "buyer"), default="random",
@@ -111,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
         seller_mix=params.parse_mix(args.seller_mix, "--seller-mix"),
         prices=args.prices,
         rounds=args.rounds,
+        discount=args.discount,
+        seller_discount=args.seller_discount,
+        buyer_discount=args.buyer_discount,
         period=args.period,
         redraw=args.redraw,
         value_range=params.parse_range(args.value_range, "--value-range"),
@@ -217,7 +223,15 @@ def _parameters(args: argparse.Namespace, p: Any) -> dict[str, Any]:
         "redraw": args.redraw, "teams": args.teams, "common_wallet": args.common_wallet,
         "clock": args.clock, "clock_parts": args.clock_parts,
         "drawn_learners": args.drawn_learners,
+        **({} if discounts(args) is None else dict(zip(
+            ("seller_discount", "buyer_discount"), p.discounts, strict=True))),
     }
+
+
+def _time_costs(args: argparse.Namespace) -> str:
+    """The title's words for the time costs, if any were asked for."""
+    d = discounts(args)
+    return "" if d is None else f"discount {d[0]:g} (Seller) / {d[1]:g} (Buyer), "
 
 
 def _clean(obj: Any) -> Any:
@@ -258,7 +272,7 @@ def _print_summary(
     head = Table(
         title=(f"Market: {args.sellers} sellers x {args.buyers} buyers, {int(s['steps'])} steps "
                f"({int(s['periods'])} periods of {args.period}), P={args.prices}, T={args.rounds}, "
-               f"seed {args.seed}"),
+               f"{_time_costs(args)}seed {args.seed}"),
         show_header=False,
     )
     head.add_column("metric")

@@ -188,24 +188,31 @@ def choose(qf: np.ndarray, base: int, lo: int, hi: int, epsilon: float, st: np.n
 @njit(cache=True, inline="always")
 def play_episode(
     qf: np.ndarray, R: int, P: int, T: int, first: int, eps_seller: float, eps_buyer: float,
-    stale_first: bool, st: np.ndarray, acts: np.ndarray, rows: np.ndarray,
+    stale_first: bool, st: np.ndarray, acts: np.ndarray, rows: np.ndarray, m0: int, offer0: int,
+    m0_explores: bool,
 ) -> tuple[int, int]:
     """Play one negotiation on one seed's flat tables ``qf``; return ``(n_moves, level)``.
 
     Writes the action and the row of each move into ``acts`` and ``rows``.
     ``stale_first``: the original project's test loop, in which the first
     mover's observation is never updated, so it plays from the start row
-    (offers only) at every move and never accepts.
+    (offers only) at every move and never accepts. ``m0``, ``offer0``: the
+    move the negotiation starts at and the offer then on the table (0, 0: the
+    beginning; an exploring start otherwise, see :func:`run`); ``m0_explores``:
+    the move at ``m0`` is drawn uniformly among the legal actions (exploration
+    1) whatever the mover's exploration rate.
     """
     S, A = P * T + 2, P + 2
-    offer = 0
-    for m in range(2 * T):
+    offer = offer0
+    for m in range(m0, 2 * T):
         role = m & 1
         side = first ^ role
         r = role if R == 2 else 0
         row = 0 if (role == 0 and stale_first) else move_row(P, m, offer)
         lo, hi = legal_range(P, T, row)
         eps = eps_seller if side == 0 else eps_buyer
+        if m == m0 and m0_explores:
+            eps = 1.0
         a = choose(qf, ((side * R + r) * S + row) * A, lo, hi, eps, st)
         acts[m] = a
         rows[m] = row
@@ -219,7 +226,7 @@ def play_episode(
 def learn_episode(
     qf: np.ndarray, R: int, P: int, T: int, side: int, first: int, acts: np.ndarray,
     rows: np.ndarray, n_moves: int, level: int, lr: float, gamma: float, bonus: float,
-    discount: float,
+    discount: float, m0: int,
 ) -> None:
     """Bellman-update ``side``'s table in one seed's flat tables ``qf`` along one episode.
 
@@ -235,7 +242,8 @@ def learn_episode(
     order after the episode; a side never visits a row twice in one
     negotiation and each update reads only the row of its next move, which
     no earlier update of this episode touched, so this equals the
-    document's online updates.
+    document's online updates. ``m0``: the move the episode started at (its
+    earlier moves were not played).
     """
     S, A = P * T + 2, P + 2
     role = 0 if side == first else 1
@@ -244,7 +252,7 @@ def learn_episode(
     if level > 0 and discount < 1.0:
         reward *= discount ** float(n_moves - 2)  # pow(), as Python computes d ** k
     table = (side * R + r) * S * A
-    for m in range(role, n_moves, 2):
+    for m in range(m0 + ((m0 ^ role) & 1), n_moves, 2):  # the side's moves from m0 on
         cell = table + rows[m] * A + acts[m]
         if m + 2 < n_moves:
             nxt = table + rows[m + 2] * A
@@ -263,6 +271,7 @@ def run(
     q: np.ndarray, R: int, P: int, T: int, rng: np.ndarray, counts: np.ndarray, eps: np.ndarray,
     lr: np.ndarray, first0: int, learns: np.ndarray, gamma: float, stale_first: bool, e0: int,
     per_cycle: int, log: np.ndarray, bonus: float, disc_s: float, disc_b: float,
+    starts: float,
 ) -> None:
     """Play (and learn from) ``len(eps)`` episodes for every seed, seeds in parallel.
 
@@ -277,6 +286,18 @@ def run(
     the actions of every move (-1 after the end), for tests. ``bonus``: the
     learners' extra reward for a deal, ``disc_s``/``disc_b`` each side's discount
     factor per offer (:func:`learn_episode`).
+
+    ``starts``: the share of episodes that begin at a random state instead
+    of the opening ("exploring starts", Sutton and Barto 2018, sec. 5.3), so
+    that every subgame is trained however rarely the learners' own play
+    reaches it. With ``starts > 0`` an episode first draws one uniform ``u``;
+    if ``u < starts`` it draws the start move ``floor(v * 2T)`` and, when
+    that is not move 0, the offer on the table ``floor(w * P)`` (two more
+    uniforms), then plays from there with the draws of the module
+    docstring, the start move's action drawn as exploration 1 would (a
+    random state *and* action: every action's value is then learned against
+    the opponent's current play, however greedy both have become). The moves
+    before the start are not played and not learned.
     """
     n = q.shape[0]
     K = eps.shape[0]
@@ -293,14 +314,21 @@ def run(
             first = first0 ^ (k & 1)
             e_s = eps[k] if learn_s else 0.0
             e_b = eps[k] if learn_b else 0.0
+            m0 = 0
+            offer0 = 0
+            explores = starts > 0.0 and uniform(st) < starts
+            if explores:
+                m0 = int(uniform(st) * (2 * T))
+                if m0 > 0:
+                    offer0 = int(uniform(st) * P)
             n_moves, level = play_episode(qf, R, P, T, first, e_s, e_b, stale_first, st, acts,
-                                          rows)
+                                          rows, m0, offer0, explores)
             if learn_s:
                 learn_episode(qf, R, P, T, 0, first, acts, rows, n_moves, level, lr[k], gamma,
-                              bonus, disc_s)
+                              bonus, disc_s, m0)
             if learn_b:
                 learn_episode(qf, R, P, T, 1, first, acts, rows, n_moves, level, lr[k], gamma,
-                              bonus, disc_b)
+                              bonus, disc_b, m0)
             ender = first ^ ((n_moves - 1) & 1)
             if level > 0:
                 counts[i, slot, 2 * ender] += 1
@@ -315,7 +343,7 @@ def run(
                 left = per_cycle
             if keep:
                 for m in range(2 * T):
-                    log[i, k, m] = acts[m] if m < n_moves else -1
+                    log[i, k, m] = acts[m] if m0 <= m < n_moves else -1
 
 
 # --- compiling ----------------------------------------------------------------------------------
@@ -379,14 +407,14 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
 def _smoke() -> None:
     """Call the kernel once on a tiny game (P = 2, T = 1): compiles it or loads it."""
     _call(np.zeros((1, 2, 1, 4, 4)), seed_states(0, 1), np.zeros((1, 1, 7), dtype=np.int64),
-          np.ones(2), np.ones(2), 0, (True, True), 1.0, False, 0, 2, None, 0.0, (1.0, 1.0))
+          np.ones(2), np.ones(2), 0, (True, True), 1.0, False, 0, 2, None, 0.0, (1.0, 1.0), 0.0)
 
 
 def play(
     q: np.ndarray, rng: np.ndarray, counts: np.ndarray, eps: np.ndarray, lr: np.ndarray,
     first0: int, learns: tuple[bool, bool], gamma: float, stale_first: bool = False,
     e0: int = 0, per_cycle: int | None = None, log: np.ndarray | None = None,
-    bonus: float = 0.0, discount: tuple[float, float] = (1.0, 1.0),
+    bonus: float = 0.0, discount: tuple[float, float] = (1.0, 1.0), starts: float = 0.0,
 ) -> None:
     """:func:`run` with its arguments checked and converted to the one compiled signature.
 
@@ -409,11 +437,11 @@ def play(
         raise ValueError("counts has too few cycle slots for these episodes")
     _call(q, rng, counts, np.ascontiguousarray(eps, dtype=np.float64),
           np.ascontiguousarray(lr, dtype=np.float64), first0, learns, gamma, stale_first, e0,
-          max(per, 1), log, bonus, discount)
+          max(per, 1), log, bonus, discount, starts)
 
 
 def _call(q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e0, per_cycle,  # noqa: ANN001
-          log, bonus, discount) -> None:
+          log, bonus, discount, starts) -> None:
     if log is None:
         log = np.zeros((0, 0, 0), dtype=np.int64)
     n, _, R, S, A = q.shape
@@ -421,7 +449,8 @@ def _call(q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e0, per_c
     with _lock:
         run(q.reshape(n, -1), R, P, (S - 2) // P, rng, counts, eps, lr, int(first0),
             np.asarray(learns, dtype=np.bool_), float(gamma), bool(stale_first), int(e0),
-            int(per_cycle), log, float(bonus), float(discount[0]), float(discount[1]))
+            int(per_cycle), log, float(bonus), float(discount[0]), float(discount[1]),
+            float(starts))
 
 
 def _first_line(exc: BaseException | None) -> str:

@@ -79,6 +79,10 @@ class TrainConfig:
     ``seller_discount``/``buyer_discount``: the game's time costs (each
     side's factor per offer, :class:`~market.game.rules.Protocol`); 1, the
     document's game, by default.
+    ``explore_starts``: the share of training episodes that start at a
+    random move with a random offer on the table instead of the opening
+    (0, the document's training, by default): the learners then train every
+    subgame, which subgame perfection needs (:func:`market.game.kernel.run`).
     ``test_loop``: ``protocol`` plays the greedy test as the protocol says;
     ``original`` reproduces the original project's test loop, which never
     updates the first mover's observation (it offers its start-row offer at
@@ -106,6 +110,7 @@ class TrainConfig:
     deal_bonus: float = 0.0
     seller_discount: float = 1.0
     buyer_discount: float = 1.0
+    explore_starts: float = 0.0
     seed: int = 0
     seeds: int = 1
     test_loop: str = "protocol"
@@ -131,6 +136,8 @@ class TrainConfig:
             (self.epsilon_decay >= 0.0, "epsilon_decay must be >= 0"),
             (0.0 <= self.deal_bonus <= 1.0, f"deal_bonus must be in [0, 1] (got "
                                             f"{self.deal_bonus})"),
+            (0.0 <= self.explore_starts <= 1.0, f"explore_starts must be in [0, 1] (got "
+                                                f"{self.explore_starts})"),
         ]
         for ok, msg in checks:
             if not ok:
@@ -160,7 +167,8 @@ class TrainConfig:
 
 
 #: fields that extend the document's game, and their values that leave it as it is
-EXTENSIONS = {"deal_bonus": 0.0, "seller_discount": 1.0, "buyer_discount": 1.0}
+EXTENSIONS = {"deal_bonus": 0.0, "seller_discount": 1.0, "buyer_discount": 1.0,
+              "explore_starts": 0.0}
 
 
 #: ``seed``: the document's exact configuration. ``default``: tuned so that
@@ -398,7 +406,8 @@ def train(
         first0, learns = roles.movers(g, e)
         kernel.play(q, rng, counts, eps, lr, first0, learns, config.gamma, e0=g, per_cycle=E,
                     bonus=config.deal_bonus,
-                    discount=(config.seller_discount, config.buyer_discount))
+                    discount=(config.seller_discount, config.buyer_discount),
+                    starts=config.explore_starts)
         g = stop
         if progress is not None:
             progress(g, total)

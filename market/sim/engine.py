@@ -247,7 +247,7 @@ def _depth_first(P, T, first, s_group, s_member, s_lo, s_hi, b_group, b_member, 
 
 
 @njit(cache=True)
-def _step(P, T, open_mode, time_left_now, grid_lo, grid_step, span,  # noqa: ANN001, ANN202, PLR0913
+def _step(P, T, open_mode, time_left_now, grid_lo, grid_step, span, disc_s, disc_b,  # noqa: ANN001, ANN202, PLR0913
           s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi,
           b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi,
           team_size, kinds, n_groups_s, fstore, istore, layout, config, rng):
@@ -264,8 +264,8 @@ def _step(P, T, open_mode, time_left_now, grid_lo, grid_step, span,  # noqa: ANN
         return _packed(ps, pb, first, level, n_moves, np.zeros(n), np.zeros(0), np.zeros(0)), \
             actions, bad
     prices, deal, gain_s, gain_b = exchange.settle_deals(
-        ps, pb, level, grid_lo, grid_step, s_res, b_res, s_cash, b_cash, s_earn, b_earn,
-        s_trades, b_trades, s_traded, b_traded)
+        ps, pb, level, n_moves, grid_lo, grid_step, disc_s, disc_b, s_res, b_res, s_cash,
+        b_cash, s_earn, b_earn, s_trades, b_trades, s_traded, b_traded)
     reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], team_size)
     n_groups = kinds.size
     for s in range(2):
@@ -354,9 +354,11 @@ class LockstepEngine:
             Side(m.strategies[SELLER], S.strategy[ps], S.member[ps], s_lo[ps], s_hi[ps]),
             Side(m.strategies[BUYER], B.strategy[pb], B.member[pb], b_lo[pb], b_hi[pb]),
             first, rng, tl)
+        pr = m.protocol
         prices, deal, gain_s, gain_b = exchange.settle_deals(
-            ps, pb, record.level, m.grid_lo, m.grid_step, S.reservation, B.reservation,
-            S.cash, B.cash, S.earnings, B.earnings, S.trades, B.trades, S.traded, B.traded)
+            ps, pb, record.level, record.n_moves, m.grid_lo, m.grid_step, pr.seller_discount,
+            pr.buyer_discount, S.reservation, B.reservation, S.cash, B.cash, S.earnings,
+            B.earnings, S.trades, B.trades, S.traded, B.traded)
         reward = exchange.pay(deal, gain_s, gain_b, m.span, S.team[ps], B.team[pb],
                                   m.team_size)
         exchange.learn(m.strategies, m.books, ps, pb, record, reward, tl)
@@ -402,6 +404,7 @@ class CompiledEngine:
         P, T = m.protocol.prices, m.protocol.rounds
         packed, actions, bad = _step(
             P, T, m.open_mode, time_left, m.grid_lo, m.grid_step, m.span,
+            float(m.protocol.seller_discount), float(m.protocol.buyer_discount),
             S.reservation, S.strategy, S.member, S.team, S.cash, S.earnings, S.trades, S.traded,
             s_lo, s_hi,
             B.reservation, B.strategy, B.member, B.team, B.cash, B.earnings, B.trades, B.traded,
@@ -553,7 +556,7 @@ def _smoke() -> None:
     n = 2
     f, i = np.zeros(n), np.zeros(n, dtype=np.int64)
     fstore, istore, layout, _ = stores([KernelState(), KernelState()])  # one strategy a side
-    _step(2, 1, exchange.OPEN_RANDOM, -1, 0.0, 1.0, 1.0,
+    _step(2, 1, exchange.OPEN_RANDOM, -1, 0.0, 1.0, 1.0, 1.0, 1.0,
           f.copy(), i.copy(), i.copy(), i.copy(), f.copy(), f.copy(), i.copy(),
           np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64),
           f.copy(), i.copy(), i.copy(), i.copy(), f.copy(), f.copy(), i.copy(),

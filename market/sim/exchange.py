@@ -54,8 +54,9 @@ def openers(n: int, mode: int, rng: np.random.Generator) -> np.ndarray:
 
 
 @njit(cache=True)
-def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, grid_lo: float,
-                 grid_step: float, res_s: np.ndarray, res_b: np.ndarray, cash_s: np.ndarray,
+def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, n_moves: np.ndarray,
+                 grid_lo: float, grid_step: float, disc_s: float, disc_b: float,
+                 res_s: np.ndarray, res_b: np.ndarray, cash_s: np.ndarray,
                  cash_b: np.ndarray, earn_s: np.ndarray, earn_b: np.ndarray,
                  trades_s: np.ndarray, trades_b: np.ndarray, traded_s: np.ndarray,
                  traded_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -63,6 +64,11 @@ def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, grid_lo: flo
 
     Returns each pair's price (NaN without a deal), whether it dealt, and the
     Sellers' (price - cost) and Buyers' (value - price) gains, one per deal.
+    With time costs (``disc_s``/``disc_b`` below 1, the game's factors per
+    offer) a deal on the ``k``-th offer (ended at move ``k + 1``, ``n_moves[i]
+    = k + 2``) is worth ``d ** k`` of its gain to each side: the price still
+    changes hands in full, but the surplus a side earns, and so a learner's
+    reward and the market's efficiency, shrink with the delay.
     """
     n = ps.size
     prices = np.full(n, np.nan)
@@ -77,6 +83,10 @@ def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, grid_lo: flo
         p = grid_lo + (float(level[i]) - 1.0) * grid_step
         prices[i] = p
         gain_s[j], gain_b[j] = p - res_s[s], res_b[b] - p
+        if disc_s < 1.0:
+            gain_s[j] *= disc_s ** float(n_moves[i] - 2)
+        if disc_b < 1.0:
+            gain_b[j] *= disc_b ** float(n_moves[i] - 2)
         cash_s[s] += p
         cash_b[b] -= p
         earn_s[s] += gain_s[j]
@@ -122,9 +132,11 @@ def settle(books: Sequence[TraderArrays], ps: np.ndarray, pb: np.ndarray, record
            grid: PriceGrid) -> Settlement:
     """:func:`settle_deals` on both sides' arrays, as the ledger's :class:`Settlement`."""
     S, B = books
+    pr = record.protocol
     prices, deal, gain_s, gain_b = settle_deals(
-        ps, pb, record.level, grid.lo, grid.step, S.reservation, B.reservation, S.cash, B.cash,
-        S.earnings, B.earnings, S.trades, B.trades, S.traded, B.traded)
+        ps, pb, record.level, record.n_moves, grid.lo, grid.step, pr.seller_discount,
+        pr.buyer_discount, S.reservation, B.reservation, S.cash, B.cash, S.earnings,
+        B.earnings, S.trades, B.trades, S.traded, B.traded)
     return Settlement(record, deal, prices, gain_s, gain_b)
 
 

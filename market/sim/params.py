@@ -74,6 +74,12 @@ class Params:
         table. Default (None): everybody plays ``averaging``.
     prices, rounds:
         the protocol's P levels over the traders' price range and T rounds.
+    discount, seller_discount, buyer_discount:
+        time costs inside a negotiation: each side's factor per offer in
+        (0, 1] (``discount`` for both; a side's own overrides it; default 1,
+        time is free). A deal on the k-th offer earns each side ``d ** k`` of
+        its surplus (:func:`~market.sim.exchange.settle_deals`), which its
+        learners are paid and the market's efficiency counts.
     period:
         K, steps per trading period; each trader trades at most one unit per period.
     redraw:
@@ -121,6 +127,9 @@ class Params:
     seller_mix: Mapping[str, float] | None = None
     prices: int = 5
     rounds: int = 5
+    discount: float | None = None
+    seller_discount: float | None = None
+    buyer_discount: float | None = None
     period: int = 10
     redraw: bool = False
     value_range: tuple[float, float] = (0.0, 100.0)
@@ -144,7 +153,14 @@ class Params:
 
     @property
     def protocol(self) -> Protocol:
-        return Protocol(self.prices, self.rounds)
+        return Protocol(self.prices, self.rounds, *self.discounts)
+
+    @property
+    def discounts(self) -> tuple[float, float]:
+        """(Seller, Buyer) factors per offer: a side's own, else ``discount``, else 1."""
+        both = 1.0 if self.discount is None else float(self.discount)
+        return (both if self.seller_discount is None else float(self.seller_discount),
+                both if self.buyer_discount is None else float(self.buyer_discount))
 
 
 #: the parameter names, in declaration order
@@ -183,6 +199,9 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
         seller_mix=check_mix(say("seller_mix"), _mix(a["seller_mix"])),
         prices=int(a["prices"]),
         rounds=int(a["rounds"]),
+        discount=None if a["discount"] is None else float(a["discount"]),
+        seller_discount=None if a["seller_discount"] is None else float(a["seller_discount"]),
+        buyer_discount=None if a["buyer_discount"] is None else float(a["buyer_discount"]),
         period=int(a["period"]),
         redraw=bool(a["redraw"]),
         value_range=(float(a["value_range"][0]), float(a["value_range"][1])),
@@ -231,7 +250,17 @@ def _check_values(a: dict[str, Any], say: Namer) -> None:
         _check_int(say("teams"), a["teams"], 1)
     if a["clock_buckets"] is not None:
         _check_int(say("clock_buckets"), a["clock_buckets"], 1)
+    for name in ("discount", "seller_discount", "buyer_discount"):
+        if a[name] is not None:
+            _check_discount(say(name), a[name])
     Protocol(int(a["prices"]), int(a["rounds"]))  # the protocol's own bounds and words
+
+
+def _check_discount(name: str, d: Any) -> None:
+    """A factor per offer in (0, 1]: 0 would make every deal after the first offer worthless."""
+    ok = isinstance(d, int | float | np.integer | np.floating) and not isinstance(d, bool)
+    if not ok or not (0.0 < float(d) <= 1.0):
+        raise ValueError(f"{name} must be a number in (0, 1] (got {d!r})")
 
 
 def _check_range(name: str, value: Any) -> None:

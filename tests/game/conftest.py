@@ -89,12 +89,18 @@ def reference_train(config: TrainConfig, index: int) -> dict[str, Any]:
         return maxima[0] if len(maxima) == 1 else maxima[int(rnd.uniform() * len(maxima))]
 
     def episode(tables: list, first: int, eps: tuple[float, float], learns: tuple[bool, bool],
-                lr: float, stale_first: bool = False) -> tuple[int, int, int]:
+                lr: float, stale_first: bool = False, starts: float = 0.0,
+                ) -> tuple[int, int, int]:
         """One negotiation; returns (n_moves, level, side that ended it)."""
         pending: list[Any] = [None, None]  # a side's last (slot, row, action), to update
         offer = 0  # action index of the offer on the table
         level = 0
-        for m in range(2 * T):
+        m0 = 0
+        explores = starts > 0.0 and rnd.uniform() < starts  # an exploring start
+        if explores:
+            m0 = int(rnd.uniform() * 2 * T)
+            offer = int(rnd.uniform() * P) if m0 > 0 else 0
+        for m in range(m0, 2 * T):
             side = first if m % 2 == 0 else 1 - first
             role = 0 if side == first else 1
             slot = role if R == 2 else 0
@@ -106,7 +112,7 @@ def reference_train(config: TrainConfig, index: int) -> dict[str, Any]:
                 nxt = max(table[row][a] for a in legal(row))
                 cell = tables[side][ps][pr][pa]
                 tables[side][ps][pr][pa] = (1.0 - lr) * cell + lr * (0.0 + config.gamma * nxt)
-            a = choose(table[row], legal(row), eps[side])
+            a = choose(table[row], legal(row), 1.0 if explores and m == m0 else eps[side])
             pending[side] = (slot, row, a)
             if a >= P:
                 level = offer + 1 if a == P else 0
@@ -155,7 +161,8 @@ def reference_train(config: TrainConfig, index: int) -> dict[str, Any]:
                 first = 0 if g % 2 == 0 else 1
                 learns = (0 in learners, 1 in learners)
             _, level, ender = episode(tables, first, tuple(eps if learns[s] else 0.0
-                                                            for s in (0, 1)), learns, lr)
+                                                            for s in (0, 1)), learns, lr,
+                                    starts=config.explore_starts)
             count(out, level, ender)
         cycles.append(out)
         if config.scheme == "frozen" and config.train == "both":

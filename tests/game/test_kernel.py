@@ -124,7 +124,7 @@ def test_one_q_update_worked_by_hand():
     acts, rows = np.array([3, 1, 5]), np.array([0, 4, 2])
     qf = q.reshape(-1)
     for side in (SELLER, BUYER):
-        kernel.learn_episode(qf, 1, 5, 5, side, SELLER, acts, rows, 3, 2, lr, gamma, 0.0, 1.0)
+        kernel.learn_episode(qf, 1, 5, 5, side, SELLER, acts, rows, 3, 2, lr, gamma, 0.0, 1.0, 0)
     # Seller, move 0, Q(s, offer 4): 0.9 * 0 + 0.1 * (0 + 0.99 * max Q("2.0")) where the
     # max is read before the accept below is updated (the document updates online, in
     # order): 0.1 * 0.99 * 0.9 = 0.0891.
@@ -143,14 +143,14 @@ def test_a_deal_bonus_is_added_to_both_sides_reward_for_a_deal_only():
     acts, rows = np.array([3, 1, 5]), np.array([0, 4, 2])
     for side in (SELLER, BUYER):
         kernel.learn_episode(q.reshape(-1), 1, 5, 5, side, SELLER, acts, rows, 3, 2, 0.1, 0.99,
-                             0.05, 1.0)
+                             0.05, 1.0, 0)
     assert q[SELLER, 0, 2, 5] == pytest.approx(0.1 * (2 / 5 + 0.05))
     assert q[BUYER, 0, 4, 1] == pytest.approx(0.1 * (1 - 2 / 5 + 0.05))
     # a rejection (action 6) pays no bonus: the responder is no longer indifferent at 0
     q = np.zeros((2, 1, 27, 7))
     acts = np.array([4, 6])
     kernel.learn_episode(q.reshape(-1), 1, 5, 5, BUYER, SELLER, acts, rows, 2, 0, 0.1, 0.99,
-                         0.05, 1.0)
+                         0.05, 1.0, 0)
     assert not q.any()
 
 
@@ -160,7 +160,7 @@ def test_a_deal_is_discounted_by_the_offers_made_before_the_accepted_one():
     acts, rows = np.array([3, 1, 5]), np.array([0, 4, 2])
     for side, d in ((SELLER, 0.5), (BUYER, 0.8)):
         kernel.learn_episode(q.reshape(-1), 1, 5, 5, side, SELLER, acts, rows, 3, 2, 0.1, 0.99,
-                             0.0, d)
+                             0.0, d, 0)
     assert q[SELLER, 0, 2, 5] == pytest.approx(0.1 * 2 / 5 * 0.5)
     assert q[BUYER, 0, 4, 1] == pytest.approx(0.1 * (1 - 2 / 5) * 0.8)
 

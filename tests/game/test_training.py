@@ -124,6 +124,11 @@ REFERENCE_CASES = {
         buyer_discount=0.7, deal_bonus=0.01),
     "frozen, document layout, the Seller's time cost alone": preset(
         "seed", cycles=3, episodes=80, test_episodes=40, seller_discount=0.5),
+    "simultaneous, exploring starts on 60% of episodes, time costs": preset(
+        "default", cycles=2, episodes=150, test_episodes=40, explore_starts=0.6,
+        seller_discount=0.8, buyer_discount=0.9, prices=6, rounds=4),
+    "frozen, every episode an exploring start": preset(
+        "seed", cycles=3, episodes=80, test_episodes=40, explore_starts=1.0),
 }
 
 

@@ -78,6 +78,9 @@ def _random_config(rng: np.random.Generator) -> dict:
         seed=int(rng.integers(1_000_000)),
     )
     cfg["clock_parts"] = str(rng.choice(["both", "state", "wait"])) if clock else "both"
+    for name in ("discount", "seller_discount", "buyer_discount"):  # time costs, sometimes
+        if rng.integers(3) == 0:
+            cfg[name] = float(rng.uniform(0.3, 1.0))
     return cfg
 
 
