@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from market.cli import common
-from market.cli.common import emit_json, int_in, int_range, path_text
+from market.cli.common import add_discounts, discounts, emit_json, int_in, int_range, path_text
 from market.cli.progress import progress_bar
 from market.files import check_output_dir, check_outputs
 from market.limits import PRICES_MAX, ROUNDS_MAX
@@ -32,6 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="price levels P (default 5)")
     p.add_argument("--rounds", type=int_in("--rounds", 1, ROUNDS_MAX), default=5,
                    help="rounds T (default 5)")
+    add_discounts(p)  # time costs: payoffs discounted per offer, per side
     p.add_argument("--seller-range", type=int_range("--seller-range"),
                    default=None, metavar="LO,HI",
                    help="Seller's acceptable levels (default: 1,P, the whole range; LO-HI is "
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     plan = plan_tournament(args.prices, args.rounds, args.strategies, args.repetitions,
                            args.seed, args.seller_range, args.buyer_range, args.genius,
-                           args.qtable, quiet=args.json)
+                           args.qtable, quiet=args.json, discount=discounts(args))
     check_output_dir(args.out, "--out")
     cache = Path(args.out) / plan.cache_name
     check_outputs({**{f: "--out" for f in output_files(args.out)}, cache: "--out"})

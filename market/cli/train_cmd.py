@@ -34,8 +34,10 @@ HELP = "train Q-learners (the document's trainer or the tuned default) and test 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--preset", choices=("seed", "default"), default="default",
-                   help="seed: the document's configuration; default: tuned to converge")
+    p.add_argument("--preset", choices=("seed", "default", "perfect"), default="default",
+                   help="seed: the document's configuration; default: tuned to converge; "
+                   "perfect: default with exploring starts on every episode, a deal bonus of "
+                   "0.001 and 10x the episodes, for subgame perfection (time costs)")
     p.add_argument("--cycles", type=int_in("--cycles", 0, 10**6), default=None,
                    help="trainee/trainer swaps (>= 1; 0 only with --load: test only)")
     p.add_argument("--episodes", type=int_in("--episodes", 1, 10**7), default=None,
@@ -63,6 +65,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    metavar="B", help="added to both learners' reward for a deal, in [0, 1] "
                    "(default 0: the document's rewards); a small one breaks a responder's "
                    "indifference at its zero-surplus price toward accepting")
+    p.add_argument("--explore-starts", type=number_in("--explore-starts", 0, 1), default=None,
+                   metavar="F", help="share of training episodes, in [0, 1], that start at a "
+                   "random move with a random offer on the table and a random first action "
+                   "(default 0: the document's training); trains every subgame")
     add_discounts(p)  # the game's time costs: the learners' rewards discounted per offer
     p.add_argument("--seed", type=int_in("--seed", 0), default=None, help="random seed (>= 0)")
     p.add_argument("--seeds", type=int_in("--seeds", 1, 100_000), default=1,
@@ -93,6 +99,7 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
         "train": args.train, "first": first, "prices": args.prices,
         "rounds": args.rounds, "seed": args.seed, "seeds": args.seeds,
         "test_loop": args.test_loop, "deal_bonus": args.deal_bonus,
+        "explore_starts": args.explore_starts,
     }
     asked = discounts(args)
     ds, db = asked or (1.0, 1.0)

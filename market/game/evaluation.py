@@ -580,6 +580,41 @@ def _accept_values(protocol: Protocol, move: int) -> np.ndarray:
     return out
 
 
+def deals(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, first: int, *,
+          policies: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Where a pair's play ends, per element of a batch: ``(level, move)`` arrays ``(n,)``.
+
+    ``level``: the deal's level (0: no deal), ``move``: the move that ended
+    the negotiation; both -1 where some move on the way is not a sure action
+    (a mixed policy, or a greedy tie), whose outcome is a lottery. Unlike
+    :func:`outcomes` (expected rewards) this tells *which* deal and *when*,
+    which a discounted game needs to place a pair beside its subgame-perfect
+    outcomes (:func:`spe_outcomes`). Arguments as :func:`outcomes`.
+    """
+    s, _ = _batch(_as_policy(seller, protocol, policies, "seller"))
+    b, _ = _batch(_as_policy(buyer, protocol, policies, "buyer"))
+    s, b = np.broadcast_arrays(s, b)
+    n, P, T = s.shape[0], protocol.prices, protocol.rounds
+    idx = np.arange(n)
+    level, move = np.full(n, -1), np.full(n, -1)
+    live = np.ones(n, bool)
+    offer = np.zeros(n, dtype=np.int64)
+    for m in range(2 * T):
+        role = m % 2
+        pol = (s if (first ^ role) == SELLER else b)[:, role]
+        rows = qtable.move_row(P, m, offer)
+        probs = pol[idx, rows]  # (n, A)
+        a = probs.argmax(axis=1)
+        sure = probs[idx, a] > 1.0 - TIE_TOL
+        live &= sure
+        ended = live & (a >= P)
+        level[ended] = np.where(a[ended] == P, offer[ended] + 1, 0)
+        move[ended] = m
+        live &= ~ended
+        offer = np.where(a < P, a, offer)
+    return level, move
+
+
 def rubinstein_split(seller_discount: float, buyer_discount: float,
                      first: int | str = SELLER) -> tuple[float, float]:
     """Rubinstein's (1982) subgame-perfect split of a surplus of 1, infinite horizon:

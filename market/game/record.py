@@ -93,6 +93,14 @@ class NegotiationRecord:
 
 
 def two_agent_rewards(record: BatchRecord) -> tuple[np.ndarray, np.ndarray]:
-    """Document rewards of a batch: Seller ``p / P``, Buyer ``1 - p / P`` at a deal, else 0."""
+    """Document rewards of a batch: Seller ``p / P``, Buyer ``1 - p / P`` at a deal, else 0;
+    with time costs each side's reward times its factor to the power of the accepted offer's
+    index (:meth:`~market.game.rules.Protocol.discount_factors`, accepted at move
+    ``n_moves - 1``)."""
     seller, buyer = level_rewards(record.level, record.protocol.prices)
+    pr = record.protocol
+    if pr.discounted:
+        k = np.maximum(np.asarray(record.n_moves) - 2, 0).astype(float)
+        seller = seller * float(pr.seller_discount) ** k
+        buyer = buyer * float(pr.buyer_discount) ** k
     return seller, buyer

@@ -27,6 +27,7 @@ SECTIONS: dict[str, str] = {
     "bias": "bias",
     "sizes": "sizes",
     "equilibrium": "equilibrium",
+    "timecosts": "timecosts",
     "room": "room",
     "wallets": "wallets",
     "clock": "clock",

@@ -43,6 +43,8 @@ REFERENCES: tuple[str, ...] = (
     "Political Economy* 70(2), 111-137.",
     "Ståhl, I. (1972). *Bargaining Theory*. Stockholm: Economic Research Institute, Stockholm "
     "School of Economics.",
+    "Sutton, R. S. and Barto, A. G. (2018). *Reinforcement Learning: An Introduction*, 2nd "
+    "edition. Cambridge, MA: MIT Press.",
     "Watkins, C. J. C. H. and Dayan, P. (1992). Q-learning. *Machine Learning* 8(3-4), "
     "279-292.",
     "Wolpert, D. H. and Tumer, K. (2002). Optimal payoff functions for members of "

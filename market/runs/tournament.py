@@ -81,6 +81,9 @@ class TournamentResult:
         return {
             "prices": self.protocol.prices,
             "rounds": self.protocol.rounds,
+            **({"seller_discount": self.protocol.seller_discount,
+                "buyer_discount": self.protocol.buyer_discount}
+               if self.protocol.discounted else {}),
             "repetitions": self.repetitions,
             "seed": self.seed,
             "seller_range": list(self.seller_range),
@@ -152,7 +155,9 @@ class TournamentPlan:
     @property
     def cache_name(self) -> str:
         """The file the self-play tables are kept in, inside the output folder."""
-        return f"qlearning_selfplay_P{self.protocol.prices}_T{self.protocol.rounds}.npz"
+        pr = self.protocol
+        costs = (f"_d{pr.seller_discount:g}-{pr.buyer_discount:g}" if pr.discounted else "")
+        return f"qlearning_selfplay_P{pr.prices}_T{pr.rounds}{costs}.npz"
 
     def entrants(self, cache: Any, progress: Callable[[int, int], None] | None = None
                  ) -> list[Entrant]:
@@ -164,14 +169,19 @@ class TournamentPlan:
 
 def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int, seed: int,
                     seller_range: tuple[int, int] | None, buyer_range: tuple[int, int] | None,
-                    genius: str | None, qtable: str | None, quiet: bool = False
-                    ) -> TournamentPlan:
+                    genius: str | None, qtable: str | None, quiet: bool = False,
+                    discount: tuple[float, float] | None = None) -> TournamentPlan:
     """Check the command's values (each error one line naming its option) and the
-    tournament's size and time up front; the plan to run."""
+    tournament's size and time up front; the plan to run. ``discount``: the game's time
+    costs (Seller, Buyer factors per offer; None: none), which the payoffs count."""
     from market.game.table_files import load_tables
     from strategies import registry, specs
 
-    protocol = Protocol(prices, rounds)
+    protocol = Protocol(prices, rounds, *(discount or (1.0, 1.0)))
+    if genius is not None and protocol.discounted:
+        raise UsageError("--genius does not take time costs yet (the ANAC agents would not "
+                         "see them in their utility functions); leave out --discount or "
+                         "--genius")
     names = [s.strip() for s in strategies.split(",") if s.strip()] or None
     if names is None and strategies.strip():  # "," or ", ,": a list of nothing
         raise UsageError(f"--strategies names no strategy (got {strategies!r}); give "
@@ -461,6 +471,8 @@ def selfplay_config(protocol: Protocol, seed: int = 0, seeds: int = SELFPLAY_SEE
     from market.game import training
 
     return training.preset("default", prices=protocol.prices, rounds=protocol.rounds,
+                           seller_discount=protocol.seller_discount,
+                           buyer_discount=protocol.buyer_discount,
                            seed=seed, seeds=seeds, test_episodes=0, **overrides)
 
 

@@ -624,3 +624,24 @@ def test_outcome_sets_with_time_costs_are_left_out_where_they_would_be_slow(caps
                  "0.95"]) == 0
     text = " ".join(capsys.readouterr().out.split())  # however the console lays it out
     assert "not computed at this size with time costs" in text
+
+
+def test_deals_name_the_level_and_move_where_sure_play_ends_and_minus_1_for_a_lottery():
+    from market.game.evaluation import deals, spe, spe_outcomes
+
+    for P, T, d in ((20, 5, 0.9), (6, 3, 0.5), (5, 2, 1.0)):
+        protocol = Protocol(P, T, d, d)
+        s, b = spe(protocol)
+        for first, who in ((SELLER, "seller"), (BUYER, "buyer")):
+            level, move = deals(s, b, protocol, first, policies=True)
+            assert (int(level[0]), int(move[0])) in {(lv, 1) for lv, _, _ in
+                                                     spe_outcomes(protocol)[who]} or d == 1.0
+            assert move[0] == 1  # the SPE agrees at once
+    protocol = Protocol(4, 2)
+    s, b = spe(protocol)
+    coin = b.copy()
+    row = 1 + int(np.argmax(s[0, 0, :4]))  # the Buyer's row after the Seller's opening offer
+    coin[1, row] = 0.0
+    coin[1, row, 4:6] = 0.5  # accept or reject with a coin
+    level, move = deals(s, coin, protocol, SELLER, policies=True)
+    assert level[0] == -1 and move[0] == -1

@@ -412,3 +412,33 @@ def test_tables_remember_their_time_costs(tmp_path):
         "trained with discount Seller 0.9, Buyer 0.9, not the requested Seller 0.5, Buyer 1")
     plain = run_cli("-P", "3", "-T", "2", "--cycles", "1", "--episodes", "10", "--json")
     assert "seller_discount" not in json.loads(plain.stdout)["config"]  # the document's game
+
+
+def test_exploring_starts_are_recorded_only_where_set_and_checked():
+    assert "explore_starts" not in preset("default").as_dict()
+    assert preset("perfect").as_dict()["explore_starts"] == 1.0
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="explore_starts must be in"):
+            preset("default", explore_starts=bad)
+
+
+def test_exploring_starts_make_self_play_subgame_perfect_where_the_default_is_not():
+    # P=8, T=3, both sides discounting 0.7 per offer: one pure SPE outcome, level 5 with the
+    # Seller first. Measured (seed 3, 16 seeds): the default preset reaches it on 12 seeds
+    # and is subgame perfect on none; the perfect preset, on all 16 and all 16.
+    from market.game import evaluation
+
+    protocol = Protocol(8, 3, 0.7, 0.7)
+    (spe_level,) = {lv for lv, _, _ in evaluation.spe_outcomes(protocol)["seller"]}
+    perfect = {}
+    for name in ("default", "perfect"):
+        res = train(preset(name, prices=8, rounds=3, seeds=16, test_episodes=0, seed=3,
+                           seller_discount=0.7, buyer_discount=0.7),
+                    nash_conv=False, exact=False)
+        s = evaluation.greedy_policy(res.seller, protocol)
+        b = evaluation.greedy_policy(res.buyer, protocol)
+        gaps = evaluation.subgame_gaps(s, b, protocol, policies=True).reshape(16, -1)
+        level, _ = evaluation.deals(s, b, protocol, SELLER, policies=True)
+        perfect[name] = (int((gaps.max(axis=1) == 0).sum()), int((level == spe_level).sum()))
+    assert perfect["perfect"][0] >= 15 and perfect["perfect"][1] >= 15
+    assert perfect["default"][0] <= 4

@@ -1,0 +1,62 @@
+"""The tournament under time costs: payoffs discounted per offer, the plan and its files say so."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from market.errors import UsageError
+from market.game.record import two_agent_rewards
+from market.game.rules import Protocol
+from market.runs.tournament import plan_tournament, play_pairing, run_tournament
+
+
+def test_rewards_are_the_documents_times_each_sides_factor_per_offer(duel):
+    record = duel("averaging", "averaging", n=60, seed=1, seller_range=(2, 5),
+                  buyer_range=(1, 4))
+    plain = two_agent_rewards(record)
+    record.protocol = Protocol(5, 5, 0.8, 0.6)
+    s, b = two_agent_rewards(record)
+    k = np.maximum(record.n_moves - 2, 0)
+    assert (k > 0).any()
+    assert np.allclose(s, plain[0] * 0.8 ** k) and np.allclose(b, plain[1] * 0.6 ** k)
+
+
+def test_time_costs_lower_the_payoffs_of_haggling_and_leave_the_deals_alone():
+    plan = plan_tournament(5, 5, "averaging,hardliner", 40, 3, None, None, None, None,
+                           quiet=True, discount=(0.7, 0.7))
+    assert plan.protocol == Protocol(5, 5, 0.7, 0.7)
+    assert plan.cache_name == "qlearning_selfplay_P5_T5_d0.7-0.7.npz"
+    costly = run_tournament(plan.entrants(None), plan.protocol, 40, 3)
+    plain = run_tournament(plan.entrants(None), Protocol(5, 5), 40, 3)
+    assert costly.deal_rate.equals(plain.deal_rate)
+    assert (costly.mean_payoff.to_numpy() <= plain.mean_payoff.to_numpy() + 1e-12).all()
+    assert (costly.mean_payoff.to_numpy() < plain.mean_payoff.to_numpy()).any()
+    assert costly.as_dict()["seller_discount"] == 0.7 and "seller_discount" not in \
+        plain.as_dict()
+
+
+def test_a_pairing_under_factors_of_1_is_the_plain_game_bit_for_bit():
+    plan = plan_tournament(5, 5, "averaging", 30, 0, None, None, None, None, quiet=True)
+    (e,) = plan.entrants(None)
+    a = play_pairing(Protocol(5, 5), e.factory("seller"), e.factory("buyer"), 30,
+                     np.random.default_rng(4), (1, 5), (1, 5))
+    b = play_pairing(Protocol(5, 5, 1.0, 1.0), e.factory("seller"), e.factory("buyer"), 30,
+                     np.random.default_rng(4), (1, 5), (1, 5))
+    assert a == b
+
+
+def test_anac_agents_are_refused_under_time_costs():
+    with pytest.raises(UsageError, match="--genius does not take time costs"):
+        plan_tournament(5, 5, "averaging", 10, 0, None, None, "1", None, discount=(0.9, 0.9))
+
+
+def test_the_command_refuses_a_bad_factor_in_one_line(tmp_path):
+    r = subprocess.run([sys.executable, "run.py", "tournament", "--discount", "2",
+                        "--out", str(tmp_path / "t")], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--discount" in r.stderr
+    assert not (tmp_path / "t").exists()
