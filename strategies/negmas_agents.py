@@ -242,11 +242,44 @@ def price_issues(prices: int) -> list[Any]:
     return [make_issue((1, int(prices)), name="price")]
 
 
-def level_ufun(side: int, prices: int, reservation: int, issues: list[Any]) -> Any:
+class OfferClock:
+    """The exponent of a NegMAS discounted utility function in this game's time.
+
+    Our time costs are per offer: the k-th offer (counted from 0) is worth
+    ``d ** k``. NegMAS's ``ExpDiscountedUFun`` raises its factor to what its
+    ``factor`` callable returns for the mechanism's state; its usual
+    ``"step"`` counts ``SAOMechanism`` steps, each a round of two offers here
+    (and inside :class:`Session` also the stand-in's WAIT steps), so it cannot
+    say which offer is on the table. This callable can: told the move by
+    :class:`Session` (``move``), or read from the state (``opener``: the id of
+    the negotiator that opened; in round ``s`` the opener's offer is the
+    ``2s``-th, the answer the ``2s + 1``-th). The exponent is that of the
+    offer on the table, the one a negotiator weighs at its move.
+    """
+
+    def __init__(self) -> None:
+        self.move: int | None = None
+        self.opener: str | None = None
+
+    def __call__(self, state: Any) -> float:
+        if self.move is not None:
+            return float(max(self.move - 1, 0))
+        proposer = getattr(state, "current_proposer", None)
+        if proposer is None:
+            return 0.0
+        return float(max(2 * int(state.step) + (0 if proposer == self.opener else -1), 0))
+
+
+def level_ufun(side: int, prices: int, reservation: int, issues: list[Any],
+               discount: float = 1.0, clock: OfferClock | None = None) -> Any:
     """A side's utility: linear in the level, 0 at its worst and 1 at its best level, and a
     reserved value equal to the utility of its ``reservation`` level (a Seller's floor, a
-    Buyer's ceiling), so that level is acceptable and the ones beyond it are not."""
-    from negmas.preferences import AffineUtilityFunction
+    Buyer's ceiling), so that level is acceptable and the ones beyond it are not.
+
+    With a time cost (``discount`` below 1) it is NegMAS's ``ExpDiscountedUFun`` of that,
+    per offer on the table (``clock``, :class:`OfferClock`), its reserved value discounted
+    alike (so what is acceptable does not change with time, only what it is worth)."""
+    from negmas.preferences import AffineUtilityFunction, ExpDiscountedUFun
 
     span = float(prices - 1)
     if side == SELLER:
@@ -254,7 +287,12 @@ def level_ufun(side: int, prices: int, reservation: int, issues: list[Any]) -> A
     else:
         u = AffineUtilityFunction(weights=[-1.0 / span], bias=prices / span, issues=issues)
     u.reserved_value = float(u((int(reservation),)))
-    return u
+    if discount >= 1.0:
+        return u
+    if clock is None:
+        raise ValueError("a discounted utility function needs the offer clock")
+    return ExpDiscountedUFun(u, discount=float(discount), factor=clock,
+                             reserved_value=u.reserved_value, dynamic_reservation=True)
 
 
 # --- one negotiation inside NegMAS's mechanism ------------------------------------------------
@@ -284,7 +322,10 @@ class Session:
             self.mechanism = sao.SAOMechanism(issues=issues, n_steps=T, name="negotiation")
             self.partner = _partner_class()(name="opponent")
             self.partner.mechanism = self.mechanism
-            own = level_ufun(side, P, reservation, issues)
+            #: the index of the offer on the table, for a discounted utility (told by move())
+            self.clock = OfferClock()
+            own_d = protocol.seller_discount if side == SELLER else protocol.buyer_discount
+            own = level_ufun(side, P, reservation, issues, own_d, self.clock)
             other = level_ufun(1 - side, P, 1 if side == SELLER else P, issues)
             order = [(negotiator, own), (self.partner, other)]
             for neg, ufun in order if first else order[::-1]:
@@ -311,6 +352,7 @@ class Session:
         P = self.protocol.prices
         if self.over:
             return P + 1
+        self.clock.move = move
         with self._own_random():
             kind, level = self._step(offer)
             if kind == "offer" and not self.protocol.legal(move)[0]:

@@ -42,7 +42,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from market.game.rules import BUYER, SELLER, SIDE_NAMES, Observation, Protocol, side_index
 from strategies import specs
-from strategies.negmas_agents import level_ufun, price_issues
+from strategies.negmas_agents import OfferClock, level_ufun, price_issues
 
 
 class StrategyNegotiator(SAONegotiator):
@@ -51,8 +51,10 @@ class StrategyNegotiator(SAONegotiator):
     ``strategy`` is a spec as the command line takes it; ``side`` is
     ``"seller"`` or ``"buyer"`` (default: read from the utility function);
     ``seed`` seeds the strategy's random choices (``zi-c``, ties of a
-    Q-table). Other keyword arguments go to ``SAONegotiator`` (``name``,
-    ``ufun``, ...).
+    Q-table). ``discounts``: the game's time costs, (Seller, Buyer) factors per
+    offer; by default read from the utility function (a NegMAS
+    ``ExpDiscountedUFun``: its factor, taken for both sides), else none. Other
+    keyword arguments go to ``SAONegotiator`` (``name``, ``ufun``, ...).
     """
 
     def __init__(
@@ -61,12 +63,14 @@ class StrategyNegotiator(SAONegotiator):
         *,
         side: str | None = None,
         seed: int | None = None,
+        discounts: tuple[float, float] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.spec = specs.parse(strategy, "strategy")
         self.side_hint = None if side is None else side_index(side)
         self.seed = seed
+        self.discounts = discounts
         self.strategy: Any = None
 
     # --- reading the game from the mechanism ----------------------------------------------
@@ -102,7 +106,11 @@ class StrategyNegotiator(SAONegotiator):
         else:  # nothing acceptable: the reservation lies off the grid
             self.lo, self.hi = (P + 1, P) if side == SELLER else (1, 0)
         self.side = side
-        self.protocol = Protocol(P, T)
+        discounts = self.discounts
+        if discounts is None:
+            d = float(getattr(self.ufun, "discount", None) or 1.0)
+            discounts = (d, d)
+        self.protocol = Protocol(P, T, *discounts)
         strategy = specs.build(self.spec, side, self.protocol, option="strategy")
         objective = getattr(strategy, "classifier", {}).get("objective")
         whole = (self.lo, self.hi) == (1, P)
@@ -174,6 +182,8 @@ def run_negotiation(
     buyer_ceiling: int | None = None,
     first: int | str = SELLER,
     seed: int | None = None,
+    seller_discount: float = 1.0,
+    buyer_discount: float = 1.0,
 ) -> NegmasOutcome:
     """One negotiation in NegMAS's ``SAOMechanism`` on the price levels ``1..prices``.
 
@@ -184,19 +194,27 @@ def run_negotiation(
     moves counts every offer plus the final accept or walk-away, as
     :class:`~market.game.record.BatchRecord` does; a counter-offer at the
     final decision (after which NegMAS times out) is our protocol's reject.
+    ``seller_discount``/``buyer_discount``: time costs per offer, as NegMAS
+    discounted utility functions (:func:`~strategies.negmas_agents.level_ufun`)
+    whose exponent is the index of the offer on the table.
     """
     f = side_index(first) if isinstance(first, str) else int(first)
     ceiling = prices if buyer_ceiling is None else buyer_ceiling
+    protocol = Protocol(prices, rounds, seller_discount, buyer_discount)  # checks them
     issues = price_issues(prices)
     mech = SAOMechanism(issues=issues, n_steps=rounds)
+    clock = OfferClock()
+    factors = (protocol.seller_discount, protocol.buyer_discount)
     negotiators = []
     for side, neg, reservation in ((SELLER, seller, seller_floor), (BUYER, buyer, ceiling)):
         if isinstance(neg, str):
             neg = StrategyNegotiator(neg, side=SIDE_NAMES[side], seed=seed,
-                                     name=SIDE_NAMES[side])
-        negotiators.append((neg, level_ufun(side, prices, reservation, issues)))
+                                     name=SIDE_NAMES[side], discounts=factors)
+        negotiators.append((neg, level_ufun(side, prices, reservation, issues, factors[side],
+                                            clock)))
     for neg, ufun in negotiators if f == SELLER else negotiators[::-1]:
         mech.add(neg, ufun=ufun)
+    clock.opener = negotiators[f][0].id
     mech.run()
     state = mech.state
     if state.has_error:  # a negotiator refused the game (NegMAS records it, and stops)

@@ -178,10 +178,6 @@ def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int,
     from strategies import registry, specs
 
     protocol = Protocol(prices, rounds, *(discount or (1.0, 1.0)))
-    if genius is not None and protocol.discounted:
-        raise UsageError("--genius does not take time costs yet (the ANAC agents would not "
-                         "see them in their utility functions); leave out --discount or "
-                         "--genius")
     names = [s.strip() for s in strategies.split(",") if s.strip()] or None
     if names is None and strategies.strip():  # "," or ", ,": a list of nothing
         raise UsageError(f"--strategies names no strategy (got {strategies!r}); give "

@@ -300,6 +300,23 @@ def supply_demand_chart(
 
 
 # --- the negotiation of one pair, in the legacy view ---------------------------------------
+def split_chart(rows: list[dict[str, Any]], title: str) -> Spec:
+    """Horizontal bars of the first mover's share: a negotiation's beside theory's
+    (:func:`market.view.two_agent.theory_rows`), on a fixed 0-1 axis."""
+    enc = {"y": n("what", None, sort=None), "x": q("share", "first mover's share of the surplus",
+                                                   scale={"domain": [0, 1]})}
+    return top({
+        "width": 420, "height": 24 * len(rows), "data": {"values": records(
+            what=[r["what"] for r in rows], share=[float(r["share"]) for r in rows])},
+        "layer": [
+            {"mark": "bar", "encoding": {**enc, "color": n("what", None, legend=None),
+                                         "tooltip": [n("what"), q("share", format=".3f")]}},
+            {"mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 11},
+             "encoding": {**enc, "text": q("share", format=".3f")}},
+        ],
+    }, title)
+
+
 def negotiation_status(record: NegotiationRecord, grid: PriceGrid, shown: int | None = None,
                        rounds: int | None = None) -> str:
     """``DEAL at 32``, ``NO DEAL``, ``round 2 of 10`` or ``no move yet``, after ``shown`` moves."""

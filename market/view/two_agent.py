@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 
 import numpy as np
@@ -48,6 +48,8 @@ PAGE_TABLE_CELLS_MAX = 200_000
 TRAIN_PRESET = "default"
 EPISODES_MAX = 300_000
 TRAINED = "trained just now"
+#: the lowest discount factor the page's sliders offer (the game takes any in (0, 1])
+DISCOUNT_MIN = 0.5
 
 
 @dataclass
@@ -101,9 +103,11 @@ def default_episodes() -> int:
 
 
 def train_pair(episodes: int | None = None, seed: int = 0,
-               progress: Callable[[int, int], None] | None = None) -> Trained:
+               progress: Callable[[int, int], None] | None = None,
+               discount: tuple[float, float] = (1.0, 1.0)) -> Trained:
     """Train a Seller and a Buyer by the default preset's self-play; ``episodes`` rounded
-    to whole cycles (default: the preset's count); ``progress(done, total)`` as training goes.
+    to whole cycles (default: the preset's count); ``progress(done, total)`` as training goes;
+    ``discount``: the game's time costs (Seller, Buyer factors per offer) they train under.
     """
     base = preset(TRAIN_PRESET)
     episodes = base.total_episodes if episodes is None else int(episodes)
@@ -111,7 +115,8 @@ def train_pair(episodes: int | None = None, seed: int = 0,
         raise ValueError(f"episodes must be in [{base.episodes:,}, {EPISODES_MAX:,}] "
                          f"(got {episodes:,})")
     config = preset(TRAIN_PRESET, seeds=1, seed=int(seed),
-                    cycles=max(1, episodes // base.episodes))
+                    cycles=max(1, episodes // base.episodes),
+                    seller_discount=float(discount[0]), buyer_discount=float(discount[1]))
     t0 = time.perf_counter()
     result = train(config, nash_conv=False, exact=False, progress=progress)
     seconds = time.perf_counter() - t0
@@ -138,11 +143,14 @@ def setup_game(
     first: str = "buyer",
     seed: int = 0,
     trained: TablePair | None = None,
+    discount: tuple[float, float] = (1.0, 1.0),
 ) -> Game:
     """Play one negotiation; ``ValueError`` with one readable line on bad input.
 
     ``seller``/``buyer`` are registered names or ``qlearning:FILE.npz``;
     ``trained`` (tables trained on the page) overrides both and plays greedily.
+    ``discount``: the game's time costs, (Seller, Buyer) factors per offer in (0, 1]
+    (checked by :class:`~market.game.rules.Protocol`, which names the side).
     """
     for side, (lo, hi) in (("seller", seller_range), ("buyer", buyer_range)):
         if lo > hi:
@@ -156,9 +164,16 @@ def setup_game(
     if first not in ("buyer", "seller"):
         raise ValueError(f"first must be buyer or seller (got {first!r})")
     tables: dict[str, np.ndarray | None] = {"seller": None, "buyer": None}
+    ds, db = float(discount[0]), float(discount[1])
     if trained is not None:
         protocol, grid, note = game_for(lo, hi, trained.protocol.rounds, trained.protocol,
                                         ["seller", "buyer"])
+        was = (trained.protocol.seller_discount, trained.protocol.buyer_discount)
+        if was != (ds, db):
+            raise ValueError(f"the tables {TRAINED} were trained under discounts {was[0]:g} "
+                             f"(Seller) and {was[1]:g} (Buyer), not {ds:g} and {db:g}: "
+                             "train again, or set the discounts back")
+        protocol = replace(protocol, seller_discount=ds, buyer_discount=db)
         note = f"Both sides play the tables {TRAINED}; {note}."
         tables = {"seller": np.asarray(trained.seller), "buyer": np.asarray(trained.buyer)}
         players = {side: strategies.make("qlearning", side, 1, protocol, tables=tables[side],
@@ -171,6 +186,7 @@ def setup_game(
         else:
             protocol, grid, note = game_for(lo, hi, fixed[0].rounds, *fixed)
             note = note[0].upper() + note[1:] + "."
+        protocol = replace(protocol, seller_discount=ds, buyer_discount=db)
         players = {side: specs.build(spec, side, protocol, option=side)
                    for side, spec in (("seller", seller), ("buyer", buyer))}
         tables = {side: _tables_of(spec, side, protocol)
@@ -180,6 +196,35 @@ def setup_game(
                   BUYER if first == "buyer" else SELLER, np.random.default_rng(int(seed)))
     return Game(protocol, grid, ranges, record, seller, buyer, note, tables["seller"],
                 tables["buyer"])
+
+
+def theory_rows(game: Game) -> list[dict[str, object]]:
+    """The first mover's share of the surplus (two-agent rewards: a deal at level ``p`` gives
+    the Seller ``p / P``), in this negotiation and by theory: the grid's subgame-perfect
+    equilibrium (``evaluation.spe``), the finite game's split without a grid (Ståhl) and,
+    with time costs, Rubinstein's infinite-horizon split. Empty for a game whose SPE is too
+    large to solve on a page (over :data:`PAGE_TABLE_CELLS_MAX` cells)."""
+    pr = game.protocol
+    if pr.prices * pr.rounds * pr.n_actions > PAGE_TABLE_CELLS_MAX:
+        return []
+    first = SELLER if game.record.first == "seller" else BUYER
+    ds, db = pr.seller_discount, pr.buyer_discount
+
+    def mine(level: int) -> float:
+        return level / pr.prices if first == SELLER else 1.0 - level / pr.prices
+
+    rows: list[dict[str, object]] = []
+    if game.record.deal_level is not None:
+        rows.append({"what": "this negotiation", "share": mine(game.record.deal_level)})
+    level, _ = evaluation.deals(*evaluation.spe(pr), pr, first, policies=True)
+    if level[0] > 0:
+        rows.append({"what": "grid SPE", "share": mine(int(level[0]))})
+    rows.append({"what": "finite split (no grid)",
+                 "share": evaluation.horizon_split(ds, db, 2 * pr.rounds - 1, first)[first]})
+    if pr.discounted:
+        rows.append({"what": "Rubinstein (T → ∞)",
+                     "share": evaluation.rubinstein_split(ds, db, first)[first]})
+    return rows
 
 
 def moves_html(game: Game, shown: int) -> str:
@@ -216,8 +261,10 @@ def TableInput(side: str, value: solara.Reactive[str]) -> None:
 
 
 @solara.component
-def TrainCard(trained: solara.Reactive[Trained | None], use_trained: solara.Reactive[bool]) -> None:
-    """Train a Seller and a Buyer by self-play, with a progress bar; then play their tables."""
+def TrainCard(trained: solara.Reactive[Trained | None], use_trained: solara.Reactive[bool],
+              discount: tuple[float, float] = (1.0, 1.0)) -> None:
+    """Train a Seller and a Buyer by self-play (under the page's time costs), with a progress
+    bar; then play their tables."""
     episodes = solara.use_reactive(default_episodes())
     seed = solara.use_reactive(0)
 
@@ -225,16 +272,18 @@ def TrainCard(trained: solara.Reactive[Trained | None], use_trained: solara.Reac
         def progress(done: int, total: int) -> None:
             task.progress = 100.0 * done / max(total, 1)
 
-        result = train_pair(episodes.value, seed.value or 0, progress)
+        result = train_pair(episodes.value, seed.value or 0, progress, discount)
         trained.set(result)
         use_trained.set(True)
         return result
 
     task = solara.lab.use_task(run, dependencies=None, raise_error=False)
+    costs = "" if discount == (1.0, 1.0) else (f", discounts {discount[0]:g} (Seller) and "
+                                                f"{discount[1]:g} (Buyer) per offer")
     base = preset(TRAIN_PRESET)
     with solara.Card("Train a pair of learners", margin=0):
         solara.Text(f"Self-play, the {TRAIN_PRESET} preset: role-aware tables, P = "
-                    f"{base.prices}, T = {base.rounds}.", style={"font-size": "13px"})
+                    f"{base.prices}, T = {base.rounds}{costs}.", style={"font-size": "13px"})
         solara.SliderInt(f"Episodes: {episodes.value:,}", value=episodes, min=base.episodes,
                          max=EPISODES_MAX, step=base.episodes)
         solara.InputInt("Training seed", value=seed)
@@ -266,6 +315,8 @@ def TwoAgentPage() -> None:
     rounds = solara.use_reactive(10)
     first = solara.use_reactive("buyer")
     seed = solara.use_reactive(0)
+    seller_discount = solara.use_reactive(1.0)
+    buyer_discount = solara.use_reactive(1.0)
     shown = solara.use_reactive(0)
     trained = solara.use_reactive(None)
     use_trained = solara.use_reactive(False)
@@ -273,7 +324,8 @@ def TwoAgentPage() -> None:
     pair = trained.value.tables if (trained.value is not None and use_trained.value) else None
     key = (seller.value, buyer.value, seller_table.value, buyer_table.value,
            tuple(seller_range.value), tuple(buyer_range.value), rounds.value, first.value,
-           seed.value, id(pair))
+           seed.value, id(pair), seller_discount.value, buyer_discount.value)
+    discount = (seller_discount.value, buyer_discount.value)
 
     def make() -> Game | str:
         try:
@@ -281,7 +333,7 @@ def TwoAgentPage() -> None:
                 strategy_spec(seller.value, seller_table.value),
                 strategy_spec(buyer.value, buyer_table.value),
                 tuple(seller_range.value), tuple(buyer_range.value), rounds.value,
-                first.value, seed.value or 0, trained=pair,
+                first.value, seed.value or 0, trained=pair, discount=discount,
             )
         except ValueError as exc:
             return " ".join(str(exc).split())
@@ -313,7 +365,10 @@ def TwoAgentPage() -> None:
             solara.Text("First mover", style={"font-size": "13px"})
             solara.ToggleButtonsSingle(value=first, values=["buyer", "seller"], dense=True)
             solara.InputInt("Seed", value=seed)
-        TrainCard(trained, use_trained)
+            for who, value in (("Seller", seller_discount), ("Buyer", buyer_discount)):
+                solara.SliderFloat(f"{who}'s discount per offer: {value.value:.2f}",
+                                   value=value, min=DISCOUNT_MIN, max=1.0, step=0.01)
+        TrainCard(trained, use_trained, discount)
 
     if isinstance(game, str):
         solara.Error(game)
@@ -337,6 +392,10 @@ def TwoAgentPage() -> None:
                                    rounds=game.protocol.rounds, title=title, width=560))
         if k:
             solara.HTML(tag="div", unsafe_innerHTML=moves_html(game, k))
+        rows = theory_rows(game) if k == n else []
+        if rows:
+            Chart(vf.split_chart(rows, f"The {game.record.first}'s share (it moved first): "
+                                       "this negotiation beside theory"))
     with solara.Row(style={"flex-wrap": "wrap", "gap": "24px"}):
         for side, table in (("seller", game.seller_table), ("buyer", game.buyer_table)):
             if table is not None:

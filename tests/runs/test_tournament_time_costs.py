@@ -8,7 +8,6 @@ import sys
 import numpy as np
 import pytest
 
-from market.errors import UsageError
 from market.game.record import two_agent_rewards
 from market.game.rules import Protocol
 from market.runs.tournament import plan_tournament, play_pairing, run_tournament
@@ -49,9 +48,15 @@ def test_a_pairing_under_factors_of_1_is_the_plain_game_bit_for_bit():
     assert a == b
 
 
-def test_anac_agents_are_refused_under_time_costs():
-    with pytest.raises(UsageError, match="--genius does not take time costs"):
-        plan_tournament(5, 5, "averaging", 10, 0, None, None, "1", None, discount=(0.9, 0.9))
+def test_anac_agents_play_under_time_costs_with_discounted_utility_functions():
+    pytest.importorskip("negmas_genius_agents")
+    plan = plan_tournament(5, 5, "averaging", 4, 0, None, None, "AgentK", None, quiet=True,
+                           discount=(0.9, 0.9))
+    res = run_tournament(plan.entrants(None), plan.protocol, 4, 0)
+    plain = run_tournament(plan.entrants(None), Protocol(5, 5), 4, 0)
+    assert set(res.mean_payoff.index) == {"averaging", "genius:AgentK"}
+    assert res.as_dict()["seller_discount"] == 0.9
+    assert not res.mean_payoff.equals(plain.mean_payoff)
 
 
 def test_the_command_refuses_a_bad_factor_in_one_line(tmp_path):

@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from market.game import qtable
-from market.game.rules import Protocol
+from market.game import evaluation, qtable
+from market.game.rules import BUYER, Protocol
 from market.game.table_files import TablePair, save_tables
 from market.game.training import preset
 from market.view.two_agent import (
@@ -18,6 +18,7 @@ from market.view.two_agent import (
     setup_game,
     strategy_spec,
     table_panels,
+    theory_rows,
     train_pair,
 )
 
@@ -126,8 +127,10 @@ def test_two_agent_page_plays_move_by_move(render):
     assert "Move 1 of 10" in page.texts()
     page.click("Play to the end")
     assert "Move 10 of 10" in page.texts()
-    (end,) = page.charts()
+    end, split = page.charts()  # the finished negotiation, and its split beside theory's
     assert end != start
+    assert [r["what"] for r in split["data"]["values"]] == [
+        "this negotiation", "grid SPE", "finite split (no grid)"]
     assert "DEAL at 32" in page.html()  # the banner, once the game is over
     assert "seller</td><td style='padding: 2px 14px 2px 0; text-align: left'>accept" in page.html()
 
@@ -145,7 +148,7 @@ def test_two_agent_page_plays_a_saved_table_and_shows_the_working_folder(render,
     page.click("Play to the end")
     # the averaging Buyer opens at 0 and the table's Seller accepts: 2 moves
     assert "Move 2 of 2" in page.texts()
-    assert len(page.charts()) == 2  # the game and the Seller's Q-table
+    assert len(page.charts()) == 3  # the game, its split beside theory's, the Seller's Q-table
     page.type_in("Seller Q-table (.npz path, empty: untrained)", str(tmp_path / "missing.npz"))
     assert "no such file" in page.alerts()
 
@@ -160,8 +163,8 @@ def test_the_train_button_trains_then_the_tables_play(render):
     assert "Move 0 of " in " ".join(page.texts())
     page.click("Play to the end")
     charts = page.charts()
-    assert len(charts) == 3  # the game, the Seller's and the Buyer's Q-tables
-    titles = [c.get("title", {}).get("text") for c in charts[1:]]
+    assert len(charts) == 4  # the game, the split, the Seller's and the Buyer's Q-tables
+    titles = [c.get("title", {}).get("text") for c in charts[2:]]
     assert titles == ["The seller's Q-table", "The buyer's Q-table"]
     # back to the chosen strategies. The page was last updated from the training task's
     # thread, and on a busy machine that re-render can replace the checkbox just after the
@@ -228,3 +231,51 @@ def test_off_loopback_the_page_reads_tables_only_in_its_working_folder(
         with pytest.raises(ValueError, match="only inside its working folder"):
             strategy_spec("qlearning", outside)
     assert strategy_spec("qlearning", "inside.npz") == "qlearning:inside.npz"
+
+
+def test_the_discount_sliders_set_the_time_costs_and_rubinstein_appears(render):
+    page = render(TwoAgentPage)
+    page.slider("Seller's discount per offer: 1.00", 0.9)
+    page.slider("Buyer's discount per offer: 1.00", 0.8)
+    page.click("Play to the end")
+    _, split = page.charts()
+    rows = {r["what"]: r["share"] for r in split["data"]["values"]}
+    assert rows["Rubinstein (T → ∞)"] == pytest.approx(
+        evaluation.rubinstein_split(0.9, 0.8, BUYER)[BUYER])
+    assert "discounts 0.9 (Seller) and 0.8 (Buyer) per offer" in " ".join(page.texts())
+
+
+# --- time costs ----------------------------------------------------------------------------------
+def test_time_costs_set_the_game_and_theory_stands_beside_the_negotiation():
+    game = setup_game(rounds=4, discount=(0.9, 0.8))  # the Buyer moves first
+    assert game.protocol == Protocol(101, 4, 0.9, 0.8)
+    rows = {r["what"]: r["share"] for r in theory_rows(game)}
+    assert rows["Rubinstein (T → ∞)"] == pytest.approx(
+        evaluation.rubinstein_split(0.9, 0.8, BUYER)[BUYER])
+    assert rows["finite split (no grid)"] == pytest.approx(
+        evaluation.horizon_split(0.9, 0.8, 7, BUYER)[BUYER])
+    level, _ = evaluation.deals(*evaluation.spe(game.protocol), game.protocol, BUYER,
+                                policies=True)
+    assert rows["grid SPE"] == pytest.approx(1 - level[0] / 101)
+    assert rows["this negotiation"] == pytest.approx(1 - game.record.deal_level / 101)
+    # the averaging pair plays the same moves whatever the time costs: they ignore them
+    assert [m.level for m in game.record.moves] == [
+        m.level for m in setup_game(rounds=4).record.moves]
+    assert "Rubinstein (T → ∞)" not in {r["what"] for r in theory_rows(setup_game(rounds=4))}
+
+
+@pytest.mark.parametrize("bad", [(0.0, 1.0), (1.0, 1.2), (float("nan"), 1.0)])
+def test_a_bad_discount_is_one_readable_line(bad):
+    with pytest.raises(ValueError, match="discount must be") as err:
+        setup_game(discount=bad)
+    assert "\n" not in str(err.value)
+
+
+def test_tables_trained_under_other_time_costs_are_refused_naming_both(trained):
+    with pytest.raises(ValueError, match="trained under discounts 1 .Seller. and 1 .Buyer., "
+                                         "not 0.9 and 0.9"):
+        setup_game(trained=trained.tables, discount=(0.9, 0.9))
+    costly = train_pair(SMALL, seed=3, discount=(0.9, 0.9))
+    assert costly.tables.protocol.seller_discount == 0.9
+    game = setup_game(trained=costly.tables, discount=(0.9, 0.9))
+    assert game.protocol.discounted
