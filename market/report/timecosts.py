@@ -107,12 +107,11 @@ def _point(ctx: Context, T: int, ds: float, db: float, seeds: int, k: int,
     }
 
 
-def run(ctx: Context) -> Section:
-    horizons, pairs = _grid(ctx)
-    seeds = ctx.pick(16, 3)
-    todo = [(T, ds, db) for T in horizons for ds, db in pairs]
-    points = [p for p in ctx.pick(ABLATION_POINTS, ABLATION_POINTS[:1])
-              if p[0] in horizons and p[1:] in pairs]
+def _train(ctx: Context, todo: list[tuple[int, float, float]],
+           points: list[tuple[int, float, float]], seeds: int
+           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The grid's points, then the ablation's trainings at ``points`` (with the grid's own
+    run of each point as its last row)."""
     rows, parts = [], []
     with ctx.progress("report timecosts", len(todo) + len(points) * len(ABLATION),
                       "trainings") as update:
@@ -123,21 +122,29 @@ def run(ctx: Context) -> Section:
         for j, (T, ds, db) in enumerate(points):
             for i, (label, name, over) in enumerate(ABLATION):
                 update(description=f"T={T} d={ds:g}/{db:g}: {name}")
-                cycles = ctx.pick(None if name == "default" else PRESETS[name].cycles, 150)
-                row = _point(ctx, T, ds, db, seeds, 1000 + 10 * j + i, name,
-                             cycles if cycles is not None else PRESETS[name].cycles, **over)
+                cycles = ctx.pick(PRESETS[name].cycles, 150)
+                row = _point(ctx, T, ds, db, seeds, 1000 + 10 * j + i, name, cycles, **over)
                 parts.append({"training": label, **row})
                 update(advance=1)
             grid_row = next(r for r in rows if (r["T"], r["seller_discount"],
                                                  r["buyer_discount"]) == (T, ds, db))
             parts.append({"training": "perfect preset, the grid's budget", **grid_row})
     table = pd.DataFrame(rows)
-    ablation = pd.DataFrame(parts)
     for col in ("nash", "near_spe", "both", "both_set"):
         est = [share(int(h), int(n)) for h, n in zip(table[col], table["seeds"], strict=True)]
         table[f"{col}_lo"] = [e.lo for e in est]
         table[f"{col}_hi"] = [e.hi for e in est]
     table["target_met"] = table["both"] >= TARGET * table["seeds"]
+    return table, pd.DataFrame(parts)
+
+
+def _of(df: pd.DataFrame, col: str) -> list[str]:
+    """``hits/seeds`` per row."""
+    return [f"{n}/{s}" for n, s in zip(df[col], df["seeds"], strict=True)]
+
+
+def _shown(table: pd.DataFrame, ablation: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two tables as the report prints them."""
     show = pd.DataFrame({
         "d Seller, Buyer": [f"{a:g}, {b:g}" for a, b in
                             zip(table["seller_discount"], table["buyer_discount"], strict=True)],
@@ -149,27 +156,37 @@ def run(ctx: Context) -> Section:
         "learned (10-90%)": [f"{m:.2f} ({lo:.2f}-{hi:.2f})" for m, lo, hi in zip(
             table["learned_share_median"], table["learned_share_p10"],
             table["learned_share_p90"], strict=True)],
-        "NashConv <= 0.01": [f"{n}/{s}" for n, s in zip(table["nash"], table["seeds"],
-                                                         strict=True)],
-        "within 1 level of SPE": [f"{n}/{s}" for n, s in zip(table["near_spe"], table["seeds"],
-                                                             strict=True)],
-        "both (target >= 90%)": [f"{n}/{s} {'met' if m else 'missed'}" for n, s, m in zip(
-            table["both"], table["seeds"], table["target_met"], strict=True)],
+        "NashConv <= 0.01": _of(table, "nash"),
+        "within 1 level of SPE": _of(table, "near_spe"),
+        "both (target >= 90%)": [f"{c} {'met' if m else 'missed'}" for c, m in zip(
+            _of(table, "both"), table["target_met"], strict=True)],
     })
-    answer, why = _texts(table, ablation, seeds)
-    parts_show = pd.DataFrame({
+    parts = pd.DataFrame({
         "point (T; d Seller, Buyer)": [f"{t}; {a:g}, {b:g}" for t, a, b in zip(
             ablation["T"], ablation["seller_discount"], ablation["buyer_discount"],
             strict=True)],
         "training": ablation["training"],
         "episodes per seed": ablation["episodes_per_seed"].map("{:,}".format),
-        "NashConv <= 0.01": [f"{n}/{s}" for n, s in zip(ablation["nash"], ablation["seeds"],
-                                                         strict=True)],
-        "within 1 level of SPE": [f"{n}/{s}" for n, s in zip(ablation["near_spe"],
-                                                             ablation["seeds"], strict=True)],
+        "NashConv <= 0.01": _of(ablation, "nash"),
+        "within 1 level of SPE": _of(ablation, "near_spe"),
         "learned (median)": ablation["learned_share_median"].map("{:.2f}".format),
         "grid SPE": ablation["spe_share"].map("{:.2f}".format),
     })
+    return show, parts
+
+
+def run(ctx: Context) -> Section:
+    horizons, pairs = _grid(ctx)
+    seeds = ctx.pick(16, 3)
+    todo = [(T, ds, db) for T in horizons for ds, db in pairs]
+    points = [p for p in ctx.pick(ABLATION_POINTS, ABLATION_POINTS[:1])
+              if p[0] in horizons and p[1:] in pairs]
+    table, ablation = _train(ctx, todo, points, seeds)
+    show, parts_show = _shown(table, ablation)
+    answer, why = _texts(table, ablation, seeds)
+    per_round = ("150,000 episodes per seed" if ctx.quick else
+                 f"{CYCLES_PER_ROUND * 1000:,} episodes per seed per round, at least "
+                 f"{PRESETS['perfect'].total_episodes:,}")
     return Section(
         name=NAME, title=TITLE, related=RELATED,
         question=("When each side discounts a later deal (a factor per offer), theory fixes "
@@ -180,9 +197,7 @@ def run(ctx: Context) -> Section:
                     f"--discount D`: the default preset with every episode an exploring start, "
                     f"a random state and first action, and no other exploration, plus a deal "
                     f"bonus of 0.001) and a budget that grows with the horizon "
-                    f"({ctx.pick(CYCLES_PER_ROUND, 0.15):g} million episodes per seed per "
-                    f"round, at least {ctx.pick(PRESETS['perfect'].total_episodes, 150_000):,}; "
-                    f"the table lists each point's) at "
+                    f"({per_round}) at "
                     f"P = {P}, T in {', '.join(map(str, horizons))}, factors "
                     f"{', '.join(f'({a:g}, {b:g})' for a, b in pairs)} (Seller, Buyer), "
                     f"{seeds} seeds per point, the Seller moving first. Per seed the exact "
