@@ -510,7 +510,10 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
     Without time costs an outcome is its level (ties are exact in levels, so
     the sets are exact); with them it is a level *and* the move it was
     accepted at, since the same level is worth less later: the sets are over
-    both, and one level may appear at several values. Sets are boolean rows
+    both, and one level may appear at several values. Values within
+    :data:`TIE_TOL` of each other are ties, as in :func:`spe` and
+    :func:`subgame_gaps` (with time costs, ``4/6 * 0.8`` and ``5/6 * 0.64``
+    are equal but for their last bit). Sets are boolean rows
     over outcomes. The offer children are the same for every offer on the
     table, so per move only the two best of their worst values matter (a
     child's bar is the best worst value among the *other* children): the
@@ -538,7 +541,7 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
             w1 = worst[top] if top >= 0 else -np.inf
             rest = np.delete(worst, top) if top >= 0 else worst
             w2 = rest.max() if len(rest) else -np.inf
-            unique = top >= 0 and w2 < w1
+            unique = top >= 0 and w2 < w1 - TIE_TOL
             all_offers = offers.any(axis=0)
             others = np.delete(offers, top, axis=0).any(axis=0) if unique else all_offers
             tables = [0] if m == 0 else range(1, P + 1)
@@ -549,15 +552,16 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
                 kids = [w1] if m == 0 else [w1, r[acc], r[0]]  # best offer, accept p, reject
                 best = max(kids)
                 if m > 0:  # accept {p} and reject {0}: bars from every other child
-                    now[i, acc] = r[acc] >= max(w1, r[0])
-                    now[i, 0] = r[0] >= max(w1, r[acc])
+                    now[i, acc] = r[acc] >= max(w1, r[0]) - TIE_TOL
+                    now[i, 0] = r[0] >= max(w1, r[acc]) - TIE_TOL
                 if top < 0:
                     continue
                 second = max(w2, *(k for k in kids[1:])) if m > 0 else w2
-                if unique and w1 > second:  # the one best offer child is held to the second
-                    now[i] |= (others & (r >= w1)) | (offers[top] & (r >= second))
+                if unique and w1 > second + TIE_TOL:  # the best offer child: held to the second
+                    now[i] |= ((others & (r >= w1 - TIE_TOL))
+                               | (offers[top] & (r >= second - TIE_TOL)))
                 else:  # every offer child is held to the best worst value
-                    now[i] |= all_offers & (r >= best)
+                    now[i] |= all_offers & (r >= best - TIE_TOL)
             after = now
         result[SIDE_NAMES[f]] = [(int(o % (P + 1)), float(values[SELLER, o]),
                                   float(values[BUYER, o])) for o in np.flatnonzero(after[0])]
