@@ -89,7 +89,9 @@ def summary_items(model: MarketModel) -> list[str]:
         f"{mixes[0]}; {mixes[1]}",
         f"{len(model.sellers)} sellers, {len(model.buyers)} buyers; "
         f"P = {model.protocol.prices} price levels, T = {model.protocol.rounds} rounds; "
-        f"trading period {model.period_length} steps; first mover: {p.first}",
+        f"trading period {model.period_length} steps; first mover: {p.first}"
+        + (f"; discount per offer: Seller {model.protocol.seller_discount:g}, Buyer "
+           f"{model.protocol.buyer_discount:g}" if model.protocol.discounted else ""),
         f"new values each period: {_yes(p.redraw)}; market clock: {_yes(p.clock)}; "
         f"teams: {p.teams or 'none'}; common wallet: {_yes(p.common_wallet)}; "
         f"seed {built.get('seed')}",

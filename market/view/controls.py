@@ -29,6 +29,9 @@ from mesa.visualization.utils import force_update
 
 from market.game.rules import SIDE_NAMES
 from market.view.settings import (
+    DISCOUNT_MIN,
+    DISCOUNT_STEP,
+    DISCOUNTS,
     FIRST_MOVERS,
     NUMBERS,
     SWITCHES,
@@ -180,6 +183,10 @@ def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
         for key, label in SWITCHES.items():
             solara.Checkbox(label=label, value=bool(settings[key]),
                             on_value=lambda v, key=key: set_value(key, v))
+        for key, label in DISCOUNTS.items():
+            solara.SliderFloat(f"{label}: {settings[key]:.2f}", value=settings[key],
+                               min=DISCOUNT_MIN, max=1.0, step=DISCOUNT_STEP,
+                               on_value=lambda v, key=key: set_value(key, float(v)))
         solara.InputInt("Seed", value=settings["seed"], on_value=lambda v: set_value("seed", v))
 
 

@@ -49,6 +49,13 @@ SWITCHES: dict[str, str] = {
     "clock": "Market clock (delay costs; learners see the time left)",
     "common_wallet": "Common wallet (teams pool their earnings)",
 }
+#: each side's time cost: its discount factor per offer (the game takes any in (0, 1]; the
+#: slider offers the useful part of it)
+DISCOUNTS: dict[str, str] = {
+    "seller_discount": "Seller's discount per offer",
+    "buyer_discount": "Buyer's discount per offer",
+}
+DISCOUNT_MIN, DISCOUNT_STEP = 0.5, 0.01
 #: a strategy's weight in its side's mix
 WEIGHT = Number("weight", 0, 100, 5)
 SEED_MAX = 2**32 - 1
@@ -67,6 +74,8 @@ DEFAULTS: dict[str, Any] = {
     "clock": False,
     "teams": 0,
     "common_wallet": False,
+    "seller_discount": 1.0,
+    "buyer_discount": 1.0,
     "seed": 42,
 }
 
@@ -126,6 +135,9 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
         "common_wallet": bool(settings["common_wallet"]),
         "seed": seed,
     }
+    for key in DISCOUNTS:  # only where set: a market without time costs is built as before
+        if settings.get(key, 1.0) != 1.0:
+            kwargs[key] = settings[key]
     check({k: v for k, v in kwargs.items() if k != "seed"})
     return kwargs
 
@@ -138,6 +150,7 @@ def shares_text(weights: Mapping[str, float]) -> dict[str, str]:
 
 __all__ = [
     "DEFAULTS",
+    "DISCOUNTS",
     "FIRST_MOVERS",
     "NUMBERS",
     "SWITCHES",

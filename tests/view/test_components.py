@@ -100,6 +100,8 @@ def test_every_control_changes_the_model_after_reset(render):
                   "Market clock (delay costs; learners see the time left)"):
         page.tick(label)
     page.type_in("Seed", "99")
+    page.slider("Seller's discount per offer", 0.9)
+    page.slider("Buyer's discount per offer", 0.8)
     page.slider("averaging: 50", 0)       # sellers: averaging 50 -> 0
     page.slider("boulware: 0", 25)        # sellers: boulware 0 -> 25 (first of the two sides)
     assert "Settings changed: press Reset to apply them." in page.alerts()
@@ -109,7 +111,8 @@ def test_every_control_changes_the_model_after_reset(render):
     for needle in ("23 sellers, 17 buyers", "P = 7 price levels, T = 3 rounds",
                    "trading period 4 steps", "first mover: buyer", "new values each period: on",
                    "market clock: on", "teams: 2", "common wallet: on", "seed 99",
-                   "sellers: boulware 33%, qlearning 67%"):
+                   "sellers: boulware 33%, qlearning 67%",
+                   "discount per offer: Seller 0.9, Buyer 0.8"):
         assert needle in text, needle
     page.click("Step")
     assert "Step: 1" in page.texts()

@@ -66,6 +66,17 @@ def test_every_setting_reaches_the_model():
         assert needle in text, needle
 
 
+def test_the_discount_settings_reach_the_model_only_where_set():
+    plain = model_kwargs(default_settings())
+    assert "seller_discount" not in plain and "buyer_discount" not in plain
+    s = {**default_settings(), "seller_discount": 0.8, "buyer_discount": 0.95}
+    m = ViewMarket(**model_kwargs(s))
+    assert m.protocol == Protocol(5, 5, 0.8, 0.95)
+    assert "discount per offer: Seller 0.8, Buyer 0.95" in " ".join(summary_items(m))
+    with pytest.raises(ValueError, match=r"seller_discount must be a number in \(0, 1\]"):
+        model_kwargs({**default_settings(), "seller_discount": 0.0})
+
+
 def test_the_same_seed_gives_the_same_market():
     a, b = (ViewMarket(**model_kwargs(default_settings())) for _ in range(2))
     for _ in range(5):
