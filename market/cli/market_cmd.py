@@ -214,7 +214,7 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
 
 def _parameters(args: argparse.Namespace, p: Any) -> dict[str, Any]:
     """The run's parameters as the command took them (mixes normalised)."""
-    return {
+    out: dict[str, Any] = {
         "buyers": args.buyers, "sellers": args.sellers, "buyer_mix": p.buyer_mix,
         "seller_mix": p.seller_mix, "steps": args.steps, "period": args.period,
         "prices": args.prices, "rounds": args.rounds, "seed": args.seed, "first": args.first,
@@ -223,9 +223,10 @@ def _parameters(args: argparse.Namespace, p: Any) -> dict[str, Any]:
         "redraw": args.redraw, "teams": args.teams, "common_wallet": args.common_wallet,
         "clock": args.clock, "clock_parts": args.clock_parts,
         "drawn_learners": args.drawn_learners,
-        **({} if discounts(args) is None else dict(zip(
-            ("seller_discount", "buyer_discount"), p.discounts, strict=True))),
     }
+    if discounts(args) is not None:  # recorded only where asked for, as the game's default
+        out["seller_discount"], out["buyer_discount"] = p.discounts
+    return out
 
 
 def _time_costs(args: argparse.Namespace) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from market.game.rules import SIDE_NAMES, Protocol, level_rewards
+from market.game.rules import BUYER, SELLER, SIDE_NAMES, Protocol, level_rewards
 
 
 @dataclass
@@ -99,8 +99,8 @@ def two_agent_rewards(record: BatchRecord) -> tuple[np.ndarray, np.ndarray]:
     ``n_moves - 1``)."""
     seller, buyer = level_rewards(record.level, record.protocol.prices)
     pr = record.protocol
-    if pr.discounted:
-        k = np.maximum(np.asarray(record.n_moves) - 2, 0).astype(float)
-        seller = seller * float(pr.seller_discount) ** k
-        buyer = buyer * float(pr.buyer_discount) ** k
+    if pr.discounted:  # the protocol's factors per move, looked up by each deal's last move
+        factors = np.array([pr.discount_factors(m) for m in range(2 * pr.rounds)])
+        f = factors[np.maximum(np.asarray(record.n_moves) - 1, 0)]
+        seller, buyer = seller * f[:, SELLER], buyer * f[:, BUYER]
     return seller, buyer

@@ -183,7 +183,7 @@ def run(ctx: Context) -> Section:
               if p[0] in horizons and p[1:] in pairs]
     table, ablation = _train(ctx, todo, points, seeds)
     show, parts_show = _shown(table, ablation)
-    answer, why = _texts(table, ablation, seeds)
+    answer, why = _texts(table, ablation)
     per_round = ("150,000 episodes per seed" if ctx.quick else
                  f"{CYCLES_PER_ROUND * 1000:,} episodes per seed per round, at least "
                  f"{PRESETS['perfect'].total_episodes:,}")
@@ -219,7 +219,7 @@ def run(ctx: Context) -> Section:
     )
 
 
-def _texts(table: pd.DataFrame, ablation: pd.DataFrame, seeds: int) -> tuple[str, str]:
+def _texts(table: pd.DataFrame, ablation: pd.DataFrame) -> tuple[str, str]:
     met, n = int(table["target_met"].sum()), len(table)
     nash = float(table["nash"].sum() / table["seeds"].sum())
     near = float(table["near_spe"].sum() / table["seeds"].sum())
@@ -258,22 +258,23 @@ def _why(ablation: pd.DataFrame) -> str:
     """What each part of the preset does, worded from the ablation's numbers."""
     if ablation.empty:
         return ""
-    parts, says = [], []
+    parts = []
     for (T, ds, db), g in ablation.groupby(["T", "seller_discount", "buyer_discount"],
                                            sort=False):
-        by = {r["training"]: r for _, r in g.iterrows()}
-        cells = "; ".join(f"{k}: NashConv <= {NASH_TOL} on {int(r['nash'])}, within a level "
-                          f"on {int(r['near_spe'])} of {int(r['seeds'])}" for k, r in by.items())
+        cells = "; ".join(f"{r['training']}: NashConv <= {NASH_TOL} on {int(r['nash'])}, "
+                          f"within a level on {int(r['near_spe'])} of {int(r['seeds'])}"
+                          for _, r in g.iterrows())
         parts.append(f"at T = {int(T)}, d = ({ds:g}, {db:g}): {cells}")
-        near = {k: r["near_spe"] / r["seeds"] for k, r in by.items()}
-        default, eps, own = (near[lab] for lab, _, _ in ABLATION)
-        full = near["perfect preset, the grid's budget"]
-        says.append((default, eps, own, full, by[ABLATION[0][0]]["nash"] / by[ABLATION[0][0]]
-                     ["seeds"]))
     text = ("Subgame perfection needs every subgame's values right, and self-play reaches "
             "some subgames only by mistake. Each part of the training, " + "; ".join(parts)
             + ".")
-    d, e, o, f, dn = (np.mean([x[i] for x in says]) for i in range(5))
+    def share(col: str) -> pd.Series:  # per training: its share of seeds, mean over points
+        return (ablation[col] / ablation["seeds"]).groupby(ablation["training"]).mean()
+
+    near = share("near_spe")
+    d, e, o = (near[label] for label, _, _ in ABLATION)
+    f = near["perfect preset, the grid's budget"]
+    dn = share("nash")[ABLATION[0][0]]
     if d <= 0.25 and dn >= 0.5:
         text += (" The default preset ends at a Nash equilibrium on most seeds but away from "
                  "the subgame-perfect share: a threat that play never carries out is never "

@@ -38,6 +38,7 @@ from market.game.training import preset, train
 from market.view import figures as vf
 from market.view.chart import Chart
 from market.view.server import readable_table
+from market.view.settings import DISCOUNT_MIN
 from strategies import specs
 
 PRICE_MIN, PRICE_MAX = 0, 100
@@ -48,8 +49,6 @@ PAGE_TABLE_CELLS_MAX = 200_000
 TRAIN_PRESET = "default"
 EPISODES_MAX = 300_000
 TRAINED = "trained just now"
-#: the lowest discount factor the page's sliders offer (the game takes any in (0, 1])
-DISCOUNT_MIN = 0.5
 
 
 @dataclass
