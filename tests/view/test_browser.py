@@ -310,7 +310,10 @@ def test_every_control_changes_the_model_after_reset(watched):
     # all of a side's weights at 0: refused, saying why
     slider_keys(page, "averaging: 100", "Home",  # the buyers' only strategy, to 0
                 then="Every buyer weight is 0: give at least one strategy a weight above 0.")
-    assert page.get_by_text(re.compile("Not applied: buyer mix: every weight is 0")).count()
+    # the run bar says it too; it redraws apart from the sidebar, so wait for it (a count
+    # taken at once raced that redraw on a loaded machine)
+    page.get_by_text(re.compile("Not applied: buyer mix: every weight is 0")).first.wait_for(
+        timeout=10_000)
 
 
 # --- the two-agent page ----------------------------------------------------------------------
