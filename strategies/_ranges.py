@@ -7,6 +7,9 @@ an offer at move 0, so a strategy needs one level it can always name. This
 helper clips the range to ``1..P`` and, when nothing is left, collapses it
 onto the side's reservation (Seller: its floor, Buyer: its ceiling): the one
 level that, if the grid holds it at all, loses the trader nothing.
+
+:func:`offer_bounds1` is the rule, for one row, as compiled rules call it;
+:func:`offer_bounds` runs that same compiled rule over a batch.
 """
 
 from __future__ import annotations
@@ -17,22 +20,9 @@ from market.game.jit import njit
 from market.game.rules import SELLER, Observation
 
 
-def offer_bounds(side: int, obs: Observation) -> tuple[np.ndarray, np.ndarray]:
-    """Lowest and highest level the mover may offer, with ``1 <= lo <= hi <= P``."""
-    P = obs.protocol.prices
-    lo = np.clip(np.asarray(obs.lo, dtype=np.int64), 1, P)
-    hi = np.clip(np.asarray(obs.hi, dtype=np.int64), 1, P)
-    empty = lo > hi
-    if side == SELLER:
-        hi = np.where(empty, lo, hi)
-    else:
-        lo = np.where(empty, hi, lo)
-    return lo, hi
-
-
 @njit(cache=True, inline="always")
 def offer_bounds1(side: int, lo: int, hi: int, prices: int) -> tuple[int, int]:
-    """:func:`offer_bounds` for one row, as the compiled market engine runs it."""
+    """Lowest and highest level the mover may offer, with ``1 <= lo <= hi <= P``."""
     lo, hi = min(max(lo, 1), prices), min(max(hi, 1), prices)
     if lo > hi:
         if side == SELLER:
@@ -42,10 +32,20 @@ def offer_bounds1(side: int, lo: int, hi: int, prices: int) -> tuple[int, int]:
     return lo, hi
 
 
-def extreme_and_reservation(side: int, obs: Observation) -> tuple[np.ndarray, np.ndarray]:
-    """The mover's opening level and the level it concedes down (or up) to."""
-    lo, hi = offer_bounds(side, obs)
-    return (hi, lo) if side == SELLER else (lo, hi)
+@njit(cache=True)
+def _offer_bounds_all(side: int, lo: np.ndarray, hi: np.ndarray, prices: int,
+                      out_lo: np.ndarray, out_hi: np.ndarray) -> None:
+    for i in range(lo.size):
+        out_lo[i], out_hi[i] = offer_bounds1(side, lo[i], hi[i], prices)
+
+
+def offer_bounds(side: int, obs: Observation) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`offer_bounds1` for every row of ``obs`` (for strategies that decide in batches)."""
+    lo = np.ascontiguousarray(np.broadcast_to(obs.lo, (len(obs),)), dtype=np.int64)
+    hi = np.ascontiguousarray(np.broadcast_to(obs.hi, (len(obs),)), dtype=np.int64)
+    out_lo, out_hi = np.empty_like(lo), np.empty_like(hi)
+    _offer_bounds_all(int(side), lo, hi, int(obs.protocol.prices), out_lo, out_hi)
+    return out_lo, out_hi
 
 
 def per_member(value: object, n_members: int, name: str) -> np.ndarray:

@@ -150,7 +150,9 @@ class Classifier:
 
 
 class Strategy:
-    """Base class. Subclasses set ``name``, ``classifier`` and implement :meth:`act`.
+    """Base class. Subclasses set ``name``, ``classifier`` and a decision: a compiled rule
+    (:class:`strategies.rule_based.RuleBased`, :class:`strategies.compiled.Compiled`), or a
+    Python :meth:`act` (which plays on the lockstep path only).
 
     ``classifier``: a :class:`Classifier` stating what differs from its
     defaults (a plain dictionary of the same keys works too).
@@ -162,10 +164,6 @@ class Strategy:
     needs_protocol: ClassVar[bool] = False
     #: what a spec may give after ``NAME:`` (e.g. ``"FILE.npz"``); empty: nothing
     argument: ClassVar[str] = ""
-    #: this class (itself, not a subclass that changes its rule) has a compiled decision
-    #: next to :meth:`act`, listed in :mod:`strategies.compiled`; read through
-    #: :func:`strategies.compiled.kind_of`, which looks at the class's own body only
-    compiled: ClassVar[bool] = False
     #: plays a pair of Q-tables trained in the two-agent game (``tables=``): a tournament
     #: hands it the user's (``--qtable``) or tables trained by self-play
     plays_trained_tables: ClassVar[bool] = False
@@ -246,7 +244,7 @@ class Strategy:
         """
 
     def kernel_state(self) -> KernelState:
-        """This population's arrays for the compiled engine (only if :attr:`compiled`)."""
+        """This population's arrays for its compiled decision (:mod:`strategies.compiled`)."""
         return KernelState()
 
     def adopt(self, state: KernelState) -> None:
@@ -257,33 +255,6 @@ class Strategy:
         attributes at those copies, so that both read and write the same
         numbers. Strategies whose arrays never change need nothing.
         """
-
-    # --- helpers for deciding ---------------------------------------------------------
-    def better_or_equal(self, offer: np.ndarray, target: np.ndarray) -> np.ndarray:
-        """Is the opponent's ``offer`` at least as good for this side as ``target``?"""
-        return offer >= target if self.side == SELLER else offer <= target
-
-    def acceptable(self, obs: Observation) -> np.ndarray:
-        """Is the opponent's current offer inside the mover's reservation range?"""
-        if self.side == SELLER:
-            return (obs.offer >= obs.lo) & (obs.offer > 0)
-        return (obs.offer <= obs.hi) & (obs.offer > 0)
-
-    @staticmethod
-    def decide(obs: Observation, offer: np.ndarray, accept: np.ndarray) -> np.ndarray:
-        """Turn a wished-for offer level and an accept flag into legal action indices.
-
-        Where offers are illegal (final decision) a non-accept becomes a
-        reject; at move 0 the accept flag is ignored.
-        """
-        P = obs.protocol.prices
-        legal = obs.legal
-        out = np.clip(offer, 1, P).astype(np.int64) - 1
-        if not legal[P]:  # move 0: must offer
-            return out
-        if not legal[0]:  # last round: accept or reject
-            return np.where(accept, P, P + 1)
-        return np.where(accept, P, out)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params.items())

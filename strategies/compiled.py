@@ -1,120 +1,629 @@
-"""Which strategies have a compiled decision, and the one switch that calls them.
+"""Every compiled form of a strategy, derived from its one rule: the code the engines run.
 
-The compiled market engine (:mod:`market.sim.engine`) runs a whole market
-step in machine code, so it cannot call a strategy's Python :meth:`act`. A
-built-in strategy therefore writes its rule twice in its own module: ``act``
-(or ``target``), the readable specification that every other path runs, and
-a compiled form beside it (``target1`` for a rule-based strategy,
-``decide_rows``/``learn_rows`` for a table player). This module lists those
-compiled forms by strategy name, gives each a *kind* number, and switches
-on it: numba cannot call functions held in a list at the speed a move
-needs (a tuple of first-class functions costs about 170 us to pass in),
-while a switch compiles into the engine once and is cached.
+A strategy writes its decision once, as compiled code for one negotiation
+row (a rule-based strategy's ``target``, :mod:`strategies.rule_based`) or,
+for a table player, for the rows of one population (``decide_rows``, and
+``learn_rows`` if it learns). Nothing else is written by hand: this module
+*generates* the switch that calls each of them by number (a *kind*) from
+the strategies themselves, and the compiled loops that run negotiations
+(the two-agent game's :mod:`market.game.loops`, and whatever loops a caller
+adds: the market's step, the environments') are compiled together with that
+switch into one module, so every rule is inlined where it is called, as if
+written there. A strategy's batch decision (:meth:`Compiled.act`, the lockstep
+path and the two-agent game) runs the same generated code for its own rows.
 
-A strategy runs compiled only if its class sets ``compiled = True`` in its
-own body (:func:`kind_of`), so a user's subclass that changes the rule
-falls back to the lockstep path instead of silently playing its parent's
-compiled rule. The compiled forms make exactly the draws of ``act`` in the
-same order, from the same numpy ``Generator`` (numba's generator shares
-its bit generator), so both paths give the same tables bit for bit; the
-tests check every built-in strategy that way.
+Why generated: numba can call functions held in a list only through a
+pointer (10.9 ns a call measured, against 0.8 ns inlined: a 50,000-trader
+step would slow by a quarter), while a switch compiles to direct, inlined
+calls. Why one module per set of strategies: numba caches machine code
+per file, and checks only that file's time stamp. The generated file's
+name is a digest of every source compiled into it (each rule, every
+function it calls, the loops), so an edit to any of them, a user's module
+included, names a new file and compiles anew: a cache can never play an old
+rule. The files live in a cache folder of their own (:func:`cache_dir`).
+
+Kinds are numbered per generated module; two classes with the same rule
+(Boulware and Conceder differ only in a parameter) share one kind. An
+unknown kind plays an illegal action (-1), which every caller refuses,
+naming the strategy: it can never fall through to another rule.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import tempfile
+import threading
+import types
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from market.errors import CompileError
+from market.game import jit
 from market.game.jit import njit
-from strategies import averaging, hardliner, qlearning, spe, time_dependent, tit_for_tat
-from strategies import zero_intelligence as zi
-from strategies.base import PARAMS, Strategy, param_at
-from strategies.rule_based import accepts1
-from strategies.rule_based import decide1 as decide1_rule
+from market.game.record import BatchRecord
+from market.game.rules import Observation
+from strategies.base import (
+    LAYOUT_COLUMNS,
+    PARAMS,
+    PLAYED,
+    TABLE,
+    TABLES,
+    WAIT,
+    KernelState,
+    Strategy,
+)
 
-#: kind numbers of the rule-based strategies (target and accept rule)
-AVERAGING, TIME_DEPENDENT, HARDLINER, TIT_FOR_TAT, ZI_C, ZI_U = range(6)
-#: kind numbers of the table players
-SPE, QLEARNING = 6, 7
-#: kinds whose decisions draw nothing: a market of only these may play each negotiation to
-#: its end before the next (the engine's depth-first loop), since no draw order can change
-DETERMINISTIC = (AVERAGING, TIME_DEPENDENT, HARDLINER, TIT_FOR_TAT, SPE)
-#: strategy name -> kind
-KINDS = {
-    "averaging": AVERAGING, "boulware": TIME_DEPENDENT, "linear": TIME_DEPENDENT,
-    "conceder": TIME_DEPENDENT, "hardliner": HARDLINER, "tit-for-tat": TIT_FOR_TAT,
-    "zi-c": ZI_C, "zi-u": ZI_U, "spe": SPE, "qlearning": QLEARNING,
-}
-
-
-def kind_of(strategy: Strategy) -> int | None:
-    """The kind of ``strategy``'s compiled decision; None if it has none (lockstep path)."""
-    cls = type(strategy)
-    if not cls.__dict__.get("compiled", False):
-        return None
-    return KINDS.get(cls.name)
+# --- the stores: every population's arrays in two flat arrays ---------------------------------
+# Every population's arrays live in two flat stores (floats, integers), one slice each, and a
+# layout table says where (strategies.base): numba then takes a whole market as a handful of
+# arrays, and compiled decisions index the stores without making array views. A population's
+# own attributes become views of its slices (``Strategy.adopt``), so what the engine learns the
+# strategy knows.
 
 
-@njit(cache=True, inline="always")
-def _target(kind, side, move, P, T, offer, own, prev, lo, hi, param):  # noqa: ANN001, ANN202
-    """The target of a deterministic rule (no generator passed: each pass would cost a
-    reference count per row)."""
-    if kind == AVERAGING:
-        return averaging.target1(side, move, P, T, offer, own, prev, lo, hi, param, None)
-    if kind == TIME_DEPENDENT:
-        return time_dependent.target1(side, move, P, T, offer, own, prev, lo, hi, param, None)
-    if kind == HARDLINER:
-        return hardliner.target1(side, move, P, T, offer, own, prev, lo, hi, param, None)
-    return tit_for_tat.target1(side, move, P, T, offer, own, prev, lo, hi, param, None)
+@dataclass
+class Store:
+    """The flat stores of some populations: ``fstore`` floats, ``istore`` integers, their
+    ``layout`` (one row per population) and each population's ``config`` switches."""
+
+    fstore: np.ndarray
+    istore: np.ndarray
+    layout: np.ndarray
+    config: np.ndarray
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """What compiled code takes: ``(fstore, istore, layout, config)``."""
+        return self.fstore, self.istore, self.layout, self.config
 
 
-@njit(cache=True, inline="always")
-def rule1(kind, side, move, P, T, offer, own, prev, lo, hi, param):  # noqa: ANN001, ANN201
-    """The action of one row of a deterministic rule (every kind of :data:`DETERMINISTIC`
-    but ``SPE``), from scalars only: what :func:`decide` does for that kind, row by row."""
-    target = _target(kind, side, move, P, T, offer, own, prev, lo, hi, param)
-    return decide1_rule(move, P, T, target, accepts1(side, move, T, offer, lo, hi, target))
+def stores(states: Sequence[KernelState]) -> tuple[Store, list[KernelState]]:
+    """The flat stores of these populations and each population's views into them."""
+    layout = np.zeros((len(states), LAYOUT_COLUMNS), dtype=np.int64)
+    floats: list[np.ndarray] = []
+    ints: list[np.ndarray] = []
+    sizes = {"f": 0, "i": 0}
+
+    def place(g: int, at: int, arr: np.ndarray, kind: str) -> None:
+        layout[g, at] = sizes[kind]
+        layout[g, at + 1:at + 1 + arr.ndim] = arr.shape
+        (floats if kind == "f" else ints).append(arr.reshape(-1))
+        sizes[kind] += arr.size
+
+    for g, st in enumerate(states):
+        place(g, PARAMS, np.asarray(st.params, dtype=np.float64), "f")
+        place(g, TABLES, np.asarray(st.tables, dtype=np.float64), "f")
+        place(g, WAIT, np.asarray(st.wait, dtype=np.float64), "f")
+        place(g, TABLE, np.asarray(st.table, dtype=np.int64), "i")
+        place(g, PLAYED, np.asarray(st.played, dtype=np.int64), "i")
+    fstore = np.concatenate(floats) if floats else np.zeros(0)
+    istore = np.concatenate(ints) if ints else np.zeros(0, dtype=np.int64)
+
+    def view(store: np.ndarray, g: int, at: int, ndim: int) -> np.ndarray:
+        o = layout[g, at]
+        shape = tuple(int(x) for x in layout[g, at + 1:at + 1 + ndim])
+        return store[o:o + int(np.prod(shape))].reshape(shape)
+
+    views = [KernelState(params=view(fstore, g, PARAMS, 2), tables=view(fstore, g, TABLES, 4),
+                         wait=view(fstore, g, WAIT, 2), table=view(istore, g, TABLE, 2),
+                         played=view(istore, g, PLAYED, 1), config=st.config)
+             for g, st in enumerate(states)]
+    config = (np.stack([np.asarray(st.config, dtype=np.int64) for st in states]) if states
+              else np.zeros((0, 8), dtype=np.int64))
+    return Store(fstore, istore, layout, config), views
 
 
-@njit(cache=True, inline="always")
-def decide(kind, side, move, P, T, rows, last, prev, first, lo, hi, member,  # noqa: ANN001, ANN201, PLR0913
-           time_left, fstore, istore, layout, g, config, rng, out):
-    """Actions of population ``g``'s rows ``rows`` at ``move`` into ``out`` (by negotiation).
+# --- what a class compiles to --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Form:
+    """The compiled decision of a strategy class: its functions, by role.
 
-    ``last``/``prev``: each side's last offer and the one before, per
-    negotiation; ``first``: the side that moved first; ``lo``/``hi``/``member``/
-    ``time_left``: the mover's, per negotiation (-1: no clock); the
-    population's arrays are in the engine's stores at ``layout[g]``
-    (:class:`~strategies.base.KernelState`, ``config[g]`` its switches).
+    ``rule``: a rule-based strategy's ``(target, accepts)``; ``table``: a
+    table player's ``(decide_rows, learn_rows, decide_one)`` (the last two
+    may be None). Two classes with the same functions have equal forms and
+    share one kind. ``deterministic``: draws nothing (so a market of such
+    strategies may play each negotiation to its end before the next).
     """
-    if kind == SPE:
-        spe.decide_rows(side, move, P, rows, last, first, istore, layout, g, out)
-        return
-    if kind == QLEARNING:
-        qlearning.decide_rows(side, move, P, T, rows, last, first, lo, hi, member, time_left,
-                              fstore, istore, layout, g, config, rng, out)
-        return
-    if kind in (ZI_C, ZI_U):  # a quote drawn per row, rows in order
-        for r in rows:
-            offer = last[1 - side, r]
-            if kind == ZI_C:
-                target = zi.target1_constrained(side, move, P, T, offer, 0, 0, lo[r], hi[r], 0.0,
-                                                rng)
-                accept = accepts1(side, move, T, offer, lo[r], hi[r], target)
-            else:
-                target = zi.target1_unconstrained(side, move, P, T, offer, 0, 0, lo[r], hi[r],
-                                                  0.0, rng)
-                accept = zi.accepts1_unconstrained(side, offer, target)
-            out[r] = decide1_rule(move, P, T, target, accept)
-        return
-    with_param = layout[g, PARAMS + 2] > 0
+
+    shape: str
+    functions: tuple[Any, ...]
+    deterministic: bool
+    name: str
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (self.shape, *(_py(f) for f in self.functions))
+
+
+def _py(f: Any) -> Any:
+    """The Python function under a numba dispatcher (or the function itself)."""
+    return getattr(f, "py_func", f)
+
+
+def form(cls: type[Strategy]) -> Form | None:
+    """The compiled form of ``cls``; None if it decides (or learns) in Python only.
+
+    A class that overrides :meth:`Compiled.act` or :meth:`Compiled.learn` decides
+    in Python, whatever it inherits: it runs on the lockstep path, never on a
+    parent's compiled rule.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Compiled)):
+        return None
+    if cls.act is not Compiled.act or cls.learn is not Compiled.learn:
+        return None
+    return _form_of(cls)
+
+
+def _form_of(cls: type[Compiled]) -> Form | None:
+    """The compiled functions ``cls`` states or inherits (what ``super().act`` runs)."""
+    stochastic = bool(cls.classifier.get("stochastic", False))
+    target = getattr(cls, "target", None)
+    if target is not None:
+        return Form("rule", (target, cls.accepts), not stochastic, cls.name or cls.__name__)
+    if cls.decide_rows is not None:
+        return Form("table", (cls.decide_rows, cls.learn_rows, cls.decide_one),
+                    not stochastic and cls.decide_one is not None, cls.name or cls.__name__)
+    return None
+
+
+def has_form(strategy: Strategy | type[Strategy]) -> bool:
+    """Whether a strategy (or class) runs compiled."""
+    cls = strategy if isinstance(strategy, type) else type(strategy)
+    return form(cls) is not None
+
+
+# --- the generated module ----------------------------------------------------------------------
+#: marks a template's stand-in import, replaced by the generated definitions
+BOUND = "# bound when generated"
+
+_RULE_ROWS = '''
+@_njit(cache=True, inline="always")
+def _target(kind, turn, rng):
+    """The rule kinds' targets, by kind."""
+{target_cases}
+    return 0
+
+
+@_njit(cache=True, inline="always")
+def _accepts(kind, turn, target):
+    """The rule kinds' accept rules, by kind."""
+{accepts_cases}
+    return False
+
+
+@_njit(cache=True, inline="always")
+def _rules(kind, side, move, game, rows, table, seat, st, g, rng, out):
+    """A rule kind's decision for each of ``rows``, in order."""
+    P, T = game
+    last, prev, first = table
+    lo, hi, member, time_left = seat
+    fstore, istore, layout, config = st
+    with_param = layout[g, _PARAMS + 2] > 0
     for r in rows:
-        param = fstore[param_at(layout, g, member[r], 0)] if with_param else 0.0
-        out[r] = rule1(kind, side, move, P, T, last[1 - side, r], last[side, r],
-                       prev[1 - side, r], lo[r], hi[r], param)
+        param = fstore[_param_at(layout, g, member[r], 0)] if with_param else 0.0
+        turn = _Turn(side, move, P, T, last[1 - side, r], last[side, r], prev[1 - side, r],
+                     lo[r], hi[r], param)
+        target = _target(kind, turn, rng)
+        out[r] = _action(turn, target, _accepts(kind, turn, target))
 
 
-@njit(cache=True, inline="always")
-def learn(kind, side, P, T, rows, actions, first, n_moves, level, member, reward,  # noqa: ANN001, ANN201, PLR0913
-          time_left, fstore, istore, layout, g, config):
-    """Learning from finished negotiations ``rows`` (only the Q-learner learns)."""
-    if kind == QLEARNING:
-        qlearning.learn_rows(side, P, T, rows, actions, first, n_moves, level, member, reward,
-                             time_left, fstore, istore, layout, g, config)
+@_njit(cache=True, inline="always")
+def _rule_one(kind, turn, is_first, member, st, g, rng):
+    """A rule kind's decision for one row (the depth-first loop's)."""
+    fstore, istore, layout, config = st
+    if layout[g, _PARAMS + 2] > 0:
+        turn = _Turn(turn.side, turn.move, turn.prices, turn.rounds, turn.offer, turn.own,
+                     turn.prev, turn.lo, turn.hi, fstore[_param_at(layout, g, member, 0)])
+    target = _target(kind, turn, rng)
+    return _action(turn, target, _accepts(kind, turn, target))
+'''
+
+_HEADER = '''"""Generated by strategies.compiled for the kinds {kinds}; do not edit.
+
+Its name is the digest of every source compiled into it, so it is never
+stale: another rule makes another file.
+"""
+
+from __future__ import annotations
+
+'''
+
+_DISPATCH = '''
+
+# --- the switch, generated from the strategies' forms ----------------------------------------
+from market.game.jit import njit as _njit  # noqa: E402
+from market.game.rules import Turn as _Turn  # noqa: E402
+from strategies.base import PARAMS as _PARAMS  # noqa: E402
+from strategies.base import param_at as _param_at  # noqa: E402
+from strategies.rule_based import action as _action  # noqa: E402
+
+{bindings}
+{rules}
+
+@_njit(cache=True, inline="always")
+def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):
+    """Actions of population ``g`` (of kind ``kind``) for ``rows`` into ``out``."""
+{decide_cases}
+    for r in rows:  # an unknown kind plays an illegal action, which every caller refuses
+        out[r] = -1
+
+
+@_njit(cache=True, inline="always")
+def decide_one(kind, turn, is_first, member, st, g, rng):
+    """The action of one row of a deterministic kind (the depth-first loop's)."""
+{one_cases}
+    return -1
+
+
+@_njit(cache=True, inline="always")
+def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
+    """Learning of population ``g`` (of kind ``kind``) from finished negotiations ``rows``."""
+{learn_cases}
+    return
+
+
+@_njit(cache=True, inline="always")
+def deterministic(kind):
+    """Whether a kind draws nothing (and has a one-row form)."""
+    return {deterministic}
+
+
+@_njit(cache=True)
+def decide_batch(kind, side, move, game, rows, table, seat, st, g, rng, out):
+    """:func:`decide`, called from Python (a strategy's batch decision)."""
+    decide(kind, side, move, game, rows, table, seat, st, g, rng, out)
+
+
+@_njit(cache=True)
+def learn_batch(kind, side, game, rows, record, member, reward, time_left, st, g):
+    """:func:`learn`, called from Python (a learner's batch update)."""
+    learn(kind, side, game, rows, record, member, reward, time_left, st, g)
+'''
+
+
+def _inline(f: Callable[..., Any]) -> Any:
+    """``f`` as a function numba inlines where it is called (whatever its own decorator)."""
+    return njit(inline="always")(_py(f))
+
+
+def _source(forms: Sequence[Form], templates: Sequence[types.ModuleType]) -> tuple[str, dict]:
+    """The generated module's text and the objects it is given (the forms' functions)."""
+    bound: dict[str, Any] = {}
+    targets, accepts, dec, one, learn = [], [], [], [], []
+    rule_kinds = [k for k, f in enumerate(forms) if f.shape == "rule"]
+    one_rules = [k for k in rule_kinds if forms[k].deterministic]
+    if rule_kinds:
+        dec.append(f"if {_any(rule_kinds)}:\n        _rules(kind, side, move, game, rows, "
+                   "table, seat, st, g, rng, out)\n        return")
+    if one_rules:
+        one.append(f"if {_any(one_rules)}:\n        return _rule_one(kind, turn, is_first, "
+                   "member, st, g, rng)")
+    sharing: dict[Any, list[int]] = {}  # one case per accept rule, whoever shares it
+    for k in rule_kinds:
+        sharing.setdefault(_py(forms[k].functions[1]), []).append(k)
+    for kinds in sharing.values():
+        bound[f"_accepts_{kinds[0]}"] = _inline(forms[kinds[0]].functions[1])
+        accepts.append(f"if {_any(kinds)}:\n        return _accepts_{kinds[0]}(turn, target)")
+    for k, f in enumerate(forms):
+        if f.shape == "rule":
+            bound[f"_target_{k}"] = _inline(f.functions[0])
+            targets.append(f"if kind == {k}:\n        return _target_{k}(turn, rng)")
+            continue
+        decide_rows, learn_rows, decide_one = f.functions
+        bound[f"_decide_{k}"] = _inline(decide_rows)
+        dec.append(f"if kind == {k}:\n        _decide_{k}(side, move, game, rows, table, "
+                   "seat, st, g, rng, out)\n        return")
+        if learn_rows is not None:
+            bound[f"_learn_{k}"] = _inline(learn_rows)
+            learn.append(f"if kind == {k}:\n        _learn_{k}(side, game, rows, record, "
+                         "member, reward, time_left, st, g)\n        return")
+        if decide_one is not None and f.deterministic:
+            bound[f"_one_{k}"] = _inline(decide_one)
+            one.append(f"if kind == {k}:\n        return _one_{k}(turn, is_first, member, "
+                       "st, g, rng)")
+    bindings = [f"{name} = _BOUND[{name!r}]" for name in bound]
+    det = [k for k, f in enumerate(forms) if f.deterministic]
+    text = _HEADER.format(kinds=", ".join(f"{k} {f.name}" for k, f in enumerate(forms)))
+    for module in templates:
+        text += f"\n# --- from {module.__name__} " + "-" * max(0, 70 - len(module.__name__))
+        text += "\n" + _template_text(module)
+    rules = (_RULE_ROWS.format(target_cases=_cases(targets), accepts_cases=_cases(accepts))
+             if rule_kinds else "")
+    text += _DISPATCH.format(
+        bindings="\n".join(bindings), rules=rules, decide_cases=_cases(dec),
+        one_cases=_cases(one), learn_cases=_cases(learn),
+        deterministic=_any(det) if det else "False")
+    return text, bound
+
+
+def _any(kinds: list[int]) -> str:
+    return " or ".join(f"kind == {k}" for k in kinds)
+
+
+def _cases(cases: list[str]) -> str:
+    return "\n".join("    " + line for line in "\n".join(cases).splitlines())
+
+
+def _template_text(module: types.ModuleType) -> str:
+    """A loops module's source without its stand-in imports and its ``__future__`` line."""
+    keep = [line for line in inspect.getsource(module).splitlines()
+            if BOUND not in line and not line.startswith("from __future__")]
+    return "\n".join(keep) + "\n"
+
+
+def _sources(functions: Iterable[Any], templates: Sequence[types.ModuleType]) -> list[Path]:
+    """Every source file whose compiled functions can end up in the generated module: the
+    forms' functions and the templates, and every compiled function they call, followed
+    through their globals (and attributes of modules they name)."""
+    files: set[Path] = {Path(__file__), Path(jit.__file__)}
+    files.update(Path(inspect.getfile(m)) for m in templates)
+    seen: set[int] = set()
+    stack = [f for f in functions if f is not None]
+    for m in templates:
+        stack.extend(v for v in vars(m).values() if hasattr(v, "py_func"))
+    while stack:
+        py = _py(stack.pop())
+        if not isinstance(py, types.FunctionType) or id(py) in seen:
+            continue
+        seen.add(id(py))
+        try:
+            files.add(Path(inspect.getfile(py)))
+        except TypeError:
+            continue
+        names = _code_names(py.__code__)
+        for name in names:
+            value = py.__globals__.get(name)
+            if isinstance(value, types.ModuleType):
+                stack.extend(getattr(value, a) for a in names
+                             if hasattr(getattr(value, a, None), "py_func"))
+            elif hasattr(value, "py_func") or (
+                    isinstance(value, types.FunctionType) and value is not py):
+                stack.append(value)
+    return sorted(files)
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def cache_dir() -> Path:
+    """Where generated modules (and numba's cache of them) live: ``$NEGOTIATION_MARKET_CACHE``,
+    else ``$XDG_CACHE_HOME/negotiation-market``, else ``~/.cache/negotiation-market``; a
+    temporary folder when that cannot be written."""
+    base = os.environ.get("NEGOTIATION_MARKET_CACHE")
+    if base:
+        root = Path(base)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        root = (Path(xdg) if xdg else Path.home() / ".cache") / "negotiation-market"
+    where = root / "compiled"
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        probe = where / f".probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+        return where
+    except OSError:
+        fallback = Path(tempfile.gettempdir()) / f"negotiation-market-{os.getuid()}" / "compiled"
+        fallback.mkdir(parents=True, exist_ok=True)
+        return fallback
+
+
+_modules: dict[tuple[Any, ...], types.ModuleType] = {}
+_lock = threading.RLock()
+
+
+def module_for(forms: Sequence[Form], templates: Sequence[types.ModuleType] = ()
+               ) -> types.ModuleType:
+    """The generated module of these forms (kinds numbered in this order) with these loops.
+
+    Written once per digest and imported; numba compiles each of its
+    functions on first call, or loads it from its cache.
+    """
+    key = (tuple(f.key for f in forms), tuple(m.__name__ for m in templates))
+    with _lock:
+        if key in _modules:
+            return _modules[key]
+        text, bound = _source(forms, templates)
+        digest = hashlib.sha256(text.encode())
+        for path in _sources([g for f in forms for g in f.functions], templates):
+            digest.update(str(path).encode())
+            digest.update(path.read_bytes())
+        digest.update(str(getattr(jit.numba, "__version__", "")).encode())
+        name = f"compiled_{digest.hexdigest()[:20]}"
+        path = cache_dir() / f"{name}.py"
+        if not path.is_file():
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(text)
+            stamp = 1_000_000_000 + int(digest.hexdigest()[:6], 16)
+            os.utime(tmp, (stamp, stamp))  # the same stamp whoever writes it: numba's key
+            os.replace(tmp, path)
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        module._BOUND = bound  # type: ignore[attr-defined]
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        module.FORMS = tuple(forms)  # type: ignore[attr-defined]
+        module.KINDS = {f.key: k for k, f in enumerate(forms)}  # type: ignore[attr-defined]
+        _modules[key] = module
+        return module
+
+
+def kind_in(module: types.ModuleType, strategy: Strategy) -> int:
+    """The kind number of ``strategy`` in a generated module (-1: not in it)."""
+    f = form(type(strategy))
+    return -1 if f is None else module.KINDS.get(f.key, -1)
+
+
+def compile_failure(name: str, exc: BaseException) -> CompileError:
+    """The one line for a rule numba cannot compile: the strategy, numba's first line, and
+    the way round (the lockstep path runs the rule as Python)."""
+    text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    first = next((line for line in text if not line.startswith("\x1b")), type(exc).__name__)
+    return CompileError(f"strategy {name!r}: numba cannot compile its rule ({first}); it can "
+                        "still run on the lockstep path (engine='lockstep', "
+                        "--engine lockstep)")
+
+
+# --- a strategy's own batch decision, derived ----------------------------------------------------
+class Compiled(Strategy):
+    """A strategy whose decision is compiled code; its batch :meth:`act` and :meth:`learn`
+    run that code (generated for its class alone) on its own rows.
+
+    Rule-based strategies state a ``target`` (:mod:`strategies.rule_based`);
+    table players set ``decide_rows`` (and ``learn_rows`` if they learn,
+    ``decide_one`` if they draw nothing) to compiled functions of the shared
+    signatures (:mod:`market.game.dispatch` says them).
+    """
+
+    decide_rows: ClassVar[Callable[..., None] | None] = None
+    learn_rows: ClassVar[Callable[..., None] | None] = None
+    decide_one: ClassVar[Callable[..., int] | None] = None
+
+    _bound: tuple[Store, int] | None = None
+
+    def prepare(self, protocol: Any) -> None:
+        """Get ready to play ``protocol`` (a table player built for another game rebuilds its
+        table); nothing for most."""
+
+    def python_rows(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        """The decision run as Python, row by row, when numba cannot compile it (a rule's
+        lockstep fallback); forms that cannot run so refuse."""
+        raise NotImplementedError
+
+    def bind(self, store: Store, g: int, view: KernelState) -> None:
+        """Play from population ``g`` of ``store`` (the engine's), adopting its views."""
+        self.adopt(view)
+        self._bound = (store, g)
+
+    def store(self) -> tuple[Store, int]:
+        """The store this population plays from: the engine's, or one of its own."""
+        if self._bound is None:
+            store, views = stores([self.kernel_state()])
+            self.bind(store, 0, views[0])
+        assert self._bound is not None
+        return self._bound
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its store (views would come back as copies); rebuilt on use."""
+        state = dict(self.__dict__)
+        state.pop("_bound", None)
+        return state
+
+    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        n = len(obs)
+        f = _form_of(type(self))
+        if f is None:
+            raise NotImplementedError(f"{type(self).__name__} states no rule")
+        try:
+            module = batch_module(f)
+        except CompileError:
+            if f.shape != "rule":
+                raise
+            return self.python_rows(obs, rng)  # the lockstep path: the rule as Python
+        self.prepare(obs.protocol)
+        store, g = self.store()
+        side = self.side
+        last = np.zeros((2, n), dtype=np.int64)
+        prev = np.zeros((2, n), dtype=np.int64)
+        last[side], last[1 - side] = obs.own, obs.offer
+        if obs.prev_offer is not None:
+            prev[1 - side] = obs.prev_offer
+        first = np.where(obs.first, side, 1 - side).astype(np.int64)
+        seat = (_ints(obs.lo, n), _ints(obs.hi, n), _ints(obs.member, n),
+                np.full(n, -1, np.int64) if obs.time_left is None else _ints(obs.time_left, n))
+        out = np.empty(n, dtype=np.int64)
+        game = (int(obs.protocol.prices), int(obs.protocol.rounds))
+        module.decide_batch(0, side, int(obs.move), game, np.arange(n, dtype=np.int64),
+                            (last, prev, first), seat, store.arrays, g, rng, out)
+        return out
+
+    def learn(self, record: BatchRecord, rows: np.ndarray, member: np.ndarray,
+              reward: np.ndarray, time_left: np.ndarray | None = None) -> None:
+        """Update from finished negotiations with the compiled ``learn_rows`` (if any)."""
+        f = _form_of(type(self))
+        if f is None or f.shape != "table" or f.functions[1] is None or rows.size == 0:
+            return
+        module = batch_module(f)
+        store, g = self.store()
+        n = rows.size
+        pr = record.protocol
+        rec = (np.ascontiguousarray(record.actions, dtype=np.int32),
+               np.ascontiguousarray(record.first, dtype=np.int64),
+               np.ascontiguousarray(record.n_moves, dtype=np.int64),
+               np.ascontiguousarray(record.level, dtype=np.int64))
+        tl = np.full(n, -1, np.int64) if time_left is None else _ints(time_left, n)
+        module.learn_batch(0, self.side, (int(pr.prices), int(pr.rounds)), _ints(rows, n), rec,
+                           _ints(member, n), np.ascontiguousarray(reward, dtype=np.float64), tl,
+                           store.arrays, g)
+
+
+def _ints(a: Any, n: int) -> np.ndarray:
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(a), (n,)), dtype=np.int64)
+
+
+def batch_module(f: Form) -> types.ModuleType:
+    """The generated module of one form alone (its kind is 0), compiled on first use; a rule
+    numba cannot compile is a :class:`CompileError` naming the strategy."""
+    module = module_for([f])
+    if not getattr(module, "_checked", False):
+        try:
+            with _announce(f"compiling {f.name}'s rule (first run only)"):
+                _smoke(module, f)
+        except CompileError:
+            raise
+        except Exception as exc:
+            if jit.numba is None:
+                raise
+            raise compile_failure(f.name, exc) from None
+        module._checked = True  # type: ignore[attr-defined]
+    return module
+
+
+def _smoke(module: types.ModuleType, f: Form) -> None:
+    """One tiny call of each entry point: compiles the module or loads it from the cache."""
+    n = 1
+    i = np.zeros(n, dtype=np.int64)
+    store, _ = stores([KernelState()])
+    table = (np.zeros((2, n), np.int64), np.zeros((2, n), np.int64), i.copy())
+    seat = (np.ones(n, np.int64), np.full(n, 2, np.int64), i.copy(), np.full(n, -1, np.int64))
+    rng = np.random.default_rng(0)
+    module.decide_batch(-1, 0, 0, (2, 1), np.zeros(0, np.int64), table, seat, store.arrays, 0,
+                        rng, np.zeros(n, np.int64))
+    if f.shape == "table" and f.functions[1] is not None:
+        rec = (np.zeros((n, 2), np.int32), i.copy(), i.copy(), i.copy())
+        module.learn_batch(-1, 0, (2, 1), np.zeros(0, np.int64), rec, i.copy(), np.zeros(n),
+                           np.full(n, -1, np.int64), store.arrays, 0)
+
+
+class _announce:
+    """Say what is compiling, once, when numba really compiles (not on a cache hit)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __enter__(self) -> None:
+        from market.game.kernel import announce_compiles
+
+        self._ctx = announce_compiles(lambda: print(self.text, file=sys.stderr, flush=True))
+        self._ctx.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self._ctx.__exit__(*exc)
+
+
+__all__ = ["Compiled", "Form", "Store", "cache_dir", "form", "has_form", "kind_in",
+           "module_for", "stores"]

@@ -9,30 +9,19 @@ so it trades only if the opponent comes all the way.
 
 from __future__ import annotations
 
-import numpy as np
-
-from market.game.jit import njit
-from market.game.rules import SELLER, Observation
-from strategies._ranges import extreme_and_reservation, offer_bounds1
+from market.game.rules import Turn
 from strategies.base import Classifier
-from strategies.rule_based import RuleBased
+from strategies.rule_based import RuleBased, extreme_and_reservation
 
 
 class Hardliner(RuleBased):
     """Always asks for its extreme; accepts only at the final decision."""
 
     name = "hardliner"
-    compiled = True
     classifier = Classifier()
 
-    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+    @staticmethod
+    def target(turn: Turn, rng: object) -> int:
         """Its own extreme, always."""
-        extreme, _ = extreme_and_reservation(self.side, obs)
+        extreme, _ = extreme_and_reservation(turn)
         return extreme
-
-
-@njit(cache=True, inline="always")
-def target1(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
-    """:meth:`Hardliner.target` for one row: its own extreme."""
-    lo, hi = offer_bounds1(side, lo, hi, P)
-    return hi if side == SELLER else lo

@@ -16,222 +16,29 @@ import numpy as np
 
 from market.game import jit, qtable
 from market.game.jit import njit
-from market.game.qtable import bellman_update, epsilon_greedy, epsilon_schedule, legal_rows
-from market.game.record import BatchRecord
-from market.game.rules import SIDE_NAMES, Observation, Protocol, legal_block
+from market.game.rules import SIDE_NAMES, Protocol, legal_block
 from market.game.table_files import load_tables
 from strategies.base import (
     CLOCK_PARTS,
     Classifier,
     KernelState,
     MarketSetting,
-    Strategy,
     param_at,
     played_at,
     q_at,
     wait_at,
 )
+from strategies.compiled import Compiled
 
 
-class QLearning(Strategy):
-    """Epsilon-greedy tabular Q-learner; learns online when ``learning`` is on.
-
-    Parameters (scalars, or arrays of length ``n_members`` for populations
-    whose learning parameters differ per agent): ``lr``, ``gamma``,
-    ``epsilon_start``, ``epsilon_end``, ``epsilon_decay`` (per negotiation the
-    member has played), ``role_aware`` (table layout), ``learning``, and
-    ``tables`` to start from (shape ``(S, A)``, ``(R, S, A)`` or
-    ``(n_members, R, S, A)``).
-    """
-
-    name = "qlearning"
-    compiled = True
-    plays_trained_tables = True
-    classifier = Classifier(
-        learns=True,
-        stochastic=True,
-        individually_rational=False,
-        memory="Q-table",
-    )
-    needs_protocol = True
-    argument = "FILE.npz"
-
-    def __init__(
-        self,
-        side: int | str = 0,
-        n_members: int = 1,
-        *,
-        protocol: Protocol | None = None,
-        tables: np.ndarray | None = None,
-        role_aware: bool = True,
-        learning: bool = True,
-        lr: Any = 0.1,
-        gamma: Any = 0.99,
-        epsilon_start: Any = 0.0,
-        epsilon_end: Any = 0.0,
-        epsilon_decay: Any = 0.0,
-    ) -> None:
-        super().__init__(side, n_members)
-        self.protocol = protocol or Protocol()
-        S, A = qtable.n_rows(self.protocol), self.protocol.n_actions
-        if tables is None:
-            R = 2 if role_aware else 1
-            tables = np.zeros((self.n_members, R, S, A))
-        else:
-            tables = np.asarray(tables, dtype=float)
-            if tables.ndim == 2:
-                tables = tables[None]
-            if tables.ndim == 3:
-                tables = np.broadcast_to(tables, (self.n_members, *tables.shape)).copy()
-            if tables.ndim != 4 or tables.shape[0] != self.n_members or tables.shape[2:] != (S, A):
-                raise ValueError(
-                    f"Q-tables must have shape (R, {S}, {A}) for P={self.protocol.prices}, "
-                    f"T={self.protocol.rounds} (got {tables.shape[-3:]})"
-                )
-            if tables.shape[1] not in (1, 2):
-                raise ValueError(f"Q-tables need 1 or 2 roles (got {tables.shape[1]})")
-        self.tables = np.ascontiguousarray(tables, dtype=float)
-        self.learning = bool(learning)
-        per = lambda x: np.broadcast_to(np.asarray(x, dtype=float), (self.n_members,)).copy()  # noqa: E731
-        self.lr, self.gamma = per(lr), per(gamma)
-        self.epsilon_start, self.epsilon_end = per(epsilon_start), per(epsilon_end)
-        self.epsilon_decay = per(epsilon_decay)
-        self.played = np.zeros(self.n_members, dtype=np.int64)
-        self._legal_rows = legal_rows(self.protocol)
-        self.params = {"role_aware": self.tables.shape[1] == 2, "learning": self.learning}
-
-    @classmethod
-    def spec_params(cls, arg: str, side: int | str, protocol: Protocol) -> dict[str, Any]:
-        """``qlearning:FILE.npz``: the side's saved table, checked against the game, played
-        greedily (learning off)."""
-        pair = load_tables(arg, protocol)
-        name = side if isinstance(side, str) else SIDE_NAMES[side]
-        return {"tables": getattr(pair, name), "learning": False}
-
-    @classmethod
-    def for_market(cls, side: int, n_members: int, protocol: Protocol, market: MarketSetting,
-                   arg: str | None = None, params: dict[str, Any] | None = None) -> QLearning:
-        """Market learners: the market's learning parameters (fixed or drawn per member,
-        :func:`default_learner_params`, :func:`drawn_learner_params`), a saved table to start
-        from, and :class:`MarketQLearning` when they must stay rational or see the clock."""
-        rng = market.rng if market.rng is not None else np.random.default_rng()
-        base = (drawn_learner_params(n_members, rng) if market.learner_params == "drawn"
-                else default_learner_params(side))
-        base.update(params or {})
-        if arg:
-            base.setdefault("tables", cls.spec_params(arg, side, protocol)["tables"])
-        if not market.rational and market.clock_buckets <= 1:
-            return cls(side, n_members, protocol=protocol, **base)
-        return MarketQLearning(side, n_members, protocol=protocol, rational=market.rational,
-                               buckets=market.clock_buckets, clock_parts=market.clock_parts,
-                               **base)
-
-    @classmethod
-    def market_table_cells(cls, protocol: Protocol, market: MarketSetting) -> int:
-        """Two roles, one slot per clock bucket, every row and action."""
-        return 2 * market.clock_buckets * qtable.n_rows(protocol) * protocol.n_actions
-
-    @classmethod
-    def spec_game(cls, arg: str) -> Protocol:
-        """A saved table fixes P and T."""
-        return load_tables(arg).protocol
-
-    @property
-    def role_aware(self) -> bool:
-        return self.tables.shape[1] == 2
-
-    def kernel_state(self) -> KernelState:
-        """Rates per member, the tables and counts themselves (the engine learns in place)."""
-        rates = np.stack([self.lr, self.gamma, self.epsilon_start, self.epsilon_end,
-                          self.epsilon_decay], axis=1)
-        config = np.zeros(8, dtype=np.int64)
-        config[:5] = (self.learning, False, False, 1, 2 if self.role_aware else 1)
-        return KernelState(params=rates, tables=self.tables, played=self.played, config=config)
-
-    def adopt(self, state: KernelState) -> None:
-        """The engine learns into its copies of the tables and counts: use them."""
-        self.tables, self.played = state.tables, state.played
-
-    def epsilon(self, member: np.ndarray) -> np.ndarray:
-        if not self.learning:
-            return np.zeros(len(member))
-        return epsilon_schedule(
-            self.played[member],
-            self.epsilon_start[member],
-            self.epsilon_end[member],
-            self.epsilon_decay[member],
-        )
-
-    def slots(self, first: np.ndarray, time_left: np.ndarray | None = None) -> np.ndarray:
-        """Which of a member's tables a row uses: its role (role-aware) or the only one.
-
-        Subclasses with more tables per member (the market clock) override it.
-        """
-        return np.where(first, 0, 1) if self.role_aware else np.zeros(len(first), dtype=np.intp)
-
-    def candidates(self, obs: Observation) -> np.ndarray:
-        """Actions the learner considers: the protocol's legal ones, (A,) or (n, A)."""
-        return obs.legal
-
-    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        t = max(obs.t, 0)
-        state = qtable.row(self.protocol, obs.offer, t)
-        q = self.tables[obs.member, self.slots(obs.first, obs.time_left), state]
-        return epsilon_greedy(q, self.candidates(obs), self.epsilon(obs.member), rng)
-
-    def learn(
-        self,
-        record: BatchRecord,
-        rows: np.ndarray,
-        member: np.ndarray,
-        reward: np.ndarray,
-        time_left: np.ndarray | None = None,
-    ) -> None:
-        """Replay this side's moves in order and apply the Bellman update to each.
-
-        Each member appears at most once per call (one negotiation per
-        trader per step), so the fancy-indexed updates never collide.
-        """
-        if not self.learning or rows.size == 0:
-            return
-        P, T = self.protocol.prices, self.protocol.rounds
-        acts = record.actions[rows].astype(np.int64)
-        n_moves = record.n_moves[rows]
-        first = record.first[rows] == self.side
-        role = self.slots(first, time_left)
-        start = np.where(first, 0, 1)
-        d = qtable.terminal_row(self.protocol)
-        for k in range(T):
-            m = start + 2 * k
-            live = m < n_moves
-            if not live.any():
-                break
-            i = np.flatnonzero(live)
-            mi = m[i]
-            prev = acts[i, np.maximum(mi - 1, 0)]
-            s = qtable.move_row(P, mi, prev)
-            a = acts[i, mi]
-            nxt = mi + 2
-            cont = nxt < n_moves[i]
-            seen = acts[i, np.minimum(nxt - 1, 2 * T - 1)]  # the reply, if the game went on
-            s_next = np.where(cont, qtable.move_row(P, nxt, seen), d)
-            mem, rl = member[i], role[i]
-            next_q = np.where(self._legal_rows[s_next], self.tables[mem, rl, s_next], -np.inf)
-            next_v = np.where(cont, next_q.max(axis=-1), 0.0)
-            r = np.where(cont, 0.0, reward[i])
-            self.tables[mem, rl, s, a] = bellman_update(
-                self.tables[mem, rl, s, a], r, next_v, self.lr[mem], self.gamma[mem]
-            )
-        self.played[member] += 1
-
-
-# --- the same learner for a batch of rows, as the compiled market engine runs it ----------------
-# Population ``g``'s arrays are read from the engine's flat stores (``fstore``: rates, tables,
-# wait values; ``istore``: counts) through the layout (strategies.base). ``config[g]``:
-# learning, market (candidates per row, clock slots), rational, buckets, roles, clock parts
+# --- the learner's decision and update: its one definition, compiled --------------------------
+# Population ``g``'s arrays are read from the flat stores (``fstore``: rates, tables, wait
+# values; ``istore``: counts) through the layout (strategies.base). ``config[g]``: learning,
+# market (candidates per row, clock slots), rational, buckets, roles, clock parts
 # (CLOCK_PARTS' index: 0 both, 1 the state alone, 2 the value of waiting alone)
-# (:meth:`QLearning.kernel_state`, and the market learner's). ``first``: the side that moved
-# first, per negotiation. The draws are exactly those of :meth:`QLearning.act`, in its order.
+# (:meth:`QLearning.kernel_state`, and the market learner's). Arguments as in
+# :mod:`market.game.dispatch`. Every path runs these: the market engine, the lockstep path and
+# the two-agent game (through ``act``/``learn``), the environments.
 @njit(cache=True, inline="always")
 def _pick(u, count):  # noqa: ANN001, ANN202
     """:func:`market.game.qtable.pick` for one row."""
@@ -287,9 +94,22 @@ def _nth(c0, c1, accept, P, k):  # noqa: ANN001, ANN202
 
 
 @njit(cache=True, inline="always")
-def decide_rows(side, move, P, T, rows, last, first, lo, hi, member, time_left,  # noqa: ANN001, ANN201, PLR0913
-                fstore, istore, layout, g, config, rng, out):
-    """:meth:`QLearning.act` for the negotiations ``rows``; actions into ``out``."""
+def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: ANN001, ANN201
+    """Epsilon-greedy actions for the negotiations ``rows`` into ``out``.
+
+    Greedy first, row by row among the candidates (the legal actions, or the
+    rational ones in a market), a tie drawing one uniform that picks the
+    ``floor(u * count)``-th tied action in increasing order
+    (:func:`market.game.qtable.greedy`); then one uniform per row decides
+    who explores (``u < epsilon``, epsilon from the member's schedule and the
+    negotiations it has played); explorers draw a random candidate: with one
+    legal block for all rows (the two-agent game) one ``integers`` draw for
+    all of them, else one uniform each.
+    """
+    P, T = game
+    last, prev, first = table
+    lo, hi, member, time_left = seat
+    fstore, istore, layout, config = st
     A = P + 2
     t = (move - 1) // 2 if move > 0 else 0
     # greedy among the candidates; a tie draws one uniform (qtable.greedy)
@@ -353,12 +173,20 @@ def decide_rows(side, move, P, T, rows, last, first, lo, hi, member, time_left, 
 
 
 @njit(cache=True, inline="always")
-def learn_rows(side, P, T, rows, actions, first, n_moves, level, member, reward,  # noqa: ANN001, ANN201, PLR0913
-               time_left, fstore, istore, layout, g, config):
-    """:meth:`QLearning.learn` (and the market learner's wait values) for rows ``rows``.
+def learn_rows(side, game, rows, record, member, reward, time_left, st, g):  # noqa: ANN001, ANN201
+    """The Bellman update along this side's moves of each finished negotiation ``rows[i]``
+    (``member[i]``, ``reward[i]``, ``time_left[i]``, -1: no clock), in move order.
 
-    ``member[i]``, ``reward[i]``, ``time_left[i]`` belong to ``rows[i]`` (-1: no clock).
+    A move's target is the reward if the negotiation ended before the
+    mover's next move, else ``gamma`` times the value (max over legal
+    actions) of the row it saw at its next move. With the market clock the
+    member's wait value of its time-left bucket learns what the negotiation
+    earned, and a failure is worth waiting (the discounted wait value of the
+    next step's bucket) instead of 0 (:class:`MarketQLearning`).
     """
+    P, T = game
+    actions, first, n_moves, level = record
+    fstore, istore, layout, config = st
     if config[g, 0] == 0 or rows.size == 0:
         return
     buckets = config[g, 3]
@@ -395,6 +223,129 @@ def learn_rows(side, P, T, rows, actions, first, n_moves, level, member, reward,
                 fstore[cell] = qtable.bellman_update1(fstore[cell], outcome, 0.0, lr, gamma)
             mv += 2
         istore[played_at(layout, g, m)] += 1
+
+
+class QLearning(Compiled):
+    """Epsilon-greedy tabular Q-learner; learns online when ``learning`` is on.
+
+    Parameters (scalars, or arrays of length ``n_members`` for populations
+    whose learning parameters differ per agent): ``lr``, ``gamma``,
+    ``epsilon_start``, ``epsilon_end``, ``epsilon_decay`` (per negotiation the
+    member has played), ``role_aware`` (table layout), ``learning``, and
+    ``tables`` to start from (shape ``(S, A)``, ``(R, S, A)`` or
+    ``(n_members, R, S, A)``).
+    """
+
+    name = "qlearning"
+    plays_trained_tables = True
+    classifier = Classifier(
+        learns=True,
+        stochastic=True,
+        individually_rational=False,
+        memory="Q-table",
+    )
+    needs_protocol = True
+    argument = "FILE.npz"
+    decide_rows = staticmethod(decide_rows)
+    learn_rows = staticmethod(learn_rows)
+
+    def __init__(
+        self,
+        side: int | str = 0,
+        n_members: int = 1,
+        *,
+        protocol: Protocol | None = None,
+        tables: np.ndarray | None = None,
+        role_aware: bool = True,
+        learning: bool = True,
+        lr: Any = 0.1,
+        gamma: Any = 0.99,
+        epsilon_start: Any = 0.0,
+        epsilon_end: Any = 0.0,
+        epsilon_decay: Any = 0.0,
+    ) -> None:
+        super().__init__(side, n_members)
+        self.protocol = protocol or Protocol()
+        S, A = qtable.n_rows(self.protocol), self.protocol.n_actions
+        if tables is None:
+            R = 2 if role_aware else 1
+            tables = np.zeros((self.n_members, R, S, A))
+        else:
+            tables = np.asarray(tables, dtype=float)
+            if tables.ndim == 2:
+                tables = tables[None]
+            if tables.ndim == 3:
+                tables = np.broadcast_to(tables, (self.n_members, *tables.shape)).copy()
+            if tables.ndim != 4 or tables.shape[0] != self.n_members or tables.shape[2:] != (S, A):
+                raise ValueError(
+                    f"Q-tables must have shape (R, {S}, {A}) for P={self.protocol.prices}, "
+                    f"T={self.protocol.rounds} (got {tables.shape[-3:]})"
+                )
+            if tables.shape[1] not in (1, 2):
+                raise ValueError(f"Q-tables need 1 or 2 roles (got {tables.shape[1]})")
+        self.tables = np.ascontiguousarray(tables, dtype=float)
+        self.learning = bool(learning)
+        per = lambda x: np.broadcast_to(np.asarray(x, dtype=float), (self.n_members,)).copy()  # noqa: E731
+        self.lr, self.gamma = per(lr), per(gamma)
+        self.epsilon_start, self.epsilon_end = per(epsilon_start), per(epsilon_end)
+        self.epsilon_decay = per(epsilon_decay)
+        self.played = np.zeros(self.n_members, dtype=np.int64)
+        self.params = {"role_aware": self.tables.shape[1] == 2, "learning": self.learning}
+
+    @classmethod
+    def spec_params(cls, arg: str, side: int | str, protocol: Protocol) -> dict[str, Any]:
+        """``qlearning:FILE.npz``: the side's saved table, checked against the game, played
+        greedily (learning off)."""
+        pair = load_tables(arg, protocol)
+        name = side if isinstance(side, str) else SIDE_NAMES[side]
+        return {"tables": getattr(pair, name), "learning": False}
+
+    @classmethod
+    def for_market(cls, side: int, n_members: int, protocol: Protocol, market: MarketSetting,
+                   arg: str | None = None, params: dict[str, Any] | None = None) -> QLearning:
+        """Market learners: the market's learning parameters (fixed or drawn per member,
+        :func:`default_learner_params`, :func:`drawn_learner_params`), a saved table to start
+        from, and :class:`MarketQLearning` when they must stay rational or see the clock."""
+        rng = market.rng if market.rng is not None else np.random.default_rng()
+        base = (drawn_learner_params(n_members, rng) if market.learner_params == "drawn"
+                else default_learner_params(side))
+        base.update(params or {})
+        if arg:
+            base.setdefault("tables", cls.spec_params(arg, side, protocol)["tables"])
+        if not market.rational and market.clock_buckets <= 1:
+            return cls(side, n_members, protocol=protocol, **base)
+        return MarketQLearning(side, n_members, protocol=protocol, rational=market.rational,
+                               buckets=market.clock_buckets, clock_parts=market.clock_parts,
+                               **base)
+
+    @classmethod
+    def market_table_cells(cls, protocol: Protocol, market: MarketSetting) -> int:
+        """Two roles, one slot per clock bucket, every row and action."""
+        return 2 * market.clock_buckets * qtable.n_rows(protocol) * protocol.n_actions
+
+    @classmethod
+    def spec_game(cls, arg: str) -> Protocol:
+        """A saved table fixes P and T."""
+        return load_tables(arg).protocol
+
+    @property
+    def role_aware(self) -> bool:
+        return self.tables.shape[1] == 2
+
+    def kernel_state(self) -> KernelState:
+        """Rates per member, the tables and counts themselves (the engine learns in place)."""
+        rates = np.stack([self.lr, self.gamma, self.epsilon_start, self.epsilon_end,
+                          self.epsilon_decay], axis=1)
+        config = np.zeros(8, dtype=np.int64)
+        config[:5] = (self.learning, False, False, 1, 2 if self.role_aware else 1)
+        return KernelState(params=rates, tables=self.tables, played=self.played, config=config)
+
+    def adopt(self, state: KernelState) -> None:
+        """The engine learns into its copies of the tables and counts: use them."""
+        self.tables, self.played = state.tables, state.played
+
+
+
 
 
 # --- the market's learner -----------------------------------------------------------------
@@ -453,8 +404,6 @@ class MarketQLearning(QLearning):
         self.wait_value = np.zeros((self.n_members, self.buckets))
         self.params.update(rational=self.rational, buckets=self.buckets)
 
-    compiled = True
-
     @property
     def role_aware(self) -> bool:
         return self._roles_n == 2
@@ -470,52 +419,6 @@ class MarketQLearning(QLearning):
     def adopt(self, state: KernelState) -> None:
         super().adopt(state)
         self.wait_value = state.wait
-
-    def slots(self, first: np.ndarray, time_left: np.ndarray | None = None) -> np.ndarray:
-        role = super().slots(first)
-        if self.clock_parts == "wait":  # the value of waiting alone: one slot per role
-            return role * self.buckets
-        return role * self.buckets + self._bucket(time_left, len(first))
-
-    def _bucket(self, time_left: np.ndarray | None, n: int) -> np.ndarray:
-        """Bucket 0 is the last step of the period, ``buckets - 1`` every earlier one."""
-        if self.buckets == 1 or time_left is None:
-            return np.zeros(n, dtype=np.intp)
-        return np.clip(np.asarray(time_left, dtype=np.intp), 1, self.buckets) - 1
-
-    def candidates(self, obs: Observation) -> np.ndarray:
-        """(n, A) candidate actions: the protocol's, narrowed to rational ones if asked."""
-        P = obs.protocol.prices
-        legal = np.broadcast_to(obs.legal, (len(obs), P + 2)).copy()
-        if self.rational:
-            levels = np.arange(1, P + 1)
-            legal[:, :P] &= (levels >= obs.lo[:, None]) & (levels <= obs.hi[:, None])
-            legal[:, P] &= self.acceptable(obs)
-        return legal
-
-    def learn(
-        self,
-        record: BatchRecord,
-        rows: np.ndarray,
-        member: np.ndarray,
-        reward: np.ndarray,
-        time_left: np.ndarray | None = None,
-    ) -> None:
-        """Bellman updates along this side's moves; the class docstring explains the clock."""
-        if not self.learning or rows.size == 0:
-            return
-        reward = np.asarray(reward, dtype=float)
-        deal = record.level[rows] > 0
-        if self.buckets > 1 and time_left is not None:
-            tl = np.asarray(time_left, dtype=np.intp)
-            b = self._bucket(tl, rows.size)
-            later = self._bucket(np.maximum(tl - 1, 1), rows.size)  # next step's bucket
-            cont = np.where(tl > 1, self.gamma[member] * self.wait_value[member, later], 0.0)
-            # a failure is worth waiting, or (the state alone) what it paid: 0, or the team's
-            outcome = reward if self.clock_parts == "state" else np.where(deal, reward, cont)
-            self.wait_value[member, b] += self.lr[member] * (outcome - self.wait_value[member, b])
-            reward = outcome
-        super().learn(record, rows, member, reward, time_left)
 
 
 def default_learner_params(side: int) -> dict[str, Any]:

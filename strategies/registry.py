@@ -9,9 +9,13 @@ batch runner and the view all see it at once. Names are what users type:
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import inspect
 import pkgutil
+import sys
+from pathlib import Path
 from typing import Any
 
 from market.errors import UsageError
@@ -45,6 +49,54 @@ def discover() -> None:
             if (issubclass(obj, Strategy) and obj.__dict__.get("name")
                     and obj.__module__ == module.__name__):
                 register(obj)
+
+
+def load(where: str, attr: str) -> type[Strategy]:
+    """A user's strategy class from outside the package, registered under its ``name``.
+
+    ``where`` is a file (``path/to/rules.py``) or an importable module
+    (``my_package.rules``) and ``attr`` the class in it: what a spec
+    ``rules.py:Midpoint`` or ``my_package.rules:Midpoint`` names. The module
+    runs as any import does (it is the user's own code); the class must be a
+    :class:`Strategy` with a ``name`` that no other class holds.
+    """
+    spec_text = f"{where}:{attr}"
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        path = Path(where).expanduser().resolve()
+        if not path.is_file():
+            raise UsageError(f"strategy {spec_text!r}: no file {where!r}")
+        digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+        module_name = f"user_strategy_{path.stem}_{digest}"
+        module = sys.modules.get(module_name)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(module_name, path)
+            if spec is None or spec.loader is None:
+                raise UsageError(f"strategy {spec_text!r}: {where!r} is not a Python module")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            try:
+                spec.loader.exec_module(module)
+            except Exception as exc:
+                sys.modules.pop(module_name, None)
+                raise UsageError(f"strategy {spec_text!r}: importing {where!r} failed "
+                                 f"({type(exc).__name__}: {exc})") from None
+    else:
+        try:
+            module = importlib.import_module(where)
+        except Exception as exc:
+            raise UsageError(f"strategy {spec_text!r}: cannot import module {where!r} "
+                             f"({type(exc).__name__}: {exc})") from None
+    cls = getattr(module, attr, None)
+    if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+        raise UsageError(f"strategy {spec_text!r}: {where!r} has no Strategy class {attr!r}")
+    if not cls.__dict__.get("name"):
+        raise UsageError(f"strategy {spec_text!r}: class {attr} sets no name")
+    taken = STRATEGIES.get(cls.name)
+    if taken is not None and taken is not cls and (
+            taken.__module__, taken.__qualname__) != (cls.__module__, cls.__qualname__):
+        raise UsageError(f"strategy {spec_text!r}: the name {cls.name!r} is taken by "
+                         f"{taken.__module__}.{taken.__qualname__}")
+    return register(cls)
 
 
 def names() -> list[str]:

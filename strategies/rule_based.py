@@ -1,10 +1,26 @@
-"""The template of a rule-based strategy: a target level and an accept rule.
+"""The template of a rule-based strategy: a target level and an accept rule, written once.
 
 Most bargaining tactics in the literature say two things: which level the
-mover would offer now (its *target*), and which offers it takes. The
-template turns those into legal actions (an offer at move 0, accept or
-reject in the last round, otherwise accept or counter-offer the target), so
-each rule-based strategy states only its rule.
+mover would offer now (its *target*), and which offers it takes. A
+rule-based strategy states exactly that, for one negotiation row
+(:class:`~market.game.rules.Turn`: scalars in, a level out), as a function
+that numba compiles::
+
+    class Midpoint(RuleBased):
+        name = "midpoint"
+
+        @staticmethod
+        def target(turn, rng):
+            lo, hi = bounds(turn)
+            return (lo + hi) // 2
+
+That one function is the strategy: the template turns its level and the
+accept rule into legal actions (an offer at move 0, accept or reject in the
+last round, otherwise accept or counter-offer the target, :func:`action`),
+and every form the project runs is derived from it (:mod:`strategies.compiled`):
+the batch decision of the lockstep path and the two-agent game, the market
+engine, the tournament and the environments. Helpers a rule calls must be
+compiled too (``market.game.jit.njit``); those below are.
 
 The default accept rule is the one shared by the classic tactics: take an
 offer inside the mover's reservation range that is at least as good as its
@@ -14,74 +30,109 @@ any offer inside the range.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
 import numpy as np
 
+from market.errors import UsageError
 from market.game.jit import njit
-from market.game.rules import SELLER, Observation
-from strategies._ranges import extreme_and_reservation, offer_bounds
-from strategies.base import Strategy
-
-#: where a rule may place its offers, re-exported for strategies written outside the package
-__all__ = ["RuleBased", "extreme_and_reservation", "offer_bounds"]
-
-
-class RuleBased(Strategy):
-    """A strategy defined by :meth:`target` and, optionally, :meth:`accepts`."""
-
-    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        """The level this mover would offer now, one per row (inside ``1..P``)."""
-        raise NotImplementedError
-
-    def accepts(self, obs: Observation, target: np.ndarray) -> np.ndarray:
-        """Whether to take the opponent's offer: inside the range and at least the target,
-        or at the final decision anything inside the range."""
-        final = not obs.legal[0]
-        return self.acceptable(obs) & (final | self.better_or_equal(obs.offer, target))
-
-    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        target = self.target(obs, rng)
-        return self.decide(obs, target, self.accepts(obs, target))
-
-
-# --- the same template for one row, as the compiled market engine runs it -----------------------
-# A rule-based strategy with a compiled decision writes its target for one row as
-# ``target1(side, move, P, T, offer, own, prev, lo, hi, param, rng) -> level`` next to its
-# ``target`` (``param``: its one per-member parameter, if any); :mod:`strategies.compiled`
-# puts the target and these helpers together. Each mirrors the array method named.
-@njit(cache=True, inline="always")
-def final1(move: int, rounds: int) -> bool:
-    """``not obs.legal[0]``: the last round's answer, where no offer can be made."""
-    return move > 0 and (move - 1) // 2 == rounds - 1
+from market.game.rules import SELLER, Observation, Turn
+from strategies._ranges import offer_bounds1
+from strategies.compiled import Compiled
 
 
 @njit(cache=True, inline="always")
-def acceptable1(side: int, offer: int, lo: int, hi: int) -> bool:
-    """:meth:`Strategy.acceptable <strategies.base.Strategy.acceptable>` for one row."""
-    if side == SELLER:
-        return offer >= lo and offer > 0
-    return offer <= hi and offer > 0
+def bounds(turn: Turn) -> tuple[int, int]:
+    """Where the mover may offer: its acceptable range on the grid (never empty,
+    :func:`~strategies._ranges.offer_bounds1`)."""
+    return offer_bounds1(turn.side, turn.lo, turn.hi, turn.prices)
 
 
 @njit(cache=True, inline="always")
-def better_or_equal1(side: int, offer: int, target: int) -> bool:
-    """:meth:`Strategy.better_or_equal <strategies.base.Strategy.better_or_equal>`, one row."""
+def extreme_and_reservation(turn: Turn) -> tuple[int, int]:
+    """The mover's opening level and the level it concedes down (or up) to."""
+    lo, hi = bounds(turn)
+    return (hi, lo) if turn.side == SELLER else (lo, hi)
+
+
+@njit(cache=True, inline="always")
+def final(turn: Turn) -> bool:
+    """The last round's answer, where no offer can be made."""
+    return turn.move > 0 and (turn.move - 1) // 2 == turn.rounds - 1
+
+
+@njit(cache=True, inline="always")
+def acceptable(turn: Turn) -> bool:
+    """Is the opponent's offer inside the mover's reservation range?"""
+    if turn.side == SELLER:
+        return turn.offer >= turn.lo and turn.offer > 0
+    return turn.offer <= turn.hi and turn.offer > 0
+
+
+@njit(cache=True, inline="always")
+def better_or_equal(side: int, offer: int, target: int) -> bool:
+    """Is ``offer`` at least as good for ``side`` as ``target``?"""
     return offer >= target if side == SELLER else offer <= target
 
 
 @njit(cache=True, inline="always")
-def accepts1(side: int, move: int, rounds: int, offer: int, lo: int, hi: int,
-             target: int) -> bool:
-    """:meth:`RuleBased.accepts` for one row."""
-    return acceptable1(side, offer, lo, hi) and (
-        final1(move, rounds) or better_or_equal1(side, offer, target))
+def accepts(turn: Turn, target: int) -> bool:
+    """The classic accept rule: inside the range and at least the target, or at the final
+    decision anything inside the range."""
+    return acceptable(turn) and (final(turn) or better_or_equal(turn.side, turn.offer, target))
 
 
 @njit(cache=True, inline="always")
-def decide1(move: int, prices: int, rounds: int, offer: int, accept: bool) -> int:
-    """:meth:`Strategy.decide <strategies.base.Strategy.decide>` for one row."""
-    out = min(max(offer, 1), prices) - 1
-    if move == 0:
+def action(turn: Turn, target: int, accept: bool) -> int:
+    """A wished-for level and an accept flag as a legal action index: at move 0 an offer,
+    at the final decision accept or reject, otherwise accept or offer the level."""
+    prices = turn.prices
+    out = min(max(target, 1), prices) - 1
+    if turn.move == 0:
         return out
-    if final1(move, rounds):
+    if final(turn):
         return prices if accept else prices + 1
     return prices if accept else out
+
+
+class RuleBased(Compiled):
+    """A strategy defined by its ``target`` rule and, optionally, its ``accepts`` rule.
+
+    Both are functions of one row that numba compiles (plain functions or
+    ``njit``-decorated, set as ``staticmethod``\\ s): ``target(turn, rng) ->
+    level`` and ``accepts(turn, target) -> bool``. ``rng`` is the market's
+    generator (numba's ``Generator``: ``rng.random()``, ``rng.integers(lo,
+    hi)``); a rule whose classifier says it is not stochastic must not draw.
+    """
+
+    target: ClassVar[Callable[..., int] | None] = None
+    accepts: ClassVar[Callable[..., bool]] = staticmethod(accepts)
+
+    def python_rows(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
+        """The rule run as plain Python, row by row: how the lockstep path still plays a rule
+        that numba cannot compile (slow, but the same moves)."""
+        target_fn = getattr(self.target, "py_func", self.target)
+        accepts_fn = getattr(self.accepts, "py_func", self.accepts)
+        params = np.asarray(self.kernel_state().params)
+        n = len(obs)
+        member = np.broadcast_to(np.asarray(obs.member), (n,))
+        lo, hi = np.broadcast_to(obs.lo, (n,)), np.broadcast_to(obs.hi, (n,))
+        prev = np.zeros(n, np.int64) if obs.prev_offer is None else obs.prev_offer
+        out = np.empty(n, dtype=np.int64)
+        for r in range(n):
+            param = float(params[member[r], 0]) if params.shape[1] > 0 else 0.0
+            turn = Turn(self.side, int(obs.move), int(obs.protocol.prices),
+                        int(obs.protocol.rounds), int(obs.offer[r]), int(obs.own[r]),
+                        int(prev[r]), int(lo[r]), int(hi[r]), param)
+            try:
+                target = int(target_fn(turn, rng))
+                out[r] = action(turn, target, bool(accepts_fn(turn, target)))
+            except Exception as exc:  # the user's rule itself is broken: say so in one line
+                raise UsageError(f"strategy {self.name!r}: its rule failed "
+                                 f"({type(exc).__name__}: {exc})") from None
+        return out
+
+
+__all__ = ["RuleBased", "acceptable", "accepts", "action", "better_or_equal", "bounds",
+           "extreme_and_reservation", "final"]

@@ -19,9 +19,10 @@ import numpy as np
 from market.game import qtable
 from market.game.evaluation import spe
 from market.game.jit import njit
-from market.game.rules import Observation, Protocol
+from market.game.rules import Protocol
 from market.limits import check_memory
-from strategies.base import Classifier, KernelState, Strategy, table_at
+from strategies.base import Classifier, KernelState, table_at
+from strategies.compiled import Compiled
 
 #: peak bytes of :func:`market.game.evaluation.spe` per policy cell (2 roles x rows x actions):
 #: measured 67 at P = 101 and 201, T = 20 (tracemalloc), so P = 1,001, T = 100 needs 13 GB
@@ -41,7 +42,7 @@ def action_table(protocol: Protocol, side: int) -> np.ndarray:
     return table
 
 
-class SubgamePerfect(Strategy):
+class SubgamePerfect(Compiled):
     """Plays a subgame-perfect equilibrium (indifferent responders accept) of its game.
 
     The game has several: a responder offered its zero-surplus price gets 0
@@ -51,7 +52,6 @@ class SubgamePerfect(Strategy):
     """
 
     name = "spe"
-    compiled = True
     classifier = Classifier(
         individually_rational=False,  # only in the two-agent sense: see module docstring
         objective="two-agent rewards",
@@ -69,17 +69,34 @@ class SubgamePerfect(Strategy):
                      f"T={self.protocol.rounds}", "lower the price levels or the rounds")
         self.table = action_table(self.protocol, self.side)
 
+    def prepare(self, protocol: Protocol) -> None:
+        """Handed another game than its own, it plays that game's equilibrium."""
+        if protocol != self.protocol:
+            self.protocol = protocol
+            self.table = action_table(protocol, self.side)
+            self._bound = None
+
     def kernel_state(self) -> KernelState:
-        """The engine reads the action table."""
+        """The compiled rule reads the action table."""
         return KernelState(table=np.array(self.table, dtype=np.int64))  # a copy: cached read-only
 
-    def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        """One table look-up per row: role from ``obs.first``, row from ``(offer, t)``."""
-        protocol = obs.protocol
-        table = self.table if protocol == self.protocol else action_table(protocol, self.side)
-        state = qtable.row(protocol, obs.offer, max(obs.t, 0))
-        role = np.where(obs.first, 0, 1)
-        return table[role, state]
+    @staticmethod
+    def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: ANN001, ANN205
+        """One table look-up per row: role from who moved first, row from the offer on the
+        table and its round (:func:`row1`)."""
+        P, T = game
+        last, prev, first = table
+        fstore, istore, layout, config = st
+        for r in rows:
+            role = 0 if first[r] == side else 1
+            out[r] = istore[table_at(layout, g, role, row1(move, P, last[1 - side, r]))]
+
+    @staticmethod
+    def decide_one(turn, is_first, member, st, g, rng):  # noqa: ANN001, ANN205
+        """The same look-up for one row (the depth-first loop's)."""
+        fstore, istore, layout, config = st
+        role = 0 if is_first else 1
+        return istore[table_at(layout, g, role, row1(turn.move, turn.prices, turn.offer))]
 
 
 @njit(cache=True, inline="always")
@@ -87,15 +104,3 @@ def row1(move, P, offer):  # noqa: ANN001, ANN201
     """The table row of observation ``(offer, round of move)``: ``qtable.row`` for one row."""
     t = (move - 1) // 2 if move > 0 else 0
     return 1 + t * P + offer - 1 if offer > 0 else 0
-
-
-@njit(cache=True, inline="always")
-def decide_rows(side, move, P, rows, last, first, istore, layout, g, out):  # noqa: ANN001, ANN201
-    """:meth:`SubgamePerfect.act` for the negotiations ``rows`` (the compiled engine's).
-
-    ``last``: each side's last offer per negotiation; ``first``: the side that
-    moved first; the action table is population ``g``'s in the integer store.
-    """
-    for r in rows:
-        row = row1(move, P, last[1 - side, r])
-        out[r] = istore[table_at(layout, g, 0 if first[r] == side else 1, row)]

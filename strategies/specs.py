@@ -2,9 +2,14 @@
 
 A spec is ``NAME`` or ``NAME:ARG``: a registered name, optionally with an
 argument that the strategy class says it takes (``qlearning:tables.npz``
-plays a saved Q-table). Every command, the market's mixes, the batch grid,
-the tournament and the view parse specs here, so a spec means the same
-everywhere and a bad one is refused with the same words.
+plays a saved Q-table). A user's strategy that lives outside the package is
+named where it lives, ``path/to/rules.py:Class`` or ``package.module:Class``:
+the class is loaded and registered under its own name, and the spec keeps
+the text, so processes that run it elsewhere (a batch's workers) load it too.
+
+Every command, the market's mixes, the batch grid, the tournament and the
+view parse specs here, so a spec means the same everywhere and a bad one is
+refused with the same words.
 """
 
 from __future__ import annotations
@@ -23,17 +28,27 @@ from strategies.base import Strategy
 
 @dataclass(frozen=True)
 class Spec:
-    """A parsed spec: the registered ``name`` and the text after ``:`` (None without one)."""
+    """A parsed spec: the registered ``name`` and the text after ``:`` (None without one);
+    ``source``: the ``where:Class`` text of a user's strategy loaded from outside the
+    package (None for the package's)."""
 
     name: str
     arg: str | None = None
+    source: str | None = None
 
     @property
     def cls(self) -> type[Strategy]:
         return registry.get(self.name)
 
     def __str__(self) -> str:
+        if self.source is not None:
+            return self.source
         return self.name if self.arg is None else f"{self.name}:{self.arg}"
+
+
+def _outside(name: str) -> bool:
+    """Whether the text before ``:`` names a file or module rather than a strategy."""
+    return name.endswith(".py") or "/" in name or "\\" in name or "." in name
 
 
 def _where(option: str | None) -> str:
@@ -45,6 +60,13 @@ def parse(text: str | Spec, option: str | None = None) -> Spec:
     if isinstance(text, Spec):
         return text
     name, colon, arg = str(text).strip().partition(":")
+    if colon and name not in registry.STRATEGIES and _outside(name):
+        try:
+            cls = registry.load(name, arg.strip())
+        except UsageError as exc:
+            raise UsageError(f"{_where(option)}{exc}") from None
+        _check(cls, None, option)
+        return Spec(cls.name, None, str(text).strip())
     try:
         cls = registry.get(name)
     except UsageError as exc:

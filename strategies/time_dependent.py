@@ -24,11 +24,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from market.game import jit
-from market.game.jit import njit
-from market.game.rules import SELLER, Observation
-from strategies._ranges import extreme_and_reservation, offer_bounds1, per_member
+from market.game.rules import SELLER, Turn
+from strategies._ranges import per_member
 from strategies.base import Classifier, KernelState
-from strategies.rule_based import RuleBased
+from strategies.rule_based import RuleBased, extreme_and_reservation
 
 
 class TimeDependent(RuleBased):
@@ -49,40 +48,27 @@ class TimeDependent(RuleBased):
         self.params = {"beta": value}
 
     def kernel_state(self) -> KernelState:
-        """The engine reads each member's ``beta``."""
+        """Each member's ``beta`` is its rule's ``turn.param``."""
         return KernelState(params=np.ascontiguousarray(self.beta[:, None]))
 
-    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        """The level this mover would offer at ``obs.move``."""
-        extreme, reserve = extreme_and_reservation(self.side, obs)
-        horizon = max(2 * obs.protocol.rounds - 2, 1)
-        tau = min(obs.move / horizon, 1.0)
-        alpha = jit.power(tau, 1.0 / self.beta[obs.member])  # the compiled engine's own power
+    @staticmethod
+    def target(turn: Turn, rng: object) -> int:
+        """``extreme + alpha(tau) * (reservation - extreme)`` with ``alpha = tau ** (1 / beta)``
+        (``beta``: the member's ``turn.param``), rounded toward the mover's own side."""
+        extreme, reserve = extreme_and_reservation(turn)
+        horizon = max(2 * turn.rounds - 2, 1)
+        tau = min(turn.move / horizon, 1.0)
+        alpha = jit.power1(tau, 1.0 / turn.param)
         x = extreme + alpha * (reserve - extreme)
-        if self.side == SELLER:
-            return np.ceil(x - 1e-9).astype(np.int64)
-        return np.floor(x + 1e-9).astype(np.int64)
-
-
-@njit(cache=True, inline="always")
-def target1(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
-    """:meth:`TimeDependent.target` for one row; ``param`` is the member's ``beta``."""
-    lo, hi = offer_bounds1(side, lo, hi, P)
-    extreme, reserve = (hi, lo) if side == SELLER else (lo, hi)
-    horizon = max(2 * T - 2, 1)
-    tau = min(move / horizon, 1.0)
-    alpha = jit.power1(tau, 1.0 / param)
-    x = extreme + alpha * (reserve - extreme)
-    if side == SELLER:
-        return int(np.ceil(x - 1e-9))
-    return int(np.floor(x + 1e-9))
+        if turn.side == SELLER:
+            return int(np.ceil(x - 1e-9))
+        return int(np.floor(x + 1e-9))
 
 
 class Boulware(TimeDependent):
     """Holds near its extreme and concedes late (``beta = 0.2``)."""
 
     name = "boulware"
-    compiled = True
     default_beta = 0.2
 
 
@@ -90,7 +76,6 @@ class Linear(TimeDependent):
     """Concedes the same amount at every move (``beta = 1``)."""
 
     name = "linear"
-    compiled = True
     default_beta = 1.0
 
 
@@ -98,5 +83,4 @@ class Conceder(TimeDependent):
     """Concedes most of the way early (``beta = 5``)."""
 
     name = "conceder"
-    compiled = True
     default_beta = 5.0

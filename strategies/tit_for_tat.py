@@ -10,8 +10,7 @@ meaning, so this copies the number of levels (their one-step imitation,
 a grid.
 
 It needs the opponent's offer before its last one, which the protocol
-passes as ``Observation.prev_offer``; without it (an older caller) it holds
-its last offer.
+passes as ``Turn.prev``.
 
 Acceptance: an offer at least as good as the level it would offer now and
 inside its range; at the final decision, exactly the offers inside its range.
@@ -23,47 +22,28 @@ decider finds the opener's extreme inside its range.
 
 from __future__ import annotations
 
-import numpy as np
-
-from market.game.jit import njit
-from market.game.rules import SELLER, Observation
-from strategies._ranges import offer_bounds, offer_bounds1
+from market.game.rules import SELLER, Turn
 from strategies.base import Classifier
-from strategies.rule_based import RuleBased
+from strategies.rule_based import RuleBased, bounds
 
 
 class TitForTat(RuleBased):
     """Concedes as many levels as the opponent just conceded."""
 
     name = "tit-for-tat"
-    compiled = True
     classifier = Classifier(
         memory="the opponent's last two offers and its own last offer",
     )
 
-    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        """The level this mover would offer now."""
-        lo, hi = offer_bounds(self.side, obs)
-        extreme = hi if self.side == SELLER else lo
-        prev = getattr(obs, "prev_offer", None)
-        prev = np.zeros_like(obs.offer) if prev is None else prev
-        known = (prev > 0) & (obs.offer > 0)
-        # the opponent's concession, positive when it moved toward this mover
-        moved = obs.offer - prev if self.side == SELLER else prev - obs.offer
-        moved = np.where(known, moved, 0)
-        step = -moved if self.side == SELLER else moved
-        x = np.where(obs.own > 0, obs.own + step, extreme)
-        return np.clip(x, lo, hi)
-
-
-@njit(cache=True, inline="always")
-def target1(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
-    """:meth:`TitForTat.target` for one row (``prev``: the opponent's offer before ``offer``)."""
-    lo, hi = offer_bounds1(side, lo, hi, P)
-    extreme = hi if side == SELLER else lo
-    moved = 0
-    if prev > 0 and offer > 0:
-        moved = offer - prev if side == SELLER else prev - offer
-    step = -moved if side == SELLER else moved
-    x = own + step if own > 0 else extreme
-    return min(max(x, lo), hi)
+    @staticmethod
+    def target(turn: Turn, rng: object) -> int:
+        """Its extreme at first, then its own last offer moved by the opponent's last
+        concession (``prev`` to ``offer``), inside its range."""
+        lo, hi = bounds(turn)
+        extreme = hi if turn.side == SELLER else lo
+        moved = 0  # the opponent's concession, positive when it moved toward this mover
+        if turn.prev > 0 and turn.offer > 0:
+            moved = turn.offer - turn.prev if turn.side == SELLER else turn.prev - turn.offer
+        step = -moved if turn.side == SELLER else moved
+        x = turn.own + step if turn.own > 0 else extreme
+        return min(max(x, lo), hi)

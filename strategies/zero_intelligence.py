@@ -24,74 +24,39 @@ above its value or sell below its cost (not individually rational).
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-import numpy as np
-
-from market.game.jit import njit
-from market.game.rules import Observation
-from strategies._ranges import offer_bounds, offer_bounds1
+from market.game.rules import Turn
 from strategies.base import Classifier
-from strategies.rule_based import RuleBased, better_or_equal1
+from strategies.rule_based import RuleBased, better_or_equal, bounds
 
 
-class ZeroIntelligence(RuleBased):
-    """Shared rule; ``constrained`` decides where quotes are drawn."""
-
-    constrained: ClassVar[bool] = True
-
-    def target(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
-        """One uniform random level per row: inside the range (ZI-C) or anywhere (ZI-U)."""
-        if self.constrained:
-            lo, hi = offer_bounds(self.side, obs)
-        else:
-            lo = np.ones(len(obs), dtype=np.int64)
-            hi = np.full(len(obs), obs.protocol.prices, dtype=np.int64)
-        return rng.integers(lo, hi + 1)
-
-    def accepts(self, obs: Observation, target: np.ndarray) -> np.ndarray:
-        """The quote crosses the standing offer. ZI-C also needs the offer inside its range
-        and decides the final move by its range alone (no quote can be made there); ZI-U
-        decides every move, the final one too, by the crossing test."""
-        if self.constrained:
-            return super().accepts(obs, target)
-        return (obs.offer > 0) & self.better_or_equal(obs.offer, target)
-
-
-class ZeroIntelligenceConstrained(ZeroIntelligence):
+class ZeroIntelligenceConstrained(RuleBased):
     """Random quotes inside its own range; never trades at a loss."""
 
     name = "zi-c"
-    compiled = True
-    constrained = True
     classifier = Classifier(
         stochastic=True,
     )
 
+    @staticmethod
+    def target(turn: Turn, rng: object) -> int:
+        """One uniform random level inside its range (the default accept rule then takes a
+        crossing offer inside the range, and at the final decision any offer inside it)."""
+        lo, hi = bounds(turn)
+        return rng.integers(lo, hi + 1)
 
-class ZeroIntelligenceUnconstrained(ZeroIntelligence):
+
+class ZeroIntelligenceUnconstrained(RuleBased):
     """Random quotes over the whole grid; may trade at a loss."""
 
     name = "zi-u"
-    compiled = True
-    constrained = False
     classifier = Classifier(stochastic=True, individually_rational=False)
 
+    @staticmethod
+    def target(turn: Turn, rng: object) -> int:
+        """One uniform random level anywhere on the grid."""
+        return rng.integers(1, turn.prices + 1)
 
-@njit(cache=True, inline="always")
-def target1_constrained(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
-    """ZI-C's quote for one row: the same draw as ``rng.integers(lo, hi + 1)`` row by row."""
-    lo, hi = offer_bounds1(side, lo, hi, P)
-    return rng.integers(lo, hi + 1)
-
-
-@njit(cache=True, inline="always")
-def target1_unconstrained(side, move, P, T, offer, own, prev, lo, hi, param, rng):  # noqa: ANN001, ANN201
-    """ZI-U's quote for one row: anywhere on the grid."""
-    return rng.integers(1, P + 1)
-
-
-@njit(cache=True, inline="always")
-def accepts1_unconstrained(side: int, offer: int, target: int) -> bool:
-    """ZI-U's crossing test for one row, the final move included."""
-    return offer > 0 and better_or_equal1(side, offer, target)
+    @staticmethod
+    def accepts(turn: Turn, target: int) -> bool:
+        """The crossing test alone, at every move, the final one too."""
+        return turn.offer > 0 and better_or_equal(turn.side, turn.offer, target)

@@ -150,8 +150,16 @@ def producer(name: str) -> str:
     raise AssertionError(f"no README command writes {name}")
 
 
+#: a python block that opens with this comment is a file the reader saves, not a program
+FILE_BLOCK = re.compile(r"\A# file: ([\w.-]+\.py)\n")
+
+
 def run_block(kind: str, block: str, cwd: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    saved = FILE_BLOCK.match(block) if kind == "python" else None
+    if saved:  # the reader saves it: written where the section's commands run
+        (cwd / saved.group(1)).write_text(block)
+        return
     if kind == "python":
         cmd = [sys.executable, "-c", block]
     else:

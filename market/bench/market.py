@@ -118,6 +118,65 @@ def _ratio_rows(traders: int, repeats: int) -> tuple[list[BenchRow], float, floa
     return rows, rate, s / f
 
 
+#: a user's rule, written outside the package: the averaging rule under another name, so
+#: that the market with it plays exactly the negotiations of the market with the built-in
+USER_RULE = """
+from market.game.rules import SELLER
+from strategies.rule_based import RuleBased, bounds
+
+
+class MyAveraging(RuleBased):
+    name = "my-averaging"
+
+    @staticmethod
+    def target(turn, rng):
+        lo, hi = bounds(turn)
+        extreme = hi if turn.side == SELLER else lo
+        base = turn.own if turn.own > 0 else extreme
+        mid = (base + turn.offer) // 2 if turn.offer > 0 else extreme
+        return min(max(mid, lo), hi)
+"""
+
+
+def _user_rows(traders: int, repeats: int, folder: str) -> list[BenchRow]:
+    """A user's rule from a file outside the package against the built-in it copies, in
+    the same mixed market (Q-learners on both sides), timed alternately."""
+    from pathlib import Path
+
+    from market.sim.model import MarketModel
+
+    path = Path(folder) / "my_rules.py"
+    path.write_text(USER_RULE)
+    half = traders // 2
+
+    def model(spec: str) -> MarketModel:
+        return MarketModel(n_buyers=half, n_sellers=half, seller_mix={spec: 0.5, "qlearning": 0.5},
+                           buyer_mix=MIX, prices=5, rounds=5, period=PERIOD, seed=0)
+
+    models = {"user": model(f"{path}:MyAveraging"), "built-in": model("averaging")}
+    times: dict[str, list[float]] = {"user": [], "built-in": []}
+    for _ in range(repeats + 1):  # the first period warms both up
+        for key, m in models.items():
+            t0 = time.perf_counter()
+            for _ in range(PERIOD):
+                m.step()
+            times[key].append((time.perf_counter() - t0) / PERIOD)
+    same = models["user"].model_frame().equals(models["built-in"].model_frame())
+    u, b = (statistics.median(times[k][1:]) for k in ("user", "built-in"))
+    label = f"{half:,} + {half:,} traders"
+    spread = (f"user {min(times['user'][1:]) * 1e3:,.3f}-{max(times['user'][1:]) * 1e3:,.3f} ms,"
+              f" built-in {min(times['built-in'][1:]) * 1e3:,.3f}-"
+              f"{max(times['built-in'][1:]) * 1e3:,.3f} ms")
+    return [
+        BenchRow("market", f"time per step, {label}, a user's rule from a file", u * 1e3, "ms",
+                 note=f"median of {repeats} periods; {spread}"),
+        BenchRow("market", f"user's rule / built-in in its place, {label}", u / b, "x",
+                 target=at_most(1.25, "<= 1.25x"),
+                 note="the same market with averaging in its place, timed alternately"
+                      + ("; identical tables" if same else "; TABLES DIFFER")),
+    ]
+
+
 def run(repeats: int, quick: bool) -> list[BenchRow]:
     small, rated = 100, (2_000 if quick else 10_000)
     big = 100_000 if quick else 1_000_000
@@ -132,6 +191,11 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
     rows.append(BenchRow("market", f"negotiations/s, {label}, compiled", rate,
                          "negotiations/s",
                          target=None if quick else at_least(5_000_000, ">= 5,000,000")))
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        for traders in (small, 10_000):
+            rows += _user_rows(traders, repeats, folder)
     # half a million learners would hold 189 M Q-table cells, over the market's cap: the
     # largest market is averaging traders alone
     mems = [_memory(big, BIG_MIX) for _ in range(1 if quick else min(repeats, 2))]

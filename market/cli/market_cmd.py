@@ -60,7 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="number of Sellers (default 50)")
     p.add_argument("--buyer-mix", default="averaging", metavar="MIX",
                    help="strategy shares of the Buyers, e.g. averaging=0.5,qlearning=0.5 "
-                        "(default averaging; a name may be qlearning:FILE.npz)")
+                        "(default averaging; a name may be qlearning:FILE.npz, or a "
+                        "strategy of your own: path/to/file.py:Class or module:Class)")
     p.add_argument("--seller-mix", default="averaging", metavar="MIX",
                    help="strategy shares of the Sellers (default averaging)")
     p.add_argument("--steps", type=int_in("--steps", 1, STEPS_MAX), default=100,
@@ -96,6 +97,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "waiting, no steps left in the state)")
     p.add_argument("--drawn-learners", action="store_true",
                    help="draw each Q-learner's learning parameters (lr, gamma, exploration)")
+    p.add_argument("--engine", choices=("auto", "compiled", "lockstep"), default="auto",
+                   help="how steps run: auto (compiled when every strategy has a compiled "
+                        "rule, default), compiled, or lockstep (each strategy's act; the same "
+                        "tables, slower; plays a rule numba cannot compile as Python)")
     p.add_argument("--agent-data", choices=("period", "step", "none"), default="period",
                    help="when to record agent-level data (default: end of each period)")
     p.add_argument("--out", type=lambda text: Path(path_text("--out")(text)), default=None,
@@ -140,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from market.sim.model import MarketModel
 
     t0 = time.perf_counter()
-    model = MarketModel(**p.kwargs(), seed=args.seed)
+    model = MarketModel(**p.kwargs(), seed=args.seed, engine=args.engine)
     _run_steps(model, args.steps, quiet=args.json)
     seconds = time.perf_counter() - t0
     summary = model.summary()

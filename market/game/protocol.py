@@ -152,9 +152,9 @@ class Lockstep:
 #: bytes per negotiation row beyond its record: the mechanism's per-row state and a move's
 #: temporaries (measured about 350)
 ROW_BYTES = 400
-#: bytes per row and action a strategy may hold during a move (a learner's Q-values, masks and
-#: draws: measured about 34 for Q-learning, the largest)
-ACTION_BYTES = 36
+#: bytes per row and action a strategy may hold during a move (compiled decisions hold none:
+#: a margin for a strategy of another library's that scores every action)
+ACTION_BYTES = 8
 
 
 def negotiation_bytes(protocol: Protocol, n: int) -> int:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 from typing import Protocol as TypingProtocol
 
 import numpy as np
@@ -163,6 +164,32 @@ class Observation:
 
     def __len__(self) -> int:
         return len(self.offer)
+
+
+class Turn(NamedTuple):
+    """What one mover sees at one move of one negotiation, as scalars: a compiled rule's input.
+
+    The row form of :class:`Observation` (one negotiation, not a batch), which
+    a strategy's compiled rule reads (:mod:`strategies.rule_based`):
+    ``side`` the mover's, ``move`` the move about to be played, ``prices``
+    and ``rounds`` the game's P and T, ``offer`` the opponent's last offer
+    (0: none yet), ``own`` the mover's own last offer, ``prev`` the
+    opponent's offer before ``offer``, ``lo``/``hi`` the mover's acceptable
+    levels, ``param`` the member's own parameter (a concession exponent; 0
+    for rules without one). numba passes it in registers, so reading it
+    costs nothing.
+    """
+
+    side: int
+    move: int
+    prices: int
+    rounds: int
+    offer: int
+    own: int
+    prev: int
+    lo: int
+    hi: int
+    param: float
 
 
 class Negotiator(TypingProtocol):

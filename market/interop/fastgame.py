@@ -4,8 +4,9 @@ The core of the fast environments (:mod:`market.interop.vector_env`, and the
 single Gymnasium environment when its opponent has a compiled decision).
 Each row is one negotiation: the agent plays ``side``, the opponent the
 other side with a built-in strategy's compiled decision
-(:func:`strategies.compiled.decide`, the same one the market engine runs,
-so the opponent makes exactly the moves and draws of its Python ``act``).
+(:func:`market.game.dispatch.decide`, the same one the market engine runs,
+so the opponent makes exactly the moves and draws of its ``act``). A
+template, compiled with the strategies' decisions by :mod:`strategies.compiled`.
 The rules are the protocol's (:mod:`market.game.rules`): move ``m``'s mover,
 what is legal, what an action does; an action the rules forbid is played as
 reject, as in :class:`~market.interop.episode.Episode`.
@@ -23,11 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from market.game.dispatch import decide  # bound when generated
 from market.game.jit import njit
 from market.game.rules import SELLER, legal_block
-from strategies import compiled
-
-OPEN_RANDOM = -1
+from market.sim.exchange import OPEN_RANDOM
 
 
 @njit(cache=True, inline="always")
@@ -45,14 +45,17 @@ def _play(i, s, a, P, move, last, prev, level, done, ended):  # noqa: ANN001, AN
 
 
 @njit(cache=True)
-def step(side, P, T, open_mode, reward_mode, floor, ceiling, discount, actions, autoreset,  # noqa: ANN001, ANN201, PLR0913
-         first, move, last, prev, level, done, lo, hi, member, time_left,
-         kind, fstore, istore, layout, config, rng,
-         obs, mask, reward, ended, illegal):
+def step(env, actions, autoreset, rows_state, seat, kind, st, rng, outs):  # noqa: ANN001, ANN201
     """One step of every row (see the module docstring); ``actions[i] < 0``: no action
-    (a reset row, or :func:`start` of all rows). Writes ``obs``, ``mask``, ``reward``,
-    ``ended`` and ``illegal``; the rest is the rows' state, changed in place. ``discount``:
-    this side's factor per offer (1: no time cost)."""
+    (a reset row, or the start of all rows). ``env``: ``(side, P, T, open_mode,
+    reward_mode, floor, ceiling, discount)`` (``discount``: this side's factor per offer, 1:
+    no time cost); ``rows_state``: ``(first, move, last, prev, level, done)``, changed in
+    place; ``seat``: the opponent's ``(lo, hi, member, time_left)``; writes ``outs``:
+    ``(obs, mask, reward, ended, illegal)``. Returns the move of an illegal action of the
+    opponent, -1 if none."""
+    side, P, T, open_mode, reward_mode, floor, ceiling, discount = env
+    first, move, last, prev, level, done = rows_state
+    obs, mask, reward, ended, illegal = outs
     n = first.size
     opp = 1 - side
     for i in range(n):
@@ -86,8 +89,7 @@ def step(side, P, T, open_mode, reward_mode, floor, ceiling, discount, actions, 
         if k == 0:
             continue
         rg = rows[:k]
-        compiled.decide(kind, opp, m, P, T, rg, last, prev, first, lo, hi, member, time_left,
-                        fstore, istore, layout, 0, config, rng, chosen)
+        decide(kind, opp, m, (P, T), rg, (last, prev, first), seat, st, 0, rng, chosen)
         lo_a, hi_a = legal_block(m, P, T)
         for r in rg:
             if chosen[r] < lo_a or chosen[r] >= hi_a:
@@ -112,4 +114,3 @@ def step(side, P, T, open_mode, reward_mode, floor, ceiling, discount, actions, 
     return -1
 
 
-__all__ = ["OPEN_RANDOM", "step"]

@@ -85,7 +85,7 @@ class BargainingEnv(gym.Env):
         # the fast path: one compiled row (market.interop.fastgame) when the opponent has a
         # compiled decision and no move list is kept for rendering; the same moves and draws
         self._row: Rows | None = None
-        if render_mode is None and compiled.kind_of(self.opponent) is not None:
+        if render_mode is None and compiled.has_form(self.opponent):
             self._row = Rows(1, self.settings, self.side, self.opponent)
             self._act = np.zeros(1, dtype=np.int64)
 

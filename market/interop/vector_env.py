@@ -2,9 +2,9 @@
 
 ``BargainingVectorEnv(num_envs, side, opponent, ...)`` holds ``num_envs``
 negotiations against one opponent strategy as rows of one batch, advanced
-together by :func:`market.interop.fastgame.step`: the opponent's moves are
-its compiled decision (every built-in strategy has one), so a step of a
-thousand rows costs about what one Python call does. Spaces, observations,
+together by :func:`market.interop.fastgame.step` (compiled with the opponent's
+rule): the opponent's moves are its compiled decision (every built-in
+strategy has one), so a step of a thousand rows costs about what one Python call does. Spaces, observations,
 rewards and the legal-action mask are those of the single environment
 (:mod:`market.interop.gymnasium_env`), batched; episodes reset themselves
 by Gymnasium 1.x's next-step rule (``autoreset_mode`` ``NEXT_STEP``: the
@@ -43,9 +43,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from market.errors import UsageError
 from market.game.rules import SIDE_NAMES
-from market.interop import fastgame
 from market.interop.episode import Settings, check_seed
-from market.sim.engine import ensure_compiled, stores
+from market.sim.engine import compiled_module
+from market.sim.exchange import OPEN_RANDOM
 from strategies import compiled, specs
 from strategies.base import Strategy
 
@@ -60,16 +60,14 @@ class Rows:
     """
 
     def __init__(self, n: int, settings: Settings, side: int, opponent: Strategy) -> None:
-        kind = compiled.kind_of(opponent)
-        if kind is None:
+        if not compiled.has_form(opponent):
             raise UsageError(f"opponent {opponent.name or type(opponent).__name__!r} has no "
                              "compiled decision; the single environment plays it")
-        ensure_compiled()
-        self.n, self.settings, self.side, self.kind = n, settings, side, kind
+        self.module = compiled_module([opponent])
+        self.kind = compiled.kind_in(self.module, opponent)
+        self.n, self.settings, self.side = n, settings, side
         self.protocol = p = settings.protocol
-        state = opponent.kernel_state()
-        self.fstore, self.istore, self.layout, _ = stores([state])
-        self.config = state.config[None, :].copy()
+        self.store, _ = compiled.stores([opponent.kernel_state()])
         self.first = np.zeros(n, dtype=np.int64)
         self.move = np.zeros(n, dtype=np.int64)
         self.last = np.zeros((2, n), dtype=np.int64)
@@ -80,7 +78,7 @@ class Rows:
         self.lo, self.hi = np.full(n, lo, dtype=np.int64), np.full(n, hi, dtype=np.int64)
         self.member = np.zeros(n, dtype=np.int64)
         self.time_left = np.full(n, -1, dtype=np.int64)
-        self.open_mode = (fastgame.OPEN_RANDOM if settings.first == "random"
+        self.open_mode = (OPEN_RANDOM if settings.first == "random"
                           else SIDE_NAMES.index(settings.first))
         self.reward_mode = 0 if settings.reward == "two-agent" else 1
         self.floor, self.ceiling = settings.seller_range[0], settings.buyer_range[1]
@@ -94,13 +92,13 @@ class Rows:
     def step(self, actions: np.ndarray, rng: np.random.Generator, autoreset: bool) -> None:
         """Advance every row (``actions[i] < 0``: start row ``i`` anew)."""
         P, T = self.protocol.prices, self.protocol.rounds
-        bad = fastgame.step(
-            self.side, P, T, self.open_mode, self.reward_mode, self.floor, self.ceiling,
-            self.discount, actions, autoreset, self.first, self.move, self.last, self.prev,
-            self.level,
-            self.done, self.lo, self.hi, self.member, self.time_left, self.kind, self.fstore,
-            self.istore, self.layout, self.config, rng, self.obs, self.mask, self.reward,
-            self.ended, self.illegal)
+        env = (self.side, P, T, self.open_mode, self.reward_mode, self.floor, self.ceiling,
+               self.discount)
+        bad = self.module.step(
+            env, actions, autoreset,
+            (self.first, self.move, self.last, self.prev, self.level, self.done),
+            (self.lo, self.hi, self.member, self.time_left), self.kind, self.store.arrays, rng,
+            (self.obs, self.mask, self.reward, self.ended, self.illegal))
         if bad >= 0:
             raise RuntimeError(f"the opponent played an illegal action at move {bad}")
 

@@ -58,6 +58,12 @@ class TraderArrays:
         self.trades = np.zeros(n, dtype=np.int64)
         self.traded = np.zeros(n, dtype=bool)
 
+    def kernel_arrays(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
+        """This side's arrays as the compiled step takes them, with the acceptable levels
+        (:data:`market.sim.kernel.SIDE_FIELDS`' order: one place to add a per-trader array)."""
+        return (self.reservation, self.strategy, self.member, self.team, self.cash,
+                self.earnings, self.trades, self.traded, lo, hi)
+
     def __len__(self) -> int:
         return len(self.reservation)
 

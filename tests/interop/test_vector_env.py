@@ -10,11 +10,12 @@ pytest.importorskip("gymnasium")
 
 from gymnasium.vector import SyncVectorEnv  # noqa: E402
 
+import strategies  # noqa: E402
 from market.interop.gymnasium_env import BargainingEnv  # noqa: E402
 from market.interop.vector_env import BargainingVectorEnv  # noqa: E402
 from strategies import compiled  # noqa: E402
 
-OPPONENTS = sorted(compiled.KINDS)
+OPPONENTS = sorted(n for n in strategies.names() if compiled.has_form(strategies.get(n)))
 
 
 def _slow(**kw) -> BargainingEnv:

@@ -19,7 +19,7 @@ from market.sim.model import MarketModel
 from strategies import compiled
 from strategies.averaging import Averaging
 
-BUILT_IN = sorted(compiled.KINDS)
+BUILT_IN = sorted(n for n in strategies.names() if compiled.has_form(strategies.get(n)))
 
 
 def _run(kind: str, steps: int, **kw) -> MarketModel:
@@ -107,11 +107,11 @@ def test_random_mixes_play_alike_on_both_paths(config):
 
 
 def test_a_market_with_a_strategy_without_a_compiled_form_runs_lockstep_and_says_so():
-    class Stubborn(Averaging):  # a user's subclass: changes the rule, inherits no compiled form
+    class Stubborn(Averaging):  # a user's subclass that decides in Python: no compiled form
         name = "stubborn-test"
 
-        def target(self, obs, rng):
-            return super().target(obs, rng)
+        def act(self, obs, rng):
+            return super().act(obs, rng)
 
     strategies.register(Stubborn)
     try:

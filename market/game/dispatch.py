@@ -1,0 +1,49 @@
+"""The calls a compiled negotiation makes to its strategies, as stand-ins: their contract.
+
+The compiled loops (:mod:`market.game.loops`, the market's step, the
+environments' step) call a strategy population through these four
+functions, by *kind* number. The loops are never compiled as they stand:
+:mod:`strategies.compiled` generates the real functions from the registered
+strategies' rules and compiles them together with the loops, so each rule is
+inlined where it is called. These stand-ins know no strategy: every kind
+plays an illegal action, which the loops refuse.
+
+Arguments, grouped so that a new per-trader array is one edit:
+``game`` ``(P, T)``; ``table`` ``(last, prev, first)``: each side's last
+offer and the one before, per negotiation ``(2, n)``, and the side that moved
+first; ``seat`` ``(lo, hi, member, time_left)``: the mover's acceptable
+levels, its member index in its population and the steps left in the
+trading period (-1: no clock), per negotiation; ``st`` ``(fstore, istore,
+layout, config)``: every population's arrays (:class:`strategies.compiled.Store`);
+``g`` the population; ``record`` ``(actions, first, n_moves, level)``:
+finished negotiations; ``turn``: one row's :class:`~market.game.rules.Turn`.
+"""
+
+from __future__ import annotations
+
+from market.game.jit import njit
+
+
+@njit(cache=True)
+def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):  # noqa: ANN001, ANN201
+    """Actions of population ``g`` for the negotiations ``rows`` at ``move``, into ``out``."""
+    for r in rows:
+        out[r] = -1
+
+
+@njit(cache=True)
+def decide_one(kind, turn, is_first, member, st, g, rng):  # noqa: ANN001, ANN201
+    """The action of one negotiation row, for kinds that draw nothing."""
+    return -1
+
+
+@njit(cache=True)
+def learn(kind, side, game, rows, record, member, reward, time_left, st, g):  # noqa: ANN001, ANN201
+    """Learning of population ``g`` from the finished negotiations ``rows`` of ``record``
+    (``member``, ``reward``, ``time_left``: one per row)."""
+
+
+@njit(cache=True)
+def deterministic(kind):  # noqa: ANN001, ANN201
+    """Whether a kind draws nothing (a market of such kinds plays depth first)."""
+    return False

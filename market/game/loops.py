@@ -1,0 +1,146 @@
+"""The two-agent game's negotiation loop, compiled: a batch of negotiations to their end.
+
+:func:`negotiate_rows` is the protocol's lockstep loop
+(:func:`market.game.protocol.negotiate`) in machine code: the same moves,
+each strategy group deciding for its rows in the same order (Sellers'
+groups first, each group's rows ascending), so the same draws from the
+same generator. :func:`depth_first` is its shortcut for strategies that
+draw nothing: each negotiation to its end before the next, its state in
+registers, the same moves since no draw order is at stake.
+
+A template: the strategies' decisions (:mod:`market.game.dispatch`) are bound
+when :mod:`strategies.compiled` generates the module that compiles these
+loops with them, so the loops are written once, here, whatever the
+strategies. The market's step and the environments compose them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from market.game.dispatch import decide, decide_one, deterministic  # bound when generated
+from market.game.jit import njit
+from market.game.rules import BUYER, SELLER, Turn, legal_block
+
+
+@njit(cache=True)
+def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+    """Negotiations of ``sellers`` against ``buyers`` to their end.
+
+    ``game``: ``(P, T)``; ``first``: the side moving first, per negotiation;
+    ``sellers``/``buyers``: ``(group, member, lo, hi)`` per negotiation;
+    ``kinds``: the kind of every population of the store ``st`` (the
+    Sellers' ``0 .. n_groups_s - 1``, then the Buyers'). Returns the record's
+    arrays (actions, level, n_moves) and, if a strategy played an illegal
+    action, its move and population (-1, -1 if none).
+    """
+    P, T = game
+    n = first.size
+    M = 2 * T
+    actions = np.full((n, M), -1, dtype=np.int32)
+    level = np.zeros(n, dtype=np.int64)
+    n_moves = np.zeros(n, dtype=np.int64)
+    all_deterministic = True
+    for k in kinds:
+        all_deterministic = all_deterministic and deterministic(k)
+    if all_deterministic:  # nothing draws: each negotiation to its end
+        bad, bad_g = depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng,
+                                 actions, level, n_moves)
+        return actions, level, n_moves, bad, bad_g
+    s_group, s_member, s_lo, s_hi = sellers
+    b_group, b_member, b_lo, b_hi = buyers
+    last = np.zeros((2, n), dtype=np.int64)
+    prev = np.zeros((2, n), dtype=np.int64)
+    chosen = np.zeros(n, dtype=np.int64)
+    running = np.arange(n)
+    n_running = n
+    n_groups = kinds.size
+    count = np.zeros(n_groups + 1, dtype=np.int64)
+    key = np.empty(n, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    for move in range(M):
+        if n_running == 0:
+            break
+        lo_a, hi_a = legal_block(move, P, T)
+        count[:] = 0
+        for j in range(n_running):
+            i = running[j]
+            if (first[i] if move % 2 == 0 else 1 - first[i]) == SELLER:
+                key[j] = s_group[i]
+            else:
+                key[j] = n_groups_s + b_group[i]
+            count[key[j] + 1] += 1
+        for g in range(n_groups):
+            count[g + 1] += count[g]
+        for j in range(n_running):  # stable: each group's rows stay ascending
+            order[count[key[j]]] = running[j]
+            count[key[j]] += 1
+        start = 0
+        for g in range(n_groups):
+            stop = count[g]
+            if stop == start:
+                continue
+            rg = order[start:stop]
+            start = stop
+            s = SELLER if g < n_groups_s else BUYER
+            seat = (s_lo, s_hi, s_member, time_left) if s == SELLER else (
+                b_lo, b_hi, b_member, time_left)
+            decide(kinds[g], s, move, game, rg, (last, prev, first), seat, st, g, rng, chosen)
+            for r in rg:
+                if chosen[r] < lo_a or chosen[r] >= hi_a:
+                    return actions, level, n_moves, move, g
+        still = 0
+        for j in range(n_running):  # play the move (protocol.Lockstep.play)
+            i = running[j]
+            a = chosen[i]
+            actions[i, move] = a
+            n_moves[i] = move + 1
+            mv = first[i] if move % 2 == 0 else 1 - first[i]
+            if a < P:
+                prev[mv, i] = last[mv, i]
+                last[mv, i] = a + 1
+                running[still] = i
+                still += 1
+            elif a == P:
+                level[i] = last[1 - mv, i]
+        n_running = still
+    return actions, level, n_moves, -1, -1
+
+
+@njit(cache=True)
+def depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng, actions, level,  # noqa: ANN001, ANN201
+                n_moves):
+    """:func:`negotiate_rows` for strategies that draw nothing: the same moves, one
+    negotiation at a time, each move one :func:`~market.game.dispatch.decide_one` on
+    scalars. Returns the move and population of an illegal action, -1, -1 if none."""
+    P, T = game
+    s_group, s_member, s_lo, s_hi = sellers
+    b_group, b_member, b_lo, b_hi = buyers
+    M = 2 * T
+    for i in range(first.size):
+        last_s = last_b = prev_s = prev_b = 0
+        for move in range(M):
+            lo_a, hi_a = legal_block(move, P, T)
+            s = first[i] if move % 2 == 0 else 1 - first[i]
+            if s == SELLER:
+                g, m, lo, hi = s_group[i], s_member[i], s_lo[i], s_hi[i]
+                offer, own, prv = last_b, last_s, prev_b
+            else:
+                g, m, lo, hi = n_groups_s + b_group[i], b_member[i], b_lo[i], b_hi[i]
+                offer, own, prv = last_s, last_b, prev_s
+            turn = Turn(s, move, P, T, offer, own, prv, lo, hi, 0.0)
+            a = decide_one(kinds[g], turn, first[i] == s, m, st, g, rng)
+            if a < lo_a or a >= hi_a:
+                return move, g
+            actions[i, move] = a
+            n_moves[i] = move + 1
+            if a < P:
+                if s == SELLER:
+                    prev_s, last_s = last_s, a + 1
+                else:
+                    prev_b, last_b = last_b, a + 1
+                continue
+            if a == P:
+                level[i] = offer
+            break
+    return -1, -1

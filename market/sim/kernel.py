@@ -1,0 +1,93 @@
+"""The market step in one compiled call: pair, negotiate, settle, pay, learn.
+
+A template, compiled with the strategies' decisions by :mod:`strategies.compiled`
+(see :mod:`market.game.dispatch`): :func:`market_step` composes the market's
+own compiled rules (:func:`~market.sim.exchange.pair`,
+:func:`~market.sim.exchange.openers`, :func:`~market.sim.exchange.settle_deals`,
+:func:`~market.sim.exchange.pay`) with the game's negotiation loop
+(:func:`market.game.loops.negotiate_rows`) and the learners' updates, on the
+model's own arrays. :mod:`market.sim.engine` calls it.
+
+Arguments are grouped so that a new per-trader array is one edit: ``rules``
+``(P, T, open_mode, grid_lo, grid_step, span, seller_discount,
+buyer_discount)``; a side ``(reservation, strategy, member, team, cash,
+earnings, trades, traded, lo, hi)`` (:data:`SIDE_FIELDS`, the order of
+:class:`~market.sim.agents.TraderArrays` and the acceptable levels).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from market.game.dispatch import learn  # bound when generated
+from market.game.jit import njit
+from market.game.loops import negotiate_rows  # bound when generated
+from market.game.rules import SELLER
+from market.sim import exchange
+
+#: a side's arrays, in the order :func:`market_step` takes them
+SIDE_FIELDS = ("reservation", "strategy", "member", "team", "cash", "earnings", "trades",
+               "traded", "lo", "hi")
+
+
+@njit(cache=True)
+def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+    """One market step on the model's arrays. Returns the packed results (:func:`packed`),
+    the actions, and the move and population of an illegal action (-1, -1 if none)."""
+    P, T, open_mode, grid_lo, grid_step, span, disc_s, disc_b = rules
+    s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
+    b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
+    ps, pb = exchange.pair(s_traded, b_traded, rng)
+    n = ps.size
+    first = exchange.openers(n, open_mode, rng)
+    time_left = np.full(n, time_left_now, dtype=np.int64)
+    actions, level, n_moves, bad, bad_g = negotiate_rows(
+        (P, T), first, (s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps]),
+        (b_strategy[pb], b_member[pb], b_lo[pb], b_hi[pb]), time_left, kinds, n_groups_s, st,
+        rng)
+    if bad >= 0:
+        return packed(ps, pb, first, level, n_moves, np.zeros(n), np.zeros(0), np.zeros(0)), \
+            actions, bad, bad_g
+    prices, deal, gain_s, gain_b = exchange.settle_deals(
+        ps, pb, level, n_moves, grid_lo, grid_step, disc_s, disc_b, s_res, b_res, s_cash,
+        b_cash, s_earn, b_earn, s_trades, b_trades, s_traded, b_traded)
+    reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], team_size)
+    config = st[3]
+    n_groups = kinds.size
+    for s in range(2):
+        idx = ps if s == SELLER else pb
+        strategy = s_strategy if s == SELLER else b_strategy
+        member = s_member if s == SELLER else b_member
+        g0, g1 = (0, n_groups_s) if s == SELLER else (n_groups_s, n_groups)
+        for g in range(g0, g1):
+            if config[g, 0] == 0:
+                continue
+            k = 0
+            for i in range(n):
+                k += strategy[idx[i]] == g - g0
+            if k == 0:
+                continue
+            rows = np.empty(k, dtype=np.int64)
+            j = 0
+            for i in range(n):
+                if strategy[idx[i]] == g - g0:
+                    rows[j] = i
+                    j += 1
+            learn(kinds[g], s, (P, T), rows, (actions, first, n_moves, level),
+                  member[idx[rows]], reward[s, rows], time_left[rows], st, g)
+    return packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b), actions, -1, -1
+
+
+@njit(cache=True, inline="always")
+def packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b):  # noqa: ANN001, ANN201
+    """One step's results as one (8, n) float array, as few as numba must hand back (each
+    returned array costs a call back into Python): rows ps, pb, first, level, n_moves,
+    prices, and the deals' gains (Seller, Buyer) at the front of their rows."""
+    n = ps.size
+    out = np.zeros((8, n))
+    for i in range(n):
+        out[0, i], out[1, i], out[2, i] = ps[i], pb[i], first[i]
+        out[3, i], out[4, i], out[5, i] = level[i], n_moves[i], prices[i]
+    for j in range(gain_s.size):
+        out[6, j], out[7, j] = gain_s[j], gain_b[j]
+    return out
