@@ -4,8 +4,9 @@
 negotiations against one opponent strategy as rows of one batch, advanced
 together by :func:`market.interop.fastgame.step` (compiled with the opponent's
 rule): the opponent's moves are its compiled decision (every built-in
-strategy has one), so a step of a thousand rows costs about what one Python call does. Spaces, observations,
-rewards and the legal-action mask are those of the single environment
+strategy has one), so a step of a thousand rows costs about what one Python
+call does. Spaces, observations, rewards and the legal-action mask are those
+of the single environment
 (:mod:`market.interop.gymnasium_env`), batched; episodes reset themselves
 by Gymnasium 1.x's next-step rule (``autoreset_mode`` ``NEXT_STEP``: the
 step after a row's last one starts its next negotiation and ignores that

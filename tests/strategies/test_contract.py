@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 import strategies
 from market.game.protocol import Side, negotiate
 from market.game.rules import BUYER, SELLER, SIDE_NAMES, Protocol
-from strategies import specs
+from market.sim import engine
+from strategies import compiled, specs
 
 NAMES = strategies.names()
 CLASSIFIER_KEYS = {"sides", "learns", "stochastic", "individually_rational", "memory"}
@@ -185,3 +186,27 @@ def test_does_not_change_from_outcomes_unless_it_learns(name):
     player.learn(rec, rows, sides[player.side].member, np.ones(len(rec)))
     for k, v in state.items():
         assert np.array_equal(getattr(player, k), v), f"{name}.{k} changed"
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if compiled.has_form(strategies.get(n))])
+def test_compiled_loop_and_batch_decision_agree_move_by_move(name):
+    """The compiled engine's negotiation loop and the strategy's batch ``act`` (the lockstep
+    path) make the same moves and the same draws over random games, against any compiled
+    opponent."""
+
+    @games_for(name)
+    @given(games(name))
+    def check(game):
+        if not compiled.has_form(strategies.get(game["opponent"])):
+            return
+        protocol, _, sides, rec = play(name, game)
+        first = np.array(game["first"], dtype=np.int8)
+        rng_a = np.random.default_rng(game["seed"])
+        rng_b = np.random.default_rng(game["seed"])
+        fast = engine.negotiate(protocol, sides[0], sides[1], first, rng_a)
+        slow = negotiate(protocol, sides[0], sides[1], first, rng_b)
+        np.testing.assert_array_equal(fast.actions, slow.actions)
+        np.testing.assert_array_equal(fast.level, slow.level)
+        assert rng_a.bit_generator.state == rng_b.bit_generator.state
+
+    check()
