@@ -41,7 +41,7 @@ from strategies.compiled import Compiled
 # the two-agent game (through ``act``/``learn``), the environments.
 @njit(cache=True, inline="always")
 def _pick(u, count):  # noqa: ANN001, ANN202
-    """:func:`market.game.qtable.pick` for one row."""
+    """Which of ``count`` items a uniform ``u`` picks: ``floor(u * count)``, below ``count``."""
     return min(int(u * count), max(count - 1, 0))
 
 
@@ -100,7 +100,7 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
     Greedy first, row by row among the candidates (the legal actions, or the
     rational ones in a market), a tie drawing one uniform that picks the
     ``floor(u * count)``-th tied action in increasing order
-    (:func:`market.game.qtable.greedy`); then one uniform per row decides
+    ; then one uniform per row decides
     who explores (``u < epsilon``, epsilon from the member's schedule and the
     negotiations it has played); explorers draw a random candidate: with one
     legal block for all rows (the two-agent game) one ``integers`` draw for
@@ -112,7 +112,7 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
     fstore, istore, layout, config = st
     A = P + 2
     t = (move - 1) // 2 if move > 0 else 0
-    # greedy among the candidates; a tie draws one uniform (qtable.greedy)
+    # greedy among the candidates; a tie draws one uniform
     for r in rows:
         offer = last[1 - side, r]
         c0, c1, accept, reject = _candidates(config, g, side, move, P, T, offer, lo[r], hi[r])
@@ -123,7 +123,7 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
         for a in range(A):
             if _is_candidate(a, c0, c1, accept, reject, P):
                 best = max(best, fstore[base + a])
-        if best == -np.inf:  # nothing to choose from: every action ties, as in qtable.greedy
+        if best == -np.inf:  # nothing to choose from: every action ties
             out[r] = _pick(rng.random(), A)
             continue
         count, arg = 0, -1

@@ -64,7 +64,7 @@ def greedy_policy(tables: np.ndarray, protocol: Protocol) -> np.ndarray:
     ties uniformly is what the Q-learner's uniform random tie-breaking does
     in expectation, and each state is visited at most once per negotiation,
     so the split policy has exactly the learner's expected rewards.
-    Ties are exact equality, as in :func:`market.game.qtable.greedy`.
+    Ties are exact equality, as in :func:`strategies.qlearning.decide_rows`.
     """
     q = np.asarray(tables, dtype=float)
     S, A = qtable.n_rows(protocol), protocol.n_actions

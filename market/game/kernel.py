@@ -31,7 +31,7 @@ The Q-table row formula and the legal actions of a row are written here as
 scalar functions (:func:`move_row`, :func:`legal_range`) because numba
 cannot compile :mod:`market.game.qtable`'s array versions; a test checks
 them against qtable's for every move, offer and row. The Bellman update is
-:func:`market.game.qtable.bellman_update` itself, compiled.
+:func:`market.game.qtable.bellman_update1`, the learners' own.
 
 Cache: ``njit(cache=True)`` stores the machine code next to this file (or
 under ``NUMBA_CACHE_DIR``). numba checks only this file's timestamp for
@@ -148,7 +148,7 @@ def legal_range(prices: int, rounds: int, row: int) -> tuple[int, int]:
     return 0, prices + 2
 
 
-bellman_update = njit(cache=True, inline="always")(qtable.bellman_update)
+bellman_update = qtable.bellman_update1  # the one compiled update, the learners' own
 
 
 # --- one move, one episode, one update ---------------------------------------------------------

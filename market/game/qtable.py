@@ -14,10 +14,8 @@ learner tell apart the two subgames that share an observation. Every module
 that needs a row number, a row label or the legal actions of a row asks
 this one, so the layout is written down once.
 
-The primitives (:func:`greedy`, :func:`epsilon_greedy`,
-:func:`bellman_update`, :func:`epsilon_schedule`) are the one definition of
-how a tabular learner chooses and updates, shared by the two-agent learner,
-the market learner and the trainer.
+:func:`bellman_update` is the one definition of the update, compiled
+(:data:`bellman_update1`) for the learners and the training kernel alike.
 """
 
 from __future__ import annotations
@@ -97,59 +95,11 @@ def table_shape(protocol: Protocol, roles: int = 1) -> tuple[int, ...]:
     return shape if roles == 1 else (roles, *shape)
 
 
-# --- choosing and learning -------------------------------------------------------------------
-def nth_true(mask: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Per row of ``mask`` (n, A), the column of its ``k``-th True (0-based; 0 if none)."""
-    return (np.cumsum(mask, axis=1) > np.asarray(k)[:, None]).argmax(axis=1)
-
-
-def pick(u: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """Which of ``count`` items a uniform ``u`` picks: ``floor(u * count)``, below ``count``."""
-    return np.minimum((u * count).astype(np.int64), np.maximum(count - 1, 0))
-
-
-def greedy(q: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Greedy action per row of ``q`` (n, A) among ``legal`` (A,) or (n, A), ties uniform.
-
-    A row with one maximum draws nothing; a row with several draws one
-    uniform ``u`` (rows in order) and plays the ``floor(u * count)``-th of them
-    in increasing action order, as the training kernel does.
-    """
-    qm = np.where(legal, q, -np.inf)
-    best = qm >= qm.max(axis=-1, keepdims=True)
-    count = best.sum(axis=-1)
-    a = best.argmax(axis=-1)
-    tied = np.flatnonzero(count > 1)
-    if tied.size:
-        a[tied] = nth_true(best[tied], pick(rng.random(tied.size), count[tied]))
-    return a
-
-
-def random_legal(n: int, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Uniform random legal action, ``n`` times; ``legal`` is one (A,) mask or (n, A) masks.
-
-    One draw per row: an index into the one mask's legal actions, or a
-    uniform that :func:`pick` turns into one of the row's legal actions.
-    """
-    if legal.ndim == 2:
-        return nth_true(legal, pick(rng.random(n), legal.sum(axis=1)))
-    idx = np.flatnonzero(legal)
-    return idx[rng.integers(0, idx.size, size=n)]
-
-
-def epsilon_greedy(
-    q: np.ndarray, legal: np.ndarray, epsilon: np.ndarray | float, rng: np.random.Generator
-) -> np.ndarray:
-    """With probability ``epsilon`` a uniform legal action, else :func:`greedy`."""
-    n = q.shape[0]
-    a = greedy(q, legal, rng)
-    explore = rng.random(n) < epsilon
-    if explore.any():
-        mask = legal[explore] if legal.ndim == 2 else legal
-        a[explore] = random_legal(int(explore.sum()), mask, rng)
-    return a
-
-
+# --- learning -------------------------------------------------------------------------------
+# How a tabular learner *chooses* is compiled code, written once in strategies/qlearning.py
+# (``decide_rows``: greedy with uniform tie-breaking, then epsilon exploration) for the market
+# and the two-agent game, and in market/game/kernel.py (``choose``) for training, whose draws
+# come from its own per-seed generator.
 def bellman_update(
     q_sa: np.ndarray, reward: np.ndarray, next_value: np.ndarray, lr: np.ndarray | float,
     gamma: np.ndarray | float,
@@ -160,14 +110,3 @@ def bellman_update(
 
 #: :func:`bellman_update` for one cell, compiled: what the market engine's learners run
 bellman_update1 = jit.njit(cache=True, inline="always")(bellman_update)
-
-
-def epsilon_schedule(
-    episode: np.ndarray | int, start: float, end: float, decay: float
-) -> np.ndarray | float:
-    """Exploration ``end + (start - end) * exp(-decay * episode)`` (document: 1.0, 0.1, 0.001).
-
-    ``exp`` is :func:`market.game.jit.exp`, the compiled market engine's own, so a market
-    learner explores alike on both of the market's paths.
-    """
-    return end + (start - end) * jit.exp(-decay * np.asarray(episode, dtype=float))
