@@ -161,7 +161,9 @@ def _user_rows(traders: int, repeats: int, folder: str) -> list[BenchRow]:
             for _ in range(PERIOD):
                 m.step()
             times[key].append((time.perf_counter() - t0) / PERIOD)
-    same = models["user"].model_frame().equals(models["built-in"].model_frame())
+    frames = [models[k].model_frame() for k in ("user", "built-in")]  # columns name strategies
+    same = frames[0].shape == frames[1].shape and bool(
+        (frames[0].to_numpy() == frames[1].to_numpy()).all())
     u, b = (statistics.median(times[k][1:]) for k in ("user", "built-in"))
     label = f"{half:,} + {half:,} traders"
     spread = (f"user {min(times['user'][1:]) * 1e3:,.3f}-{max(times['user'][1:]) * 1e3:,.3f} ms,"
