@@ -208,6 +208,8 @@ def test_the_memory_estimate_bounds_what_a_batch_allocates(seller, buyer, P, T):
     protocol, n = Protocol(P, T), 4000
     s = strategies.make(seller, "seller", 1, protocol)
     b = strategies.make(buyer, "buyer", 1, protocol)
+    negotiate(protocol, Side.single(s, 2, 1, P), Side.single(b, 2, 1, P), 0,
+              np.random.default_rng(0))  # compiles (or loads) the rules first: not the batch's
     tracemalloc.start()
     try:
         negotiate(protocol, Side.single(s, n, 1, P), Side.single(b, n, 1, P),
