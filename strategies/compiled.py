@@ -583,8 +583,6 @@ def batch_module(f: Form) -> types.ModuleType:
         try:
             with _announce(f"compiling {f.name}'s rule (first run only)"):
                 _smoke(module, f)
-        except CompileError:
-            raise
         except Exception as exc:
             if jit.numba is None:
                 raise
