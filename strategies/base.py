@@ -167,6 +167,9 @@ class Strategy:
     #: plays a pair of Q-tables trained in the two-agent game (``tables=``): a tournament
     #: hands it the user's (``--qtable``) or tables trained by self-play
     plays_trained_tables: ClassVar[bool] = False
+    #: the attributes that hold one row per member (first axis): what a trader carries into
+    #: a population it joins (:meth:`seat`); empty for strategies whose members are alike
+    member_arrays: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, side: int | str = SELLER, n_members: int = 1, **params: Any) -> None:
         self.side = side_index(side) if isinstance(side, str) else int(side)
@@ -255,6 +258,29 @@ class Strategy:
         attributes at those copies, so that both read and write the same
         numbers. Strategies whose arrays never change need nothing.
         """
+
+    # --- who its members are -------------------------------------------------------------
+    def seat(self, members: np.ndarray, source: Strategy, rows: np.ndarray) -> None:
+        """Members ``members`` take the state of ``source``'s members ``rows``.
+
+        How a trader changes strategy without rebuilding its market: it takes
+        a member slot of its new population (one left by a trader who moved
+        away, or one past the end, which adds members) with the state of a
+        fresh member (``source`` a newly built population of the same spec)
+        or of a member it copies (``source`` this population). Each attribute
+        of :attr:`member_arrays` becomes a new array; the engine binds again.
+        """
+        members = np.asarray(members, dtype=np.int64)
+        rows = np.asarray(rows, dtype=np.int64)
+        n = max(self.n_members, int(members.max()) + 1 if members.size else 0)
+        for attr in self.member_arrays:
+            theirs = np.asarray(getattr(source, attr))[rows]  # a copy: source may be self
+            mine = np.asarray(getattr(self, attr))
+            grown = np.zeros((n, *mine.shape[1:]), dtype=mine.dtype)
+            grown[:mine.shape[0]] = mine
+            grown[members] = theirs
+            setattr(self, attr, grown)
+        self.n_members = n
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params.items())

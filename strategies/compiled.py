@@ -517,6 +517,11 @@ class Compiled(Strategy):
         assert self._bound is not None
         return self._bound
 
+    def seat(self, members: np.ndarray, source: Strategy, rows: np.ndarray) -> None:
+        """As :meth:`Strategy.seat`; the population's store is built anew on next use."""
+        super().seat(members, source, rows)
+        self._bound = None
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without its store (views would come back as copies); rebuilt on use."""
         state = dict(self.__dict__)

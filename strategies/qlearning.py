@@ -246,6 +246,8 @@ class QLearning(Compiled):
     )
     needs_protocol = True
     argument = "FILE.npz"
+    member_arrays = ("tables", "played", "lr", "gamma", "epsilon_start", "epsilon_end",
+                     "epsilon_decay")
     decide_rows = staticmethod(decide_rows)
     learn_rows = staticmethod(learn_rows)
 
@@ -378,6 +380,7 @@ class MarketQLearning(QLearning):
       tables keep the slots' shape; only the first is used).
     """
 
+    member_arrays = (*QLearning.member_arrays, "wait_value")
 
     def __init__(
         self,

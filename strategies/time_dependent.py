@@ -34,6 +34,7 @@ class TimeDependent(RuleBased):
     """Shared rule; the named subclasses differ only in the default ``beta``."""
 
     default_beta: ClassVar[float] = 1.0
+    member_arrays = ("beta",)
     classifier = Classifier(
         memory="none (the clock and its own range)",
     )

@@ -11,6 +11,7 @@ each price level that saw deals and how many).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from functools import partial
 from operator import attrgetter
@@ -40,8 +41,9 @@ class Collected(Protocol):
 
 def latest(model: Collected, key: str) -> float:
     """Model reporter: one variable of the step just made (a module-level function, not a
-    lambda, so that the model stays picklable)."""
-    return model.variables[key]
+    lambda, so that the model stays picklable). NaN when the step has no such figure: a
+    strategy whose last trader changed to another has no mean earnings."""
+    return model.variables.get(key, math.nan)
 
 
 class MarketCollector(DataCollector):
@@ -71,7 +73,7 @@ class MarketCollector(DataCollector):
         """
         variables, model_vars = model.variables, self.model_vars
         for key in self._variables:
-            model_vars[key].append(variables[key])
+            model_vars[key].append(variables.get(key, math.nan))
         if model.agent_data_due():
             self.collect_agents(model)
 

@@ -162,6 +162,9 @@ class LockstepEngine:
 
     name = "lockstep"
 
+    def rebind(self, m: Market) -> None:
+        """Nothing to do: each strategy reads its own arrays when it acts."""
+
     def step(self, m: Market, time_left: int, rng: np.random.Generator) -> StepResult:
         S, B = m.books
         ps, pb = exchange.pair(S.traded, B.traded, rng)
@@ -193,18 +196,25 @@ class CompiledEngine:
 
     def __init__(self, m: Market) -> None:
         self._market = m
+        self._strategies: tuple[Strategy, ...] = ()
+        self.rebind(m)
+
+    def rebind(self, m: Market) -> None:
+        """Every population's arrays into one store again (after traders changed strategy);
+        the module and the kinds are looked up again only if a population was added."""
         everyone = (*m.strategies[SELLER], *m.strategies[BUYER])
-        for strat in everyone:
-            if not compiled.has_form(strat):
-                raise ValueError(f"strategy {strat.name!r} has no compiled decision")
-        self.module = compiled_module(everyone)
-        self.kinds = np.array([compiled.kind_in(self.module, s) for s in everyone],
-                              dtype=np.int64)
-        self.n_groups_s = len(m.strategies[SELLER])
+        if everyone != self._strategies:
+            for strat in everyone:
+                if not compiled.has_form(strat):
+                    raise ValueError(f"strategy {strat.name!r} has no compiled decision")
+            self.module = compiled_module(everyone)
+            self.kinds = np.array([compiled.kind_in(self.module, s) for s in everyone],
+                                  dtype=np.int64)
+            self.n_groups_s = len(m.strategies[SELLER])
+            self._strategies = everyone
         self.store, views = compiled.stores([s.kernel_state() for s in everyone])
         for g, (strat, view) in enumerate(zip(everyone, views, strict=True)):
             strat.bind(self.store, g, view)
-        self._strategies = everyone
 
     def __getstate__(self) -> dict[str, Market]:
         """Pickled as its market; the stores are rebuilt (and adopted again) on loading."""

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from market.game.grid import PriceGrid
-from market.game.rules import BUYER, SELLER
+from market.game.rules import BUYER, SELLER, side_index
 from market.sim import engine as engines
 from market.sim import exchange, ledger, params, population
 from market.sim.agents import AGENT_COLUMNS, Buyer, Seller, Trader, TraderArrays, agent_columns
@@ -183,6 +183,43 @@ class MarketModel(mesa.Model):
     def _earnings(self) -> dict[str, float]:
         wallets = None if self.teams is None else self.team_wallets()
         return ledger.earnings(self._books, self._names, self.teams, wallets)
+
+    # --- changing who plays what -----------------------------------------------------------
+    def set_strategy(self, side: int | str, traders: Any, strategy: int | str,
+                     like: Any = None) -> None:
+        """Traders ``traders`` (indices into ``side``'s arrays) play ``strategy`` from the next
+        step on: a name of the side's mix or its index in :meth:`strategy_names`.
+
+        Each starts as a fresh member of that strategy (a learner with fresh
+        tables, its parameters as the market draws them), or, with ``like``
+        (one trader per mover, already playing ``strategy``), as a copy of
+        that trader's member. The market is not rebuilt and nothing is
+        compiled: the engine reads each trader's strategy from its arrays.
+        A spec that is not yet in the side's mix joins it as a new population
+        (with the compiled engine, only a strategy that has a compiled decision).
+        """
+        s = side_index(side) if isinstance(side, str) else int(side)
+        if s not in (SELLER, BUYER):
+            raise ValueError(f"side must be 0 (seller), 1 (buyer) or a side's name, got {side!r}")
+        book, names = self._books[s], self._names[s]
+        traders = population.trader_indices(traders, len(book), "traders")
+        if isinstance(strategy, str) and strategy not in names:
+            if like is not None:
+                raise ValueError(f"like must name traders who play {strategy!r}; none does")
+            population.add_strategy(s, names, self._strategies[s], strategy, self.params,
+                                    self.protocol, self.rng,
+                                    compiled_only=self.engine.name == "compiled")
+        to = population.strategy_index(strategy, names)
+        if like is not None:
+            like = population.trader_indices(like, len(book), "like")
+            if like.shape != traders.shape:
+                raise ValueError(f"like must name one trader per mover ({traders.size}), "
+                                 f"got {like.size}")
+            if np.any(book.strategy[like] != to):
+                raise ValueError(f"like must name traders who play {names[to]!r}")
+        population.reassign(book, names, self._strategies[s], traders, to, like, self.params,
+                            self.protocol, self.rng)
+        self.engine.rebind(self._market)
 
     # --- the state a user inspects ---------------------------------------------------------
     @property

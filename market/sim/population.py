@@ -18,7 +18,7 @@ from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol
 from market.sim.agents import TraderArrays
 from market.sim.params import Params
-from strategies import specs
+from strategies import compiled, specs
 from strategies.base import MarketSetting, Strategy
 
 
@@ -71,6 +71,76 @@ def make_strategy(text: str, side: int, count: int, p: Params, protocol: Protoco
                            clock_parts=p.clock_parts,
                            learner_params=p.learner_params, rng=rng)
     return spec.cls.for_market(side, max(count, 1), protocol, market, spec.arg, extra)
+
+
+def reassign(book: TraderArrays, names: list[str], strategies: list[Strategy],
+             traders: np.ndarray, to: int, like: np.ndarray | None, p: Params,
+             protocol: Protocol, rng: np.random.Generator) -> None:
+    """Traders ``traders`` of ``book``'s side play strategy ``to`` from now on.
+
+    Each takes a member slot of that population: the lowest slots no trader
+    holds first, then new ones past the end. Its state is a fresh member's
+    (a population of the spec built for them, drawing from ``rng`` as the
+    market's own did) or, with ``like``, a copy of the member each of those
+    traders (one per mover, already playing ``to``) holds. The caller binds
+    the engine again.
+    """
+    traders = np.asarray(traders, dtype=np.int64)
+    if traders.size == 0:
+        return
+    strat = strategies[to]
+    if like is not None:
+        source, rows = strat, book.member[like]
+    else:
+        source = make_strategy(names[to], book.side, traders.size, p, protocol, rng)
+        rows = np.arange(traders.size)
+    book.strategy[traders] = -1  # the movers' old slots are free
+    held = np.zeros(strat.n_members + traders.size, dtype=bool)
+    held[book.member[book.strategy == to]] = True
+    slots = np.flatnonzero(~held)[:traders.size]
+    strat.seat(slots, source, rows)
+    book.strategy[traders] = to
+    book.member[traders] = slots
+
+
+def add_strategy(side: int, names: list[str], strategies: list[Strategy], spec: str,
+                 p: Params, protocol: Protocol, rng: np.random.Generator,
+                 compiled_only: bool = False) -> None:
+    """A strategy joins a side's mix as a population (of one unseated member, until
+    :func:`reassign` seats traders in it); ``compiled_only``: refuse one without a
+    compiled decision (the compiled engine cannot play it)."""
+    strat = make_strategy(spec, side, 1, p, protocol, rng)
+    if compiled_only and not compiled.has_form(strat):
+        raise ValueError(f"strategy {spec!r} has no compiled decision; build the market "
+                         "with engine='lockstep' to play it")
+    names.append(spec)
+    strategies.append(strat)
+
+
+def strategy_index(strategy: int | str, names: list[str]) -> int:
+    """The index of ``strategy`` (a name of the side's mix, or an index) among ``names``."""
+    if isinstance(strategy, str):
+        if strategy not in names:
+            raise ValueError(f"strategy must be one of the side's mix ({', '.join(names)}), "
+                             f"got {strategy!r}")
+        return names.index(strategy)
+    g = int(strategy)
+    if not 0 <= g < len(names):
+        raise ValueError(f"strategy must be an index in 0..{len(names) - 1}, got {strategy!r}")
+    return g
+
+
+def trader_indices(traders: object, n: int, name: str) -> np.ndarray:
+    """Distinct trader indices in ``0..n-1`` (one index or many), as an int64 array."""
+    idx = np.atleast_1d(np.asarray(traders))
+    if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+        raise ValueError(f"{name} must be trader indices (integers), got {traders!r}")
+    idx = idx.astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise ValueError(f"{name} must be indices in 0..{n - 1}")
+    if np.unique(idx).size != idx.size and name == "traders":
+        raise ValueError("traders must not repeat a trader")
+    return idx
 
 
 def draw(p: Params, side: int, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -23,6 +23,7 @@ from market.game.protocol import Side, negotiate
 from market.game.rules import BUYER, SELLER, SIDE_NAMES, Protocol
 from market.sim import engine
 from strategies import compiled, specs
+from strategies.base import MarketSetting
 
 NAMES = strategies.names()
 CLASSIFIER_KEYS = {"sides", "learns", "stochastic", "individually_rational", "memory"}
@@ -210,3 +211,31 @@ def test_compiled_loop_and_batch_decision_agree_move_by_move(name):
         assert rng_a.bit_generator.state == rng_b.bit_generator.state
 
     check()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_member_carries_all_its_state_when_it_changes_population(name):
+    """What a trader takes along when it changes strategy (``seat``): every per-member
+    array the compiled engine reads, so a copied member plays as its original."""
+    protocol = Protocol(5, 3)
+    side = sides_of(name)[0]
+    rng = np.random.default_rng(5)
+    market = MarketSetting(clock_buckets=2, learner_params="drawn", rng=rng)
+    cls = strategies.get(name)
+    source = cls.for_market(side, 3, protocol, market)
+    state = source.kernel_state()
+    for arr in (state.tables, state.wait, state.played):
+        if arr.shape[0] == 3:
+            arr[...] = rng.integers(1, 9, arr.shape)  # the strategy's own arrays, in place
+    state = source.kernel_state()
+    target = cls.for_market(side, 2, protocol, market)
+    before = target.kernel_state()
+    target.seat(np.array([2]), source, np.array([2]))
+    after = target.kernel_state()
+    assert target.n_members == 3
+    for field in ("params", "tables", "wait", "played"):
+        theirs, mine, old = (getattr(s, field) for s in (state, after, before))
+        if theirs.shape[0] == 3:
+            assert mine.shape == theirs.shape, field
+            assert np.array_equal(mine[2], theirs[2]), field
+            assert np.array_equal(mine[:2], old[:2]), field
