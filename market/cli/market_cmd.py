@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from market.cli import common
-from market.cli.common import add_discounts, discounts, emit_json, int_in, path_text
+from market.cli.common import discounts, emit_json, int_in, number_in, path_text
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.files import (
@@ -31,20 +31,11 @@ from market.files import (
     write_parquet,
     write_text,
 )
-from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
+from market.limits import STEPS_MAX
+from market.sim.declared import PARAMETERS, flag_names
 
 HELP = "run a market of many Buyers and Sellers with mixed strategies"
 
-#: what this command calls the market's parameters, in messages
-FLAGS = {
-    "n_buyers": "--buyers", "n_sellers": "--sellers", "buyer_mix": "--buyer-mix",
-    "seller_mix": "--seller-mix", "prices": "--prices", "rounds": "--rounds",
-    "period": "--period", "value_range": "--value-range", "cost_range": "--cost-range",
-    "value_dist": "--distribution", "cost_dist": "--distribution", "first": "--first",
-    "teams": "--teams", "agent_data": "--agent-data", "clock_parts": "--clock-parts",
-    "discount": "--discount", "seller_discount": "--seller-discount",
-    "buyer_discount": "--buyer-discount",
-}
 #: the files ``--out DIR`` receives, all checked before the run and written all or none
 OUTPUT_FILES = ("model.parquet", "periods.parquet", "prices.parquet", "agents.parquet",
                 "summary.json", "market.png")
@@ -54,88 +45,85 @@ LAID_OUT = {"efficiency", "deals", "mean_price", "price_std", "ce_price_lo", "ce
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--buyers", type=int_in("--buyers", 1, TRADERS_MAX), default=50,
-                   help="number of Buyers (default 50)")
-    p.add_argument("--sellers", type=int_in("--sellers", 1, TRADERS_MAX), default=50,
-                   help="number of Sellers (default 50)")
-    p.add_argument("--buyer-mix", default="averaging", metavar="MIX",
-                   help="strategy shares of the Buyers, e.g. averaging=0.5,qlearning=0.5 "
-                        "(default averaging; a name may be qlearning:FILE.npz, or a "
-                        "strategy of your own: path/to/file.py:Class or module:Class)")
-    p.add_argument("--seller-mix", default="averaging", metavar="MIX",
-                   help="strategy shares of the Sellers (default averaging)")
+    add_parameter_flags(p)  # every market parameter that has a flag, from its declaration
     p.add_argument("--steps", type=int_in("--steps", 1, STEPS_MAX), default=100,
                    help="steps to run (default 100)")
-    p.add_argument("--period", type=int_in("--period", 1, STEPS_MAX), default=10,
-                   help="steps per trading period K; one unit per trader per period (default 10)")
-    p.add_argument("--prices", type=int_in("--prices", 2, PRICES_MAX), default=5,
-                   help="price levels P (default 5)")
-    p.add_argument("--rounds", type=int_in("--rounds", 1, ROUNDS_MAX), default=5,
-                   help="rounds T (default 5)")
-    add_discounts(p)  # time costs: each deal's surplus discounted per offer, per side
     p.add_argument("--seed", type=int_in("--seed", 0), default=0,
                    help="seed of every random draw (default 0)")
-    p.add_argument("--first", choices=("random", "seller", "buyer"), default="random",
-                   help="who opens each negotiation (default random per pair)")
-    p.add_argument("--value-range", default="0,100", metavar="LO,HI",
-                   help="Buyers' values drawn uniformly in [LO, HI] (default 0,100)")
-    p.add_argument("--cost-range", default="0,100", metavar="LO,HI",
-                   help="Sellers' costs drawn uniformly in [LO, HI] (default 0,100)")
-    p.add_argument("--distribution", choices=("uniform", "normal", "triangular"),
-                   default="uniform", help="shape of values and costs in their ranges")
-    p.add_argument("--redraw", action="store_true",
-                   help="draw new values and costs every period (default: kept)")
-    p.add_argument("--teams", type=int_in("--teams", 1, TRADERS_MAX), default=None,
-                   help="teams per side (default: every trader alone)")
-    p.add_argument("--common-wallet", action="store_true",
-                   help="pool earnings per team (needs --teams)")
-    p.add_argument("--clock", action="store_true",
-                   help="market clock: learners see the steps left and delay costs")
-    p.add_argument("--clock-parts", default="both", metavar="both|state|wait",
-                   help="with --clock, which of its changes learners get: both (default), "
-                   "state (the steps left, failures worth 0) or wait (failures worth "
-                   "waiting, no steps left in the state)")
-    p.add_argument("--drawn-learners", action="store_true",
-                   help="draw each Q-learner's learning parameters (lr, gamma, exploration)")
     p.add_argument("--engine", choices=("auto", "compiled", "lockstep"), default="auto",
                    help="how steps run: auto (compiled when every strategy has a compiled "
                         "rule, default), compiled, or lockstep (each strategy's act; the same "
                         "tables, slower; plays a rule numba cannot compile as Python)")
-    p.add_argument("--agent-data", choices=("period", "step", "none"), default="period",
-                   help="when to record agent-level data (default: end of each period)")
     p.add_argument("--out", type=lambda text: Path(path_text("--out")(text)), default=None,
                    metavar="DIR",
                    help="write the model, periods, prices and agents tables (Parquet), "
                         "summary.json and market.png")
 
 
+def _dest(flag: str) -> str:
+    return flag.removeprefix("--").replace("-", "_")
+
+
+def _choice(flag: str, choices: tuple[str, ...]) -> Any:
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(
+                f"{flag} must be one of {', '.join(choices)} (got {text!r})")
+        return text
+    return parse
+
+
+def add_parameter_flags(p: argparse.ArgumentParser) -> None:
+    """One flag per declared market parameter that has one (:mod:`market.sim.declared`):
+    its type and range, default and help come from the declaration."""
+    seen: set[str] = set()
+    for d in PARAMETERS:
+        if d.flag is None or d.flag in seen:
+            continue
+        seen.add(d.flag)
+        shown = "" if d.default is None or "default" in d.help else f" (default {d.default})"
+        if d.kind == "flag" or d.switch is not None:
+            p.add_argument(d.flag, action="store_true", help=d.help)
+        elif d.kind == "int":
+            p.add_argument(d.flag, type=int_in(d.flag, int(d.lo), int(d.hi)), default=d.default,
+                           help=d.help + shown)
+        elif d.kind == "float":
+            p.add_argument(d.flag, type=number_in(d.flag, d.lo, d.hi, above=True),
+                           default=d.default, metavar=d.metavar, help=d.help + shown)
+        elif d.kind in ("choice", "dist"):
+            p.add_argument(d.flag, type=_choice(d.flag, d.choices), default=d.default,
+                           metavar=d.metavar or "|".join(d.choices), help=d.help)
+        elif d.kind == "mix":
+            p.add_argument(d.flag, default="averaging", metavar=d.metavar, help=d.help)
+        elif d.kind == "range":
+            lo, hi = d.default
+            p.add_argument(d.flag, default=f"{lo:g},{hi:g}", metavar=d.metavar, help=d.help)
+
+
+def parameter_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The market parameters the flags gave, as :func:`market.sim.params.check` takes them
+    (mixes and ranges parsed, naming their flags)."""
+    from market.sim import params
+
+    out: dict[str, Any] = {}
+    for d in PARAMETERS:
+        if d.flag is None:
+            continue
+        given = getattr(args, _dest(d.flag))
+        if d.switch is not None:
+            given = d.switch if given else d.default
+        elif d.kind == "mix":
+            given = params.parse_mix(given, d.flag)
+        elif d.kind == "range":
+            given = params.parse_range(given, d.flag)
+        out[d.name] = given
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from market.sim import params
 
-    p = params.check(dict(
-        n_buyers=args.buyers,
-        n_sellers=args.sellers,
-        buyer_mix=params.parse_mix(args.buyer_mix, "--buyer-mix"),
-        seller_mix=params.parse_mix(args.seller_mix, "--seller-mix"),
-        prices=args.prices,
-        rounds=args.rounds,
-        discount=args.discount,
-        seller_discount=args.seller_discount,
-        buyer_discount=args.buyer_discount,
-        period=args.period,
-        redraw=args.redraw,
-        value_range=params.parse_range(args.value_range, "--value-range"),
-        cost_range=params.parse_range(args.cost_range, "--cost-range"),
-        value_dist=args.distribution,
-        cost_dist=args.distribution,
-        first=args.first,
-        teams=args.teams,
-        common_wallet=args.common_wallet,
-        clock=args.clock,
-        clock_parts=args.clock_parts,
-        learner_params="drawn" if args.drawn_learners else "fixed",
-        agent_data=args.agent_data,
-    ), names=FLAGS, steps=args.steps)
+    p = params.check(parameter_values(args), names=flag_names(), steps=args.steps)
     if args.common_wallet and args.teams is None:
         raise UsageError("--common-wallet needs --teams K (the number of teams per side)")
     check_output_dir(args.out, "--out")
@@ -218,17 +206,16 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
 
 
 def _parameters(args: argparse.Namespace, p: Any) -> dict[str, Any]:
-    """The run's parameters as the command took them (mixes normalised)."""
-    out: dict[str, Any] = {
-        "buyers": args.buyers, "sellers": args.sellers, "buyer_mix": p.buyer_mix,
-        "seller_mix": p.seller_mix, "steps": args.steps, "period": args.period,
-        "prices": args.prices, "rounds": args.rounds, "seed": args.seed, "first": args.first,
-        "value_range": list(p.value_range), "cost_range": list(p.cost_range),
-        "distribution": args.distribution,
-        "redraw": args.redraw, "teams": args.teams, "common_wallet": args.common_wallet,
-        "clock": args.clock, "clock_parts": args.clock_parts,
-        "drawn_learners": args.drawn_learners,
-    }
+    """The run's parameters as the command took them, by flag (mixes normalised, ranges as
+    pairs); the time costs only where asked for, as each side's factor."""
+    out: dict[str, Any] = {"steps": args.steps, "seed": args.seed}
+    for d in PARAMETERS:
+        if d.flag is None or d.kind == "float":
+            continue
+        key = _dest(d.flag)
+        out[key] = (getattr(p, d.name) if d.kind == "mix"
+                    else list(getattr(p, d.name)) if d.kind == "range"
+                    else getattr(args, key))
     if discounts(args) is not None:  # recorded only where asked for, as the game's default
         out["seller_discount"], out["buyer_discount"] = p.discounts
     return out

@@ -1,18 +1,18 @@
-"""The market's parameters: what they are, and the one check every caller runs.
+"""The market's parameters, checked: the one check every caller runs.
 
-:class:`Params` declares every keyword of :class:`~market.sim.model.MarketModel`
-(name, type, default, meaning). :func:`check` turns whatever a caller has
-(a full set, or only the values it changes) into checked, normalised
+Each parameter is declared once, in :mod:`market.sim.declared` (name,
+default, what it may be, its help, flag and view control); :class:`Params`
+is made from those declarations, and :func:`check` turns whatever a caller
+has (a full set, or only the values it changes) into checked, normalised
 ``Params``: the model runs it on its own arguments, and the market command,
 the batch runner (every grid point, before any run) and the browser view
 run the same function, so a value is refused with the same words and the
 same caps wherever it comes from. Messages name the parameter (or the
 caller's name for it, e.g. a command-line flag) and the allowed range.
 
-The checks run in order: each value on its own (:func:`_check_values`),
-then the size caps of :data:`LIMITS` (the numbers live in
-:mod:`market.limits`; a new cap is one more function in that list), with
-the strategy mixes checked and normalised in between; then the files the
+The checks run in order: each value on its own, by its declaration (the
+caps are the declared ranges; the numbers live in :mod:`market.limits`),
+the strategy mixes checked and normalised among them; then the files the
 mixes name (a saved Q-table is read and checked against the market's P and
 T, so a damaged or mismatched file is refused before any run, naming it);
 last, the memory the run would need (:func:`memory_estimate`: traders,
@@ -30,7 +30,7 @@ import math
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import field, make_dataclass
 from typing import Any
 
 import numpy as np
@@ -38,133 +38,59 @@ import numpy as np
 from market.errors import UsageError
 from market.game.protocol import negotiation_bytes
 from market.game.rules import Protocol
-from market.limits import (
-    MONEY_MAX,
-    PRICES_MAX,
-    ROUNDS_MAX,
-    STEPS_MAX,
-    TRADERS_MAX,
-    check_memory,
+from market.limits import MONEY_MAX, check_memory
+from market.sim.declared import (
+    AGENT_DATA,
+    DISTRIBUTIONS,
+    FIRST_MOVERS,
+    LEARNER_PARAMS,
+    NAMES,
+    PARAMETERS,
+    Param,
 )
 from strategies import specs
-from strategies.base import CLOCK_PARTS, MarketSetting
+from strategies.base import MarketSetting
+
+__all__ = ["AGENT_DATA", "DISTRIBUTIONS", "FIRST_MOVERS", "LEARNER_PARAMS", "NAMES", "Params",
+           "check"]
 
 #: a reservation-price distribution: a name, or ``f(rng, n, lo, hi) -> array``
 Distribution = str | Callable[[np.random.Generator, int, float, float], np.ndarray]
-DISTRIBUTIONS = ("uniform", "normal", "triangular")
-FIRST_MOVERS = ("random", "seller", "buyer")
-AGENT_DATA = ("period", "step", "none")
-LEARNER_PARAMS = ("fixed", "drawn")
 
 #: the mix of a side whose mix is not given
 DEFAULT_MIX = {"averaging": 1.0}
 
 
-@dataclass(frozen=True)
-class Params:
-    """Every parameter of a market; :func:`check` returns them checked and normalised.
-
-    n_buyers, n_sellers:
-        traders on each side (at least 1 each).
-    buyer_mix, seller_mix:
-        strategy name -> share of the side (shares sum to 1), e.g.
-        ``{"averaging": 0.5, "qlearning": 0.5}``; counts are the shares
-        rounded by largest remainder, and who gets which strategy is drawn.
-        A name may be ``"qlearning:FILE.npz"`` to start learners from a saved
-        table. Default (None): everybody plays ``averaging``.
-    prices, rounds:
-        the protocol's P levels over the traders' price range and T rounds.
-    discount, seller_discount, buyer_discount:
-        time costs inside a negotiation: each side's factor per offer in
-        (0, 1] (``discount`` for both; a side's own overrides it; default 1,
-        time is free). A deal on the k-th offer earns each side ``d ** k`` of
-        its surplus (:func:`~market.sim.exchange.settle_deals`), which its
-        learners are paid and the market's efficiency counts.
-    period:
-        K, steps per trading period; each trader trades at most one unit per period.
-    redraw:
-        draw new values and costs at every period (else they are kept).
-    value_range, cost_range, value_dist, cost_dist:
-        where Buyers' values and Sellers' costs come from: ``"uniform"``
-        (default), ``"normal"`` (centred, sd a sixth of the range, clipped),
-        ``"triangular"`` (mode at the centre), or a callable
-        ``f(rng, n, lo, hi) -> array``.
-    first:
-        who moves first in each pair: ``"random"`` (per pair), ``"seller"``, ``"buyer"``.
-    teams:
-        number of teams per side (traders assigned at random); None: every
-        trader is a team of one.
-    common_wallet:
-        pool earnings per team: ``agent.wallet`` is the team's, and a
-        learner's reward is its team's surplus of the step per member.
-    clock:
-        the market clock: learners observe the steps left in the period and
-        value a failed negotiation at what waiting is worth (nothing at the
-        last step); see :class:`~strategies.qlearning.MarketQLearning`.
-    clock_parts:
-        which of the clock's two changes a learner gets (with ``clock``):
-        ``"both"`` (default); ``"state"``, the steps left in its state, a
-        failed negotiation still worth 0; ``"wait"``, a failed negotiation
-        worth what waiting is, the state without the steps left. The two alone
-        separate what each does.
-    clock_buckets:
-        time-left slots of a clocked learner's table (default ``min(period, 4)``;
-        at most one per step of a period, so at most :data:`~market.limits.STEPS_MAX`).
-    learner_params:
-        ``"fixed"`` (the defaults of :func:`~strategies.qlearning.default_learner_params`)
-        or ``"drawn"`` (per agent, :func:`~strategies.qlearning.drawn_learner_params`).
-    rational_learners:
-        learners only consider individually rational actions (default True).
-    strategy_params:
-        extra keyword arguments per strategy name, passed to its constructor.
-    agent_data:
-        when the DataCollector records agent variables: ``"period"``, ``"step"``, ``"none"``.
-    """
-
-    n_buyers: int = 50
-    n_sellers: int = 50
-    buyer_mix: Mapping[str, float] | None = None
-    seller_mix: Mapping[str, float] | None = None
-    prices: int = 5
-    rounds: int = 5
-    discount: float | None = None
-    seller_discount: float | None = None
-    buyer_discount: float | None = None
-    period: int = 10
-    redraw: bool = False
-    value_range: tuple[float, float] = (0.0, 100.0)
-    cost_range: tuple[float, float] = (0.0, 100.0)
-    value_dist: Distribution = "uniform"
-    cost_dist: Distribution = "uniform"
-    first: str = "random"
-    teams: int | None = None
-    common_wallet: bool = False
-    clock: bool = False
-    clock_parts: str = "both"
-    clock_buckets: int | None = None
-    learner_params: str = "fixed"
-    rational_learners: bool = True
-    strategy_params: Mapping[str, Mapping[str, Any]] | None = None
-    agent_data: str = "period"
-
-    def kwargs(self) -> dict[str, Any]:
-        """The parameters as keyword arguments of :class:`~market.sim.model.MarketModel`."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @property
-    def protocol(self) -> Protocol:
-        return Protocol(self.prices, self.rounds, *self.discounts)
-
-    @property
-    def discounts(self) -> tuple[float, float]:
-        """(Seller, Buyer) factors per offer: a side's own, else ``discount``, else 1."""
-        both = 1.0 if self.discount is None else float(self.discount)
-        return (both if self.seller_discount is None else float(self.seller_discount),
-                both if self.buyer_discount is None else float(self.buyer_discount))
+def _kwargs(self: Any) -> dict[str, Any]:
+    """The parameters as keyword arguments of :class:`~market.sim.model.MarketModel`."""
+    return {name: getattr(self, name) for name in NAMES}
 
 
-#: the parameter names, in declaration order
-NAMES = tuple(f.name for f in fields(Params))
+def _protocol(self: Any) -> Protocol:
+    return Protocol(self.prices, self.rounds, *self.discounts)
+
+
+def _discounts(self: Any) -> tuple[float, float]:
+    """(Seller, Buyer) factors per offer: a side's own, else ``discount``, else 1."""
+    both = 1.0 if self.discount is None else float(self.discount)
+    return (both if self.seller_discount is None else float(self.seller_discount),
+            both if self.buyer_discount is None else float(self.buyer_discount))
+
+
+def _doc() -> str:
+    lines = ["Every parameter of a market; :func:`check` returns them checked and normalised.",
+             "", "Made from the declarations of :mod:`market.sim.declared`:", ""]
+    for d in PARAMETERS:
+        lines += [f"{d.name}:", f"    {d.help} ({d.allowed()}; default {d.default!r})."]
+    return "\n".join(lines)
+
+
+Params = make_dataclass(
+    "Params", [(d.name, Any, field(default=d.default)) for d in PARAMETERS], frozen=True,
+    namespace={"kwargs": _kwargs, "protocol": property(_protocol),
+               "discounts": property(_discounts), "__doc__": _doc(),
+               "__module__": __name__})
+
 #: what names a parameter in a message: the parameter itself, or a caller's word for it
 Namer = Callable[[str], str]
 
@@ -173,8 +99,8 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
           steps: int | None = None) -> Params:
     """Check ``params`` (missing ones take their defaults) and return them normalised.
 
-    ``ValueError`` (a :class:`~market.errors.UsageError` for a size cap or a
-    file) naming the first bad parameter and its allowed range. ``names``
+    ``ValueError`` (a :class:`~market.errors.UsageError` for a file or the
+    memory) naming the first bad parameter and its allowed range. ``names``
     maps a parameter to what the caller calls it in messages (the market
     command's flags). ``steps``: the length of the run, when the caller
     knows it, so that what the run records counts in the memory estimate.
@@ -190,80 +116,59 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
     def say(name: str) -> str:
         return mapping.get(name, name)
 
-    a = {**Params().kwargs(), **params}
-    _check_values(a, say)
-    p = Params(
-        n_buyers=int(a["n_buyers"]),
-        n_sellers=int(a["n_sellers"]),
-        buyer_mix=check_mix(say("buyer_mix"), _mix(a["buyer_mix"])),
-        seller_mix=check_mix(say("seller_mix"), _mix(a["seller_mix"])),
-        prices=int(a["prices"]),
-        rounds=int(a["rounds"]),
-        discount=None if a["discount"] is None else float(a["discount"]),
-        seller_discount=None if a["seller_discount"] is None else float(a["seller_discount"]),
-        buyer_discount=None if a["buyer_discount"] is None else float(a["buyer_discount"]),
-        period=int(a["period"]),
-        redraw=bool(a["redraw"]),
-        value_range=(float(a["value_range"][0]), float(a["value_range"][1])),
-        cost_range=(float(a["cost_range"][0]), float(a["cost_range"][1])),
-        value_dist=a["value_dist"],
-        cost_dist=a["cost_dist"],
-        first=a["first"],
-        teams=None if a["teams"] is None else int(a["teams"]),
-        common_wallet=bool(a["common_wallet"]),
-        clock=bool(a["clock"]),
-        clock_parts=a["clock_parts"],
-        clock_buckets=int(min(int(a["period"]), 4) if a["clock_buckets"] is None
-                          else a["clock_buckets"]),
-        learner_params=a["learner_params"],
-        rational_learners=bool(a["rational_learners"]),
-        strategy_params={k: dict(v) for k, v in (a["strategy_params"] or {}).items()},
-        agent_data=a["agent_data"],
-    )
-    for limit in LIMITS:
-        limit(p, say)
+    values = {d.name: value(d, params.get(d.name, d.default), say(d.name)) for d in PARAMETERS}
+    if values["clock_buckets"] is None:
+        values["clock_buckets"] = min(values["period"], 4)
+    p = Params(**values)
     _check_spec_files(p, say)
     _check_memory(p, say, steps)
     return p
+
+
+def value(d: Param, v: Any, name: str) -> Any:
+    """One parameter's value checked by its declaration and normalised; ``ValueError``
+    naming ``name`` (the parameter, or the caller's word for it) and what is allowed."""
+    kind = d.kind
+    if v is None and d.optional and kind not in ("mix", "mapping"):
+        return None
+    if kind == "int":
+        if not isinstance(v, int | np.integer) or isinstance(v, bool) or not (
+                d.lo <= v <= d.hi):
+            raise ValueError(f"{name} must be {d.allowed().removesuffix(' or none')} "
+                             f"(got {v!r})")
+        return int(v)
+    if kind == "float":
+        ok = isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+        if not ok or not (d.lo < float(v) <= d.hi):
+            raise ValueError(f"{name} must be {d.allowed().removesuffix(' or none')} "
+                             f"(got {v!r})")
+        return float(v)
+    if kind == "flag":
+        if not isinstance(v, bool | np.bool_) and v not in (0, 1):
+            raise ValueError(f"{name} must be true or false (got {v!r})")
+        return bool(v)
+    if kind == "choice" or (kind == "dist" and not callable(v)):
+        if v not in d.choices:
+            raise ValueError(f"{name} must be one of {', '.join(d.choices)} (got {v!r})")
+        return v
+    if kind == "dist":
+        return v
+    if kind == "range":
+        return _check_range(name, v)
+    if kind == "mix":
+        return check_mix(name, _mix(v))
+    v = {} if v is None else v
+    if not isinstance(v, Mapping) or not all(isinstance(x, Mapping) for x in v.values()):
+        raise ValueError(f"{name} must map strategy names to keyword arguments (got {v!r})")
+    return {k: dict(x) for k, x in v.items()}
 
 
 def _mix(mix: Mapping[str, float] | None) -> dict[str, float]:
     return dict(DEFAULT_MIX if mix is None else mix)
 
 
-# --- each value on its own ------------------------------------------------------------------
-def _check_values(a: dict[str, Any], say: Namer) -> None:
-    """Types, choices and lower bounds, one parameter at a time."""
-    _check_count(say("n_buyers"), a["n_buyers"])
-    _check_count(say("n_sellers"), a["n_sellers"])
-    _check_int(say("period"), a["period"], 1)
-    _check_choice(say("first"), a["first"], FIRST_MOVERS)
-    _check_choice(say("agent_data"), a["agent_data"], AGENT_DATA)
-    _check_choice(say("learner_params"), a["learner_params"], LEARNER_PARAMS)
-    _check_choice(say("clock_parts"), a["clock_parts"], CLOCK_PARTS)
-    for name in ("value_range", "cost_range"):
-        _check_range(say(name), a[name])
-    for name in ("value_dist", "cost_dist"):
-        if not callable(a[name]):
-            _check_choice(say(name), a[name], DISTRIBUTIONS)
-    if a["teams"] is not None:
-        _check_int(say("teams"), a["teams"], 1)
-    if a["clock_buckets"] is not None:
-        _check_int(say("clock_buckets"), a["clock_buckets"], 1)
-    for name in ("discount", "seller_discount", "buyer_discount"):
-        if a[name] is not None:
-            _check_discount(say(name), a[name])
-    Protocol(int(a["prices"]), int(a["rounds"]))  # the protocol's own bounds and words
-
-
-def _check_discount(name: str, d: Any) -> None:
-    """A factor per offer in (0, 1]: 0 would make every deal after the first offer worthless."""
-    ok = isinstance(d, int | float | np.integer | np.floating) and not isinstance(d, bool)
-    if not ok or not (0.0 < float(d) <= 1.0):
-        raise ValueError(f"{name} must be a number in (0, 1] (got {d!r})")
-
-
-def _check_range(name: str, value: Any) -> None:
+# --- ranges -------------------------------------------------------------------------------
+def _check_range(name: str, value: Any) -> tuple[float, float]:
     """Two finite numbers ``lo < hi``, each within :data:`~market.limits.MONEY_MAX` in size,
     so that the draws, the price grid and every sum of prices of a run stay finite."""
     try:
@@ -275,21 +180,8 @@ def _check_range(name: str, value: Any) -> None:
     if max(abs(lo), abs(hi)) > MONEY_MAX:
         raise ValueError(f"{name} must lie within [-{MONEY_MAX:g}, {MONEY_MAX:g}] "
                          f"(got {lo:g}, {hi:g})")
+    return lo, hi
 
-
-def _check_count(name: str, n: Any) -> None:
-    if not isinstance(n, int | np.integer) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{name} must be an integer >= 1 (got {n!r}); a side cannot be empty")
-
-
-def _check_int(name: str, n: Any, lo: int) -> None:
-    if not isinstance(n, int | np.integer) or isinstance(n, bool) or n < lo:
-        raise ValueError(f"{name} must be an integer >= {lo} (got {n!r})")
-
-
-def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)} (got {value!r})")
 
 
 # --- mixes --------------------------------------------------------------------------------------
@@ -351,26 +243,6 @@ def parse_range(text: str, name: str) -> tuple[float, float]:
     return lo, hi
 
 
-# --- size caps (the numbers are market.limits') -------------------------------------------------
-#: integer parameters with an upper cap: name -> (lowest, highest allowed)
-CAPS: dict[str, tuple[int, int]] = {
-    "n_buyers": (1, TRADERS_MAX),
-    "n_sellers": (1, TRADERS_MAX),
-    "teams": (1, TRADERS_MAX),
-    "period": (1, STEPS_MAX),
-    "prices": (2, PRICES_MAX),
-    "rounds": (1, ROUNDS_MAX),
-    "clock_buckets": (1, STEPS_MAX),  # at most one slot per step of a period
-}
-
-
-def _check_caps(p: Params, say: Namer) -> None:
-    for name, (lo, hi) in CAPS.items():
-        value = getattr(p, name)
-        if value is not None and value > hi:
-            raise UsageError(f"{say(name)} must be an integer in [{lo}, {hi}] (got {value})")
-
-
 def table_cells(p: Params) -> float:
     """Table cells the market's strategies would allocate, as each strategy counts its own
     (:meth:`~strategies.base.Strategy.market_table_cells`: the Q-learners' two roles, clock
@@ -387,12 +259,6 @@ def table_cells(p: Params) -> float:
         for n, mix in ((p.n_buyers, p.buyer_mix), (p.n_sellers, p.seller_mix))
         for spec, share in (mix or {}).items()
     )
-
-
-#: every cap on the size of a market, in the order checked (after each value on its own);
-#: the Q-learners' tables are bounded by what they cost, in :func:`memory_estimate` (a cap
-#: on cells alone refused a million traders whose tables need 3 GiB of 23)
-LIMITS: list[Callable[[Params, Namer], None]] = [_check_caps]
 
 
 def _check_spec_files(p: Params, say: Namer) -> None:
@@ -450,6 +316,12 @@ ENGINE_PARAMETERS: dict[str, tuple[tuple[type, ...] | None, Any]] = {
 }
 
 
+#: the scalar type a grid may sweep, by kind of parameter (None: not a scalar)
+SCALAR_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,), "float": (float,), "flag": (bool,), "choice": (str,), "dist": (str,),
+}
+
+
 def model_parameters(cls: type | None = None) -> dict[str, tuple[tuple[type, ...] | None, Any]]:
     """Parameter name -> (allowed scalar types, default), of the market or of ``cls.__init__``.
 
@@ -460,9 +332,7 @@ def model_parameters(cls: type | None = None) -> dict[str, tuple[tuple[type, ...
     ``cls``: another model class (its keywords); by default the market's own.
     """
     if cls is None:
-        hints = typing.get_type_hints(Params)
-        out = {f.name: (_scalar_types(hints.get(f.name), f.default), f.default)
-               for f in fields(Params)}
+        out = {d.name: (SCALAR_TYPES.get(d.kind), d.default) for d in PARAMETERS}
         return {**out, **ENGINE_PARAMETERS, **MESA_PARAMETERS}
     sig = inspect.signature(cls.__init__)
     try:

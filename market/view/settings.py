@@ -21,7 +21,8 @@ from typing import Any
 
 import strategies
 from market.game.rules import SIDE_NAMES
-from market.sim.params import FIRST_MOVERS, check  # the one shared validation
+from market.sim.declared import BY_NAME, FIRST_MOVERS, PARAMETERS
+from market.sim.params import check  # the one shared validation
 
 
 @dataclass(frozen=True)
@@ -34,28 +35,21 @@ class Number:
     step: int = 1
 
 
-#: the numeric controls, in the sidebar's order
+#: the numeric controls, in the sidebar's order (Sellers first, as the page reads), their
+#: labels and slider ranges from the parameters' declarations
+_SIDEBAR = ("n_sellers", "n_buyers", "prices", "rounds", "period", "teams")
 NUMBERS: dict[str, Number] = {
-    "n_sellers": Number("Sellers", 1, 1000),
-    "n_buyers": Number("Buyers", 1, 1000),
-    "prices": Number("Price levels P", 2, 20),
-    "rounds": Number("Rounds T", 1, 10),
-    "period": Number("Steps per trading period", 1, 50),
-    "teams": Number("Teams per side (0: none)", 0, 20),
+    name: Number(c.label, int(c.lo), int(c.hi))
+    for name in _SIDEBAR if (c := BY_NAME[name].control) is not None
 }
 #: the on/off controls and what they say
-SWITCHES: dict[str, str] = {
-    "redraw": "New values and costs each period",
-    "clock": "Market clock (delay costs; learners see the time left)",
-    "common_wallet": "Common wallet (teams pool their earnings)",
-}
+SWITCHES: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
+                            if d.kind == "flag" and d.control is not None}
 #: each side's time cost: its discount factor per offer (the game takes any in (0, 1]; the
 #: slider offers the useful part of it)
-DISCOUNTS: dict[str, str] = {
-    "seller_discount": "Seller's discount per offer",
-    "buyer_discount": "Buyer's discount per offer",
-}
-DISCOUNT_MIN, DISCOUNT_STEP = 0.5, 0.01
+DISCOUNTS: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
+                             if d.kind == "float" and d.control is not None}
+DISCOUNT_MIN, DISCOUNT_STEP = float(BY_NAME["seller_discount"].control.lo), 0.01
 #: a strategy's weight in its side's mix
 WEIGHT = Number("weight", 0, 100, 5)
 SEED_MAX = 2**32 - 1

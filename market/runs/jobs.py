@@ -1,0 +1,161 @@
+"""One run of a batch: its specification (index, grid point, seed, parameters, length),
+how its seed is derived, and running it into one row of the results table.
+
+Each run's seed comes from the batch seed and the run's index only
+(``SeedSequence(seed, spawn_key=(run,))``), so the table is the same
+whatever the number of processes or the machine a run landed on.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from market.errors import UsageError
+from market.limits import BATCH_RUNS_MAX
+from market.runs.grid import (
+    BATCH_DEFAULTS,
+    DEFAULT_FILL,
+    each_point,
+    grid_points,
+    model_class,
+    model_kwargs,
+)
+
+
+# --- run specifications -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunSpec:
+    """One market run: its index, grid point, iteration, seed, parameters and length."""
+
+    run: int
+    point: int
+    iteration: int
+    seed: int
+    steps: int
+    params: tuple[tuple[str, Any], ...]
+    fill: str = DEFAULT_FILL
+
+    @property
+    def param_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    def key(self) -> dict[str, Any]:
+        """What must match for a stored result to stand for this run."""
+        return {"run": self.run, "seed": self.seed, "steps": self.steps,
+                "params": [list(p) for p in self.params], "fill": self.fill}
+
+
+def run_seed(batch_seed: int, run: int) -> int:
+    """Seed of run ``run``: from the batch seed and the run index only (63 bits)."""
+    state = np.random.SeedSequence(batch_seed, spawn_key=(run,)).generate_state(1, np.uint64)
+    return int(state[0] >> np.uint64(1))
+
+
+def expand(
+    grid: dict[str, list[Any]], iterations: int, seed: int, steps: int, fill: str = DEFAULT_FILL,
+    common_seeds: bool = False,
+) -> list[RunSpec]:
+    """Every grid point ``iterations`` times; run ``point * iterations + iteration``.
+
+    Each run's seed derives from the batch seed and the run index; with
+    ``common_seeds`` from the iteration alone, so that iteration ``i`` of every
+    grid point draws the same market (common random numbers: a comparison of
+    two points is then paired, seed by seed, and far more precise).
+    """
+    if iterations < 1:
+        raise UsageError(f"--iterations must be >= 1 (got {iterations})")
+    if steps < 1:
+        raise UsageError(f"--steps must be >= 1 (got {steps})")
+    points = grid_points(grid)
+    if points * iterations > BATCH_RUNS_MAX:
+        raise UsageError(f"--iterations: {points:,} grid point(s) x {iterations:,} iterations "
+                         f"make {points * iterations:,} runs (at most {BATCH_RUNS_MAX:,})")
+    specs = []
+    for p, point in enumerate(each_point(grid)):
+        for i in range(iterations):
+            run = p * iterations + i
+            specs.append(RunSpec(run, p, i, run_seed(seed, i if common_seeds else run), steps,
+                                 tuple(point.items()), fill))
+    return specs
+
+
+# --- one run ---------------------------------------------------------------------------------
+@dataclass
+class RunOutcome:
+    """A finished run: its table row and, on request, its per-step data."""
+
+    row: dict[str, Any]
+    steps: pd.DataFrame | None = None
+    key: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.row.get("error") is not None
+
+
+def run_one(spec: RunSpec, per_step: bool = False) -> RunOutcome:
+    """Build the model, step it, summarise it. An exception becomes the row's ``error``.
+
+    Runs in worker processes (process pool or Dask), so it takes and returns
+    plain picklable data.
+    """
+    row: dict[str, Any] = {"run": spec.run, "point": spec.point, "iteration": spec.iteration,
+                           "seed": spec.seed, "steps": spec.steps, **spec.param_dict}
+    steps_df = None
+    try:
+        cls = model_class()
+        kwargs = model_kwargs(spec.param_dict, spec.fill)
+        known = inspect.signature(cls.__init__).parameters
+        for k, v in BATCH_DEFAULTS.items():
+            if k in known:
+                kwargs.setdefault(k, v)
+        model = cls(**kwargs, seed=spec.seed)
+        for _ in range(spec.steps):
+            model.step()
+        summary = model.summary()
+        row.update({str(k): _number(v) for k, v in summary.items()})
+        row["error"] = None
+        if per_step:
+            steps_df = step_table(model, spec.run)
+    except Exception as exc:  # a failing run is recorded, the batch goes on
+        row["error"] = f"{type(exc).__name__}: {exc}"
+        if os.environ.get("NEGOTIATION_DEBUG"):
+            row["error"] += "\n" + traceback.format_exc()
+    return RunOutcome(row, steps_df, spec.key())
+
+
+def _number(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def step_table(model: Any, run: int) -> pd.DataFrame:
+    """The model's per-step variables (Mesa DataCollector), flattened, with the run index."""
+    df = model.datacollector.get_model_vars_dataframe().reset_index(drop=True)
+    df = flatten_columns(df)
+    if "step" not in df.columns:
+        df.insert(0, "step", np.arange(len(df), dtype=np.int64))
+    df.insert(0, "run", np.int64(run))
+    return df
+
+
+def flatten_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """Expand columns holding dicts into dotted columns (Parquet wants flat scalars)."""
+    for col in list(df.columns):
+        if df[col].map(lambda v: isinstance(v, dict)).any():
+            dicts = df[col].map(lambda v: v if isinstance(v, dict) else {}).tolist()
+            sub = pd.json_normalize(dicts)
+            sub.columns = [f"{col}.{c}" for c in sub.columns]
+            sub.index = df.index
+            pos = df.columns.get_loc(col)
+            df = pd.concat([df.iloc[:, :pos], sub, df.iloc[:, pos + 1:]], axis=1)
+    return df

@@ -1,0 +1,179 @@
+"""Every market parameter, declared once: name, default, what it may be, its one-line help,
+its command-line flag and its control in the browser view.
+
+Everything else is derived from :data:`PARAMETERS`: the checked
+:class:`~market.sim.params.Params` and the one validation every caller runs
+(:func:`market.sim.params.check`), the ``market`` command's flags and the
+parameters block of its ``--json``, the batch grid's names and types, the
+view's sidebar controls, and the parameters table of the market guide
+(:func:`markdown_table`, held equal to the page by a test). Adding a
+parameter is one :class:`Param` here plus the code that uses it.
+
+This module holds data only (no numpy, no strategies), so that building a
+command's flags costs nothing at start-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
+
+#: what a parameter is, and so how it is checked, typed and spelled
+KINDS = ("int", "float", "flag", "choice", "dist", "range", "mix", "mapping")
+#: the choices of a distribution, the first mover, agent data, learners' parameters
+DISTRIBUTIONS = ("uniform", "normal", "triangular")
+FIRST_MOVERS = ("random", "seller", "buyer")
+AGENT_DATA = ("period", "step", "none")
+LEARNER_PARAMS = ("fixed", "drawn")
+#: which of the market clock's changes learners get (``strategies.base.CLOCK_PARTS``, the
+#: learner's numbering, which this layer cannot import; a test holds the two equal)
+CLOCK_PARTS = ("both", "state", "wait")
+
+
+@dataclass(frozen=True)
+class Control:
+    """The view's sidebar control of a parameter: its label and, for numbers, the part of
+    the allowed range a slider offers."""
+
+    label: str
+    lo: float | None = None
+    hi: float | None = None
+
+
+@dataclass(frozen=True)
+class Param:
+    """One market parameter.
+
+    ``kind``: one of :data:`KINDS`; ``lo``/``hi``: the allowed range of an
+    ``int`` (``hi`` a cap of :mod:`market.limits`) or a ``float`` (``(lo,
+    hi]``); ``choices``: a ``choice``'s (or ``dist``'s) values; ``optional``:
+    None is allowed (and means what ``help`` says); ``flag``: its
+    command-line flag (None: none; several parameters may share one);
+    ``switch``: a ``choice`` set by an on/off flag to this value;
+    ``control``: its control in the browser view, if it has one.
+    """
+
+    name: str
+    kind: str
+    default: Any
+    help: str
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+    flag: str | None = None
+    switch: str | None = None
+    metavar: str | None = None
+    control: Control | None = None
+
+    def allowed(self) -> str:
+        """The allowed values in words (messages and the docs table)."""
+        if self.kind == "int":
+            return f"an integer in [{self.lo:.0f}, {self.hi:.0f}]" + (
+                " or none" if self.optional else "")
+        if self.kind == "float":
+            return f"a number in ({self.lo:g}, {self.hi:g}]" + (
+                " or none" if self.optional else "")
+        if self.kind == "flag":
+            return "true or false"
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "dist":
+            return "one of " + ", ".join(self.choices) + ", or f(rng, n, lo, hi)"
+        if self.kind == "range":
+            return "two numbers lo < hi"
+        if self.kind == "mix":
+            return "strategy -> share, shares summing to 1"
+        return "strategy -> keyword arguments"
+
+
+PARAMETERS: tuple[Param, ...] = (
+    Param("n_buyers", "int", 50, "number of Buyers", 1, TRADERS_MAX, flag="--buyers",
+          control=Control("Buyers", 1, 1000)),
+    Param("n_sellers", "int", 50, "number of Sellers", 1, TRADERS_MAX, flag="--sellers",
+          control=Control("Sellers", 1, 1000)),
+    Param("buyer_mix", "mix", None,
+          "strategy shares of the Buyers, e.g. averaging=0.5,qlearning=0.5 (default "
+          "averaging; a name may be qlearning:FILE.npz, or a strategy of your own: "
+          "path/to/file.py:Class or module:Class)", optional=True, flag="--buyer-mix",
+          metavar="MIX"),
+    Param("seller_mix", "mix", None, "strategy shares of the Sellers (default averaging)",
+          optional=True, flag="--seller-mix", metavar="MIX"),
+    Param("prices", "int", 5, "price levels P", 2, PRICES_MAX, flag="--prices",
+          control=Control("Price levels P", 2, 20)),
+    Param("rounds", "int", 5, "rounds T", 1, ROUNDS_MAX, flag="--rounds",
+          control=Control("Rounds T", 1, 10)),
+    Param("discount", "float", None,
+          "both sides' discount factor per offer, in (0, 1] (default 1: time is free)",
+          0, 1, optional=True, flag="--discount", metavar="D"),
+    Param("seller_discount", "float", None, "the Seller's factor (overrides --discount)",
+          0, 1, optional=True, flag="--seller-discount", metavar="D",
+          control=Control("Seller's discount per offer", 0.5, 1.0)),
+    Param("buyer_discount", "float", None, "the Buyer's factor (overrides --discount)",
+          0, 1, optional=True, flag="--buyer-discount", metavar="D",
+          control=Control("Buyer's discount per offer", 0.5, 1.0)),
+    Param("period", "int", 10,
+          "steps per trading period K; one unit per trader per period", 1, STEPS_MAX,
+          flag="--period", control=Control("Steps per trading period", 1, 50)),
+    Param("redraw", "flag", False, "draw new values and costs every period (default: kept)",
+          flag="--redraw", control=Control("New values and costs each period")),
+    Param("value_range", "range", (0.0, 100.0),
+          "Buyers' values drawn uniformly in [LO, HI] (default 0,100)",
+          flag="--value-range", metavar="LO,HI"),
+    Param("cost_range", "range", (0.0, 100.0),
+          "Sellers' costs drawn uniformly in [LO, HI] (default 0,100)",
+          flag="--cost-range", metavar="LO,HI"),
+    Param("value_dist", "dist", "uniform", "shape of values and costs in their ranges",
+          choices=DISTRIBUTIONS, flag="--distribution"),
+    Param("cost_dist", "dist", "uniform", "shape of values and costs in their ranges",
+          choices=DISTRIBUTIONS, flag="--distribution"),
+    Param("first", "choice", "random", "who opens each negotiation (default random per pair)",
+          choices=FIRST_MOVERS, flag="--first", control=Control("First mover")),
+    Param("teams", "int", None, "teams per side (default: every trader alone)", 1,
+          TRADERS_MAX, optional=True, flag="--teams",
+          control=Control("Teams per side (0: none)", 0, 20)),
+    Param("common_wallet", "flag", False, "pool earnings per team (needs --teams)",
+          flag="--common-wallet", control=Control("Common wallet (teams pool their earnings)")),
+    Param("clock", "flag", False, "market clock: learners see the steps left and delay costs",
+          flag="--clock",
+          control=Control("Market clock (delay costs; learners see the time left)")),
+    Param("clock_parts", "choice", "both",
+          "with --clock, which of its changes learners get: both (default), state (the steps "
+          "left, failures worth 0) or wait (failures worth waiting, no steps left in the state)",
+          choices=CLOCK_PARTS, flag="--clock-parts", metavar="both|state|wait"),
+    Param("clock_buckets", "int", None,
+          "time-left slots of a clocked learner's table (default: min(period, 4))", 1,
+          STEPS_MAX, optional=True),
+    Param("learner_params", "choice", "fixed",
+          "draw each Q-learner's learning parameters (lr, gamma, exploration)",
+          choices=LEARNER_PARAMS, flag="--drawn-learners", switch="drawn"),
+    Param("rational_learners", "flag", True,
+          "learners only consider individually rational actions"),
+    Param("strategy_params", "mapping", None,
+          "extra keyword arguments per strategy name, passed to its constructor",
+          optional=True),
+    Param("agent_data", "choice", "period",
+          "when to record agent-level data (default: end of each period)",
+          choices=AGENT_DATA, flag="--agent-data"),
+)
+#: the parameters by name, in declaration order
+BY_NAME: dict[str, Param] = {p.name: p for p in PARAMETERS}
+#: the parameter names, in declaration order (the model's keywords, before Mesa's own)
+NAMES: tuple[str, ...] = tuple(BY_NAME)
+
+
+def flag_names() -> dict[str, str]:
+    """Parameter name -> the flag a command spells it with (messages name the flag)."""
+    return {p.name: p.flag for p in PARAMETERS if p.flag is not None}
+
+
+def markdown_table() -> str:
+    """The parameters as the market guide's table (one row each)."""
+    rows = ["| parameter | flag | default | allowed | meaning |", "|---|---|---|---|---|"]
+    for p in PARAMETERS:
+        flag = f"`{p.flag}`" if p.flag else ""
+        default = "none" if p.default is None else f"`{p.default!r}`"
+        rows.append(f"| `{p.name}` | {flag} | {default} | {p.allowed()} | {p.help} |")
+    return "\n".join(rows) + "\n"
