@@ -1,5 +1,28 @@
 """One side of the game as a Gymnasium environment, the other side played by a strategy.
 
+
+| Import             | ``gym.make("negotiation_market/Bargaining-v0")`` (after ``import market.interop.gymnasium_env``) |
+|--------------------|------------------------------------------------------------------------|
+| Actions            | Discrete                                                               |
+| Agents             | 1 (``side``), against a strategy (``opponent``)                        |
+| Action Values      | ``[0, P + 1]``: offer level ``a + 1``, ``P`` accept, ``P + 1`` reject  |
+| Action Space       | ``Discrete(7)`` (P = 5)                                                |
+| Observation Values | ``[0, max(P, T)]`` (last offer, round, own last offer, moved first)    |
+| Observation Space  | ``Box(0, [5 5 5 1], (4,), int64)`` (P = T = 5)                          |
+| Action Mask        | ``info["action_mask"]``, ``P + 2`` zeros and ones                      |
+
+**Rewards**: the agent's at the end of the negotiation, the protocol's
+two-agent reward by default (``reward="surplus"``: its surplus).
+
+**Arguments**: ``side="seller"``, ``opponent="averaging"`` (any strategy
+spec, or a strategy object), ``prices=5``, ``rounds=5``, and as the
+PettingZoo environment: ``first``, ``seller_range``, ``buyer_range``,
+``reward``, ``seller_discount``, ``buyer_discount``, ``render_mode``.
+
+**Version history**: v0, the first release (the discounts were added later
+with 1 as their default).
+
+
 The agent plays ``side`` (``"seller"`` or ``"buyer"``); the opponent is any
 registered strategy named by a spec as the command line takes it
 (``"averaging"``, ``"boulware"``, ``"spe"``, ``"qlearning:tables.npz"``,

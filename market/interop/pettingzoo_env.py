@@ -1,5 +1,38 @@
 """The two-agent game as a PettingZoo AEC environment: agents ``seller`` and ``buyer``.
 
+This environment is part of the two-agent game (``market.interop``).
+
+| Import             | ``from market.interop.pettingzoo_env import env``                       |
+|--------------------|-------------------------------------------------------------------------|
+| Actions            | Discrete                                                                |
+| Parallel API       | Yes (``parallel_env()``, turn-based)                                    |
+| Manual Control     | No                                                                      |
+| Agents             | ``agents= ['seller', 'buyer']``                                         |
+| Agents             | 2                                                                       |
+| Action Shape       | (1,)                                                                    |
+| Action Values      | ``[0, P + 1]``: offer level ``a + 1``, ``P`` accept, ``P + 1`` reject   |
+| Action Space       | ``Discrete(7)`` (P = 5)                                                 |
+| Observation Shape  | (4,) and a mask of P + 2                                                |
+| Observation Values | ``[0, max(P, T)]`` (last offer, round, own last offer, moved first)     |
+| Observation Space  | ``Dict('action_mask': Box(0, 1, (7,), int8), 'observation': Box(0, [5 5 5 1], (4,), int64))`` |
+
+**Rewards**: at the end of the negotiation, the protocol's two-agent rewards
+(Seller ``p / P``, Buyer ``1 - p / P`` at a deal on level ``p``, both 0
+without one; discounted per offer with time costs); ``reward="surplus"``
+pays each side its surplus over its reservation range.
+
+**Arguments**: ``env(prices=5, rounds=5, *, first="random", seller_range=None,
+buyer_range=None, reward="two-agent", seller_discount=1.0, buyer_discount=1.0,
+render_mode=None)``: ``prices`` P and ``rounds`` T of the protocol; ``first``
+the first mover (``"seller"``, ``"buyer"`` or ``"random"`` per reset);
+``seller_range``/``buyer_range`` each side's acceptable levels; ``reward``
+``"two-agent"`` or ``"surplus"``; the discounts each side's factor per offer
+in (0, 1]; ``render_mode`` ``"ansi"`` or None.
+
+**Version history**: v0, the first release (the discounts were added later
+with 1, the game without time costs, as their default).
+
+
 Alternating offers are turn-based, which is what PettingZoo's AEC API
 (agent environment cycle) models: ``env.agent_selection`` is the side to
 move, ``env.last()`` gives its observation, ``env.step(action)`` plays it.

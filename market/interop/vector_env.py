@@ -1,5 +1,25 @@
 """Many negotiations as one Gymnasium vector environment, for deep RL at compiled speed.
 
+
+| Import             | ``from market.interop.vector_env import BargainingVectorEnv``          |
+|--------------------|------------------------------------------------------------------------|
+| Actions            | Discrete, one per row                                                  |
+| Agents             | ``num_envs`` rows of one side, against one compiled strategy           |
+| Action Space       | ``MultiDiscrete([7 7 7 7])`` (4 rows, P = 5)                           |
+| Observation Space  | ``Box(0, [[5 5 5 1] ...], (4, 4), int64)`` (4 rows, P = T = 5)         |
+| Single spaces      | those of ``negotiation_market/Bargaining-v0``                          |
+| Autoreset          | ``NEXT_STEP`` (Gymnasium 1.x)                                          |
+
+**Rewards**: as the single environment's, per row, at each row's end.
+
+**Arguments**: ``num_envs=1024``, ``side="seller"``, ``opponent="averaging"``
+(a strategy with a compiled decision), ``prices=5``, ``rounds=5``, and
+``first``, ``seller_range``, ``buyer_range``, ``reward``,
+``seller_discount``, ``buyer_discount`` as the single environment.
+
+**Version history**: v0, the first release.
+
+
 ``BargainingVectorEnv(num_envs, side, opponent, ...)`` holds ``num_envs``
 negotiations against one opponent strategy as rows of one batch, advanced
 together by :func:`market.interop.fastgame.step` (compiled with the opponent's

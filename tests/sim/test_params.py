@@ -115,7 +115,8 @@ def test_shares_a_hair_off_one_are_normalised():
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"clock": True, "clock_buckets": -1}, "clock_buckets must be an integer in \\[1, \\d+\\] \\(got -1\\)"),
+    ({"clock": True, "clock_buckets": -1},
+     "clock_buckets must be an integer in \\[1, \\d+\\] \\(got -1\\)"),
     ({"clock": True, "clock_buckets": 2.5}, "clock_buckets must be an integer"),
     ({"clock": True, "clock_buckets": 10**9}, "clock_buckets must be an integer in \\[1, "),
     ({"value_range": (-1e308, 1e308)}, "value_range must lie within \\[-1e\\+12, 1e\\+12\\]"),
