@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: docs/pages/architecture.md is checked against it below)
 LAYERS = {
     "market.errors": 1, "market.limits": 1, "market.files": 1, "market.processes": 1,
-    "market.jsonable": 1,
+    "market.jsonable": 1, "market.parameters": 1,
     "market.game": 2,
     "strategies": 3,
     "market.sim": 4, "market.interop": 4,

@@ -15,6 +15,7 @@ from typing import Any
 
 from market.errors import UsageError
 from market.jsonable import jsonable
+from market.parameters import Param
 
 #: the name errors and ``--help`` go by: ``run.py``, or the installed console script's
 #: (:func:`market.cli.console` sets it)
@@ -71,6 +72,56 @@ def number_in(name: str, lo: float, hi: float, *, above: bool = False
         return value
 
     return parse
+
+
+def flag_dest(flag: str) -> str:
+    """The attribute argparse gives a flag's value: ``--test-episodes`` -> ``test_episodes``."""
+    return flag.removeprefix("--").replace("-", "_")
+
+
+def _choice(flag: str, choices: tuple[str, ...]) -> Callable[[str], str]:
+    """argparse ``type=`` for one of ``choices``, in the words of every other check."""
+
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(
+                f"{flag} must be one of {', '.join(choices)} (got {text!r})")
+        return text
+
+    return parse
+
+
+def add_flags(p: argparse.ArgumentParser, params: Sequence[Param], *,
+              defaults: bool = True) -> None:
+    """One flag per declared parameter that has one (:mod:`market.parameters`): its type
+    and range, help and (with ``defaults``; else None, for a preset to fill) default come
+    from the declaration; a flag several parameters share is added once."""
+    seen: set[str] = set()
+    for d in params:
+        if d.flag is None or d.flag in seen:
+            continue
+        seen.add(d.flag)
+        names = (d.flag, *d.aliases)
+        default = d.default if defaults else None
+        shown = ("" if not defaults or d.default is None or "default" in d.help
+                 else f" (default {d.default})")
+        if d.kind == "flag" or d.switch is not None:
+            p.add_argument(*names, action="store_true", help=d.help)
+        elif d.kind == "int":
+            lo, hi = int(d.lo), None if d.hi is None else int(d.hi)
+            p.add_argument(*names, type=int_in(d.flag, lo, hi), default=default,
+                           help=d.help + shown)
+        elif d.kind == "float":
+            p.add_argument(*names, type=number_in(d.flag, d.lo, d.hi, above=not d.closed),
+                           default=default, metavar=d.metavar, help=d.help + shown)
+        elif d.kind in ("choice", "dist"):
+            p.add_argument(*names, type=_choice(d.flag, d.choices), default=default,
+                           metavar=d.metavar or "|".join(d.choices), help=d.help)
+        elif d.kind == "mix":
+            p.add_argument(*names, default="averaging", metavar=d.metavar, help=d.help)
+        elif d.kind == "range":
+            lo, hi = d.default
+            p.add_argument(*names, default=f"{lo:g},{hi:g}", metavar=d.metavar, help=d.help)
 
 
 def add_discounts(p: argparse.ArgumentParser) -> None:

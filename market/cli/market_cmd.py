@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from market.cli import common
-from market.cli.common import discounts, emit_json, int_in, number_in, path_text
+from market.cli.common import add_flags, discounts, emit_json, flag_dest, int_in, path_text
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.files import (
@@ -45,7 +45,7 @@ LAID_OUT = {"efficiency", "deals", "mean_price", "price_std", "ce_price_lo", "ce
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_parameter_flags(p)  # every market parameter that has a flag, from its declaration
+    add_flags(p, PARAMETERS)  # every market parameter that has a flag, from its declaration
     p.add_argument("--steps", type=int_in("--steps", 1, STEPS_MAX), default=100,
                    help="steps to run (default 100)")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0,
@@ -60,46 +60,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "summary.json and market.png")
 
 
-def _dest(flag: str) -> str:
-    return flag.removeprefix("--").replace("-", "_")
-
-
-def _choice(flag: str, choices: tuple[str, ...]) -> Any:
-    def parse(text: str) -> str:
-        if text not in choices:
-            raise argparse.ArgumentTypeError(
-                f"{flag} must be one of {', '.join(choices)} (got {text!r})")
-        return text
-    return parse
-
-
-def add_parameter_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per declared market parameter that has one (:mod:`market.sim.declared`):
-    its type and range, default and help come from the declaration."""
-    seen: set[str] = set()
-    for d in PARAMETERS:
-        if d.flag is None or d.flag in seen:
-            continue
-        seen.add(d.flag)
-        shown = "" if d.default is None or "default" in d.help else f" (default {d.default})"
-        if d.kind == "flag" or d.switch is not None:
-            p.add_argument(d.flag, action="store_true", help=d.help)
-        elif d.kind == "int":
-            p.add_argument(d.flag, type=int_in(d.flag, int(d.lo), int(d.hi)), default=d.default,
-                           help=d.help + shown)
-        elif d.kind == "float":
-            p.add_argument(d.flag, type=number_in(d.flag, d.lo, d.hi, above=True),
-                           default=d.default, metavar=d.metavar, help=d.help + shown)
-        elif d.kind in ("choice", "dist"):
-            p.add_argument(d.flag, type=_choice(d.flag, d.choices), default=d.default,
-                           metavar=d.metavar or "|".join(d.choices), help=d.help)
-        elif d.kind == "mix":
-            p.add_argument(d.flag, default="averaging", metavar=d.metavar, help=d.help)
-        elif d.kind == "range":
-            lo, hi = d.default
-            p.add_argument(d.flag, default=f"{lo:g},{hi:g}", metavar=d.metavar, help=d.help)
-
-
 def parameter_values(args: argparse.Namespace) -> dict[str, Any]:
     """The market parameters the flags gave, as :func:`market.sim.params.check` takes them
     (mixes and ranges parsed, naming their flags)."""
@@ -109,7 +69,7 @@ def parameter_values(args: argparse.Namespace) -> dict[str, Any]:
     for d in PARAMETERS:
         if d.flag is None:
             continue
-        given = getattr(args, _dest(d.flag))
+        given = getattr(args, flag_dest(d.flag))
         if d.switch is not None:
             given = d.switch if given else d.default
         elif d.kind == "mix":
@@ -212,7 +172,7 @@ def _parameters(args: argparse.Namespace, p: Any) -> dict[str, Any]:
     for d in PARAMETERS:
         if d.flag is None or d.kind == "float":
             continue
-        key = _dest(d.flag)
+        key = flag_dest(d.flag)
         out[key] = (getattr(p, d.name) if d.kind == "mix"
                     else list(getattr(p, d.name)) if d.kind == "range"
                     else getattr(args, key))

@@ -23,12 +23,14 @@ from typing import Any
 import numpy as np
 
 from market.cli import common
-from market.cli.common import add_discounts, discounts, emit_json, int_in, number_in, path_text
+from market.cli.common import add_discounts, add_flags, discounts, emit_json, flag_dest, path_text
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.files import all_or_nothing, check_output_path
 from market.game import qtable
-from market.limits import PRICES_MAX, ROUNDS_MAX, check_time
+from market.game.train_config import TrainConfig
+from market.limits import check_time
+from market.parameters import declarations
 
 HELP = "train Q-learners (the document's trainer or the tuned default) and test them"
 
@@ -38,41 +40,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seed: the document's configuration; default: tuned to converge; "
                    "perfect: default with exploring starts on every episode, a deal bonus of "
                    "0.001 and 10x the episodes, for subgame perfection (time costs)")
-    p.add_argument("--cycles", type=int_in("--cycles", 0, 10**6), default=None,
-                   help="trainee/trainer swaps (>= 1; 0 only with --load: test only)")
-    p.add_argument("--episodes", type=int_in("--episodes", 1, 10**7), default=None,
-                   help="negotiations per cycle (>= 1)")
-    p.add_argument("--test-episodes", type=int_in("--test-episodes", 1, 10**7), default=None,
-                   help="greedy test negotiations, first mover alternating (>= 1)")
-    p.add_argument("--train", choices=("both", "seller", "buyer"), default=None,
-                   help="which side learns (default: both)")
-    p.add_argument("--trained-first", choices=("seller", "buyer"), default=None,
-                   help="side trained in the first cycle when both train in turn "
-                   "(the seed preset's frozen scheme; default: seller). Not the first mover: "
-                   "that alternates every episode")
+    # every declared field of the config that has a flag; None: the preset's value stands
+    add_flags(p, declarations(TrainConfig), defaults=False)
     p.add_argument("--first", choices=("seller", "buyer"), default=None, dest="first_old",
                    help="old name of --trained-first (still accepted, with a note)")
-    p.add_argument("--test-loop", choices=("protocol", "original"), default=None,
-                   help="greedy test: 'protocol' (default) plays the rules as specified; "
-                   "'original' reproduces the original project's test loop, which never "
-                   "updates the first mover's observation (it repeats its opening offer and "
-                   "never accepts)")
-    p.add_argument("--prices", "-P", type=int_in("--prices", 2, PRICES_MAX), default=None,
-                   help="price levels P (>= 2, default 5)")
-    p.add_argument("--rounds", "-T", type=int_in("--rounds", 1, ROUNDS_MAX), default=None,
-                   help="rounds T (>= 1, default 5)")
-    p.add_argument("--deal-bonus", type=number_in("--deal-bonus", 0, 1), default=None,
-                   metavar="B", help="added to both learners' reward for a deal, in [0, 1] "
-                   "(default 0: the document's rewards); a small one breaks a responder's "
-                   "indifference at its zero-surplus price toward accepting")
-    p.add_argument("--explore-starts", type=number_in("--explore-starts", 0, 1), default=None,
-                   metavar="F", help="share of training episodes, in [0, 1], that start at a "
-                   "random move with a random offer on the table and a random first action "
-                   "(default 0: the document's training); trains every subgame")
     add_discounts(p)  # the game's time costs: the learners' rewards discounted per offer
-    p.add_argument("--seed", type=int_in("--seed", 0), default=None, help="random seed (>= 0)")
-    p.add_argument("--seeds", type=int_in("--seeds", 1, 100_000), default=1,
-                   help="independent seeds trained together (medians reported)")
     p.add_argument("--plot", type=path_text("--plot"), metavar="FILE.png",
                    help="save the training figure")
     p.add_argument("--save", type=path_text("--save"), metavar="FILE.npz",
@@ -94,13 +66,9 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
             raise UsageError(f"--first {args.first_old} contradicts --trained-first {first} "
                              "(--first is the old name of --trained-first)")
         first = args.first_old
-    over = {
-        "cycles": args.cycles, "episodes": args.episodes, "test_episodes": args.test_episodes,
-        "train": args.train, "first": first, "prices": args.prices,
-        "rounds": args.rounds, "seed": args.seed, "seeds": args.seeds,
-        "test_loop": args.test_loop, "deal_bonus": args.deal_bonus,
-        "explore_starts": args.explore_starts,
-    }
+    over = {d.name: getattr(args, flag_dest(d.flag))
+            for d in declarations(TrainConfig) if d.flag is not None}
+    over["first"] = first
     asked = discounts(args)
     ds, db = asked or (1.0, 1.0)
     over.update(seller_discount=ds, buyer_discount=db)

@@ -29,7 +29,6 @@ together, of threads or of processes.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -43,12 +42,18 @@ from market.game import kernel
 from market.game.kernel import COUNT_COLUMNS
 from market.game.qtable import legal_rows, n_rows, round_rows
 from market.game.rules import SELLER, SIDE_NAMES, Protocol
+from market.game.train_config import (  # noqa: F401  (the trainer's names, from here too)
+    EPSILON_CLOCKS,
+    EXTENSIONS,
+    PRESETS,
+    SCHEDULES,
+    SCHEMES,
+    TEST_LOOPS,
+    TRAIN_CHOICES,
+    TrainConfig,
+    preset,
+)
 from market.limits import check_table_cells
-
-TRAIN_CHOICES = ("both", "seller", "buyer")
-SCHEMES = ("frozen", "simultaneous")
-SCHEDULES = ("exp", "linear")
-TEST_LOOPS = ("protocol", "original")
 
 #: episodes (summed over seeds) per call of the kernel: progress is reported per call
 CHUNK_EPISODES = 500_000
@@ -58,153 +63,6 @@ CHUNK_PER_SEED = 32_768
 
 #: what :func:`train` says before compiling the kernel (numba's cache is cold)
 COMPILING = "compiling the training kernel (first run only, a few seconds)"
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything that defines a training run (and nothing that does not).
-
-    ``first``: the side trained in the first cycle when both sides train in
-    turn (frozen scheme); not who moves first, which alternates every
-    episode. ``epsilon_schedule``: ``exp`` is the document's
-    ``end + (start - end) * exp(-decay * e)``; ``linear`` goes from ``start``
-    to ``end`` over the first ``epsilon_decay`` fraction of the run (or cycle)
-    and stays there. ``epsilon_clock``: ``cycle`` counts ``e`` from 0 in every cycle
-    (the document), ``run`` over the whole run. ``lr_end``: if set, the
-    learning rate falls linearly from ``lr`` to ``lr_end`` over the run.
-    ``init``: initial value of every legal cell (optimism drives exploration).
-    ``deal_bonus``: added to both learners' reward for a deal (0, the
-    document's rewards, by default): a small one breaks the indifference of
-    a responder offered its zero-surplus price toward accepting.
-    ``seller_discount``/``buyer_discount``: the game's time costs (each
-    side's factor per offer, :class:`~market.game.rules.Protocol`); 1, the
-    document's game, by default.
-    ``explore_starts``: the share of training episodes that start at a
-    random move with a random offer on the table instead of the opening
-    (0, the document's training, by default): the learners then train every
-    subgame, which subgame perfection needs (:func:`market.game.kernel.run`).
-    ``test_loop``: ``protocol`` plays the greedy test as the protocol says;
-    ``original`` reproduces the original project's test loop, which never
-    updates the first mover's observation (it offers its start-row offer at
-    every move and never accepts).
-    """
-
-    prices: int = 5
-    rounds: int = 5
-    cycles: int = 50
-    episodes: int = 100
-    test_episodes: int = 1000
-    train: str = "both"
-    first: str = "seller"
-    scheme: str = "frozen"
-    role_aware: bool = False
-    lr: float = 0.1
-    lr_end: float | None = None
-    gamma: float = 0.99
-    epsilon_start: float = 1.0
-    epsilon_end: float = 0.1
-    epsilon_decay: float = 0.001
-    epsilon_schedule: str = "exp"
-    epsilon_clock: str = "cycle"
-    init: float = 0.0
-    deal_bonus: float = 0.0
-    seller_discount: float = 1.0
-    buyer_discount: float = 1.0
-    explore_starts: float = 0.0
-    seed: int = 0
-    seeds: int = 1
-    test_loop: str = "protocol"
-
-    def __post_init__(self) -> None:
-        checks: list[tuple[bool, str]] = [
-            (self.cycles >= 0, f"cycles must be >= 0 (got {self.cycles})"),
-            (self.episodes >= 1, f"episodes must be >= 1 (got {self.episodes})"),
-            (self.test_episodes >= 0, f"test_episodes must be >= 0 (got {self.test_episodes})"),
-            (self.seeds >= 1, f"seeds must be >= 1 (got {self.seeds})"),
-            (self.seed >= 0, f"seed must be >= 0 (got {self.seed})"),
-            (self.train in TRAIN_CHOICES, f"train must be one of {TRAIN_CHOICES}"),
-            (self.first in SIDE_NAMES, f"first must be one of {SIDE_NAMES}"),
-            (self.scheme in SCHEMES, f"scheme must be one of {SCHEMES}"),
-            (self.epsilon_schedule in SCHEDULES, f"epsilon_schedule must be one of {SCHEDULES}"),
-            (self.epsilon_clock in ("cycle", "run"), "epsilon_clock must be 'cycle' or 'run'"),
-            (self.test_loop in TEST_LOOPS, f"test_loop must be one of {TEST_LOOPS}"),
-            (0.0 < self.lr <= 1.0, f"lr must be in (0, 1] (got {self.lr})"),
-            (self.lr_end is None or 0.0 <= self.lr_end <= 1.0, "lr_end must be in [0, 1]"),
-            (0.0 <= self.gamma <= 1.0, f"gamma must be in [0, 1] (got {self.gamma})"),
-            (0.0 <= self.epsilon_start <= 1.0, "epsilon_start must be in [0, 1]"),
-            (0.0 <= self.epsilon_end <= 1.0, "epsilon_end must be in [0, 1]"),
-            (self.epsilon_decay >= 0.0, "epsilon_decay must be >= 0"),
-            (0.0 <= self.deal_bonus <= 1.0, f"deal_bonus must be in [0, 1] (got "
-                                            f"{self.deal_bonus})"),
-            (0.0 <= self.explore_starts <= 1.0, f"explore_starts must be in [0, 1] (got "
-                                                f"{self.explore_starts})"),
-        ]
-        for ok, msg in checks:
-            if not ok:
-                raise ValueError(msg)
-        self.protocol  # noqa: B018  (validates P, T and the discounts)
-
-    @property
-    def protocol(self) -> Protocol:
-        return Protocol(self.prices, self.rounds, self.seller_discount, self.buyer_discount)
-
-    @property
-    def total_episodes(self) -> int:
-        return self.cycles * self.episodes
-
-    def replace(self, **changes: Any) -> TrainConfig:
-        return dataclasses.replace(self, **changes)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The fields as a dict; those that extend the document's game (a deal bonus, time
-        costs) only where set, so that a run of the document's game records what it always
-        did."""
-        out = dataclasses.asdict(self)
-        for name, default in EXTENSIONS.items():
-            if out[name] == default:
-                del out[name]
-        return out
-
-
-#: fields that extend the document's game, and their values that leave it as it is
-EXTENSIONS = {"deal_bonus": 0.0, "seller_discount": 1.0, "buyer_discount": 1.0,
-              "explore_starts": 0.0}
-
-
-#: ``seed``: the document's exact configuration. ``default``: tuned so that
-#: self-play converges (docs/pages/reference-figures.md): role-aware tables,
-#: both sides learning at once, 150,000 episodes, exploration falling linearly
-#: from 1 to 0 over the run, learning rate from 0.2 to 0.02, no discount.
-#: Measured: NashConv 0 on 19 of 20 seeds (seed 0) and 973 of 1,000, about
-#: 0.03 s of training per seed.
-PRESETS: dict[str, TrainConfig] = {
-    "seed": TrainConfig(),
-    "default": TrainConfig(
-        cycles=150,
-        episodes=1000,
-        scheme="simultaneous",
-        role_aware=True,
-        lr=0.2,
-        lr_end=0.02,
-        gamma=1.0,
-        epsilon_start=1.0,
-        epsilon_end=0.0,
-        epsilon_decay=1.0,
-        epsilon_schedule="linear",
-        epsilon_clock="run",
-    ),
-}
-#: ``perfect``: ``default`` made to look for the subgame-perfect equilibrium of a game with
-#: time costs: every episode an exploring start (a random state and first action, so every
-#: subgame is trained) and no other exploration (the moves after the start are greedy, so
-#: every value is learned against the partner's greedy play, as backward induction has it:
-#: measured, epsilon-greedy moves on top leave the values of rarely tried actions stale
-#: from the partner's exploring days), a deal bonus of 0.001 (an indifferent responder
-#: accepts, as ``evaluation.spe`` does) and ten times the episodes. Measured in the
-#: report's time-costs section.
-PRESETS["perfect"] = PRESETS["default"].replace(explore_starts=1.0, epsilon_start=0.0,
-                                                epsilon_end=0.0, deal_bonus=0.001,
-                                                cycles=1500)
 
 
 def table_cells(config: TrainConfig) -> int:
@@ -221,13 +79,6 @@ def check_size(config: TrainConfig, advice: str) -> None:
     lower, in the caller's words."""
     check_table_cells(table_cells(config), f"training {config.seeds} seed(s) at "
                       f"P={config.prices}, T={config.rounds}", advice)
-
-
-def preset(name: str, **overrides: Any) -> TrainConfig:
-    """A preset with some fields replaced (``None`` values are ignored)."""
-    if name not in PRESETS:
-        raise ValueError(f"preset must be one of {', '.join(PRESETS)} (got {name!r})")
-    return PRESETS[name].replace(**{k: v for k, v in overrides.items() if v is not None})
 
 
 # --- schedules ------------------------------------------------------------------------------

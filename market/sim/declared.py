@@ -15,13 +15,9 @@ command's flags costs nothing at start-up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
+from market.parameters import Control, Param
 
-#: what a parameter is, and so how it is checked, typed and spelled
-KINDS = ("int", "float", "flag", "choice", "dist", "range", "mix", "mapping")
 #: the choices of a distribution, the first mover, agent data, learners' parameters
 DISTRIBUTIONS = ("uniform", "normal", "triangular")
 FIRST_MOVERS = ("random", "seller", "buyer")
@@ -30,63 +26,6 @@ LEARNER_PARAMS = ("fixed", "drawn")
 #: which of the market clock's changes learners get (``strategies.base.CLOCK_PARTS``, the
 #: learner's numbering, which this layer cannot import; a test holds the two equal)
 CLOCK_PARTS = ("both", "state", "wait")
-
-
-@dataclass(frozen=True)
-class Control:
-    """The view's sidebar control of a parameter: its label and, for numbers, the part of
-    the allowed range a slider offers."""
-
-    label: str
-    lo: float | None = None
-    hi: float | None = None
-
-
-@dataclass(frozen=True)
-class Param:
-    """One market parameter.
-
-    ``kind``: one of :data:`KINDS`; ``lo``/``hi``: the allowed range of an
-    ``int`` (``hi`` a cap of :mod:`market.limits`) or a ``float`` (``(lo,
-    hi]``); ``choices``: a ``choice``'s (or ``dist``'s) values; ``optional``:
-    None is allowed (and means what ``help`` says); ``flag``: its
-    command-line flag (None: none; several parameters may share one);
-    ``switch``: a ``choice`` set by an on/off flag to this value;
-    ``control``: its control in the browser view, if it has one.
-    """
-
-    name: str
-    kind: str
-    default: Any
-    help: str
-    lo: float | None = None
-    hi: float | None = None
-    choices: tuple[str, ...] = ()
-    optional: bool = False
-    flag: str | None = None
-    switch: str | None = None
-    metavar: str | None = None
-    control: Control | None = None
-
-    def allowed(self) -> str:
-        """The allowed values in words (messages and the docs table)."""
-        if self.kind == "int":
-            return f"an integer in [{self.lo:.0f}, {self.hi:.0f}]" + (
-                " or none" if self.optional else "")
-        if self.kind == "float":
-            return f"a number in ({self.lo:g}, {self.hi:g}]" + (
-                " or none" if self.optional else "")
-        if self.kind == "flag":
-            return "true or false"
-        if self.kind == "choice":
-            return "one of " + ", ".join(self.choices)
-        if self.kind == "dist":
-            return "one of " + ", ".join(self.choices) + ", or f(rng, n, lo, hi)"
-        if self.kind == "range":
-            return "two numbers lo < hi"
-        if self.kind == "mix":
-            return "strategy -> share, shares summing to 1"
-        return "strategy -> keyword arguments"
 
 
 PARAMETERS: tuple[Param, ...] = (

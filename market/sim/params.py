@@ -39,6 +39,7 @@ from market.errors import UsageError
 from market.game.protocol import negotiation_bytes
 from market.game.rules import Protocol
 from market.limits import MONEY_MAX, check_memory
+from market.parameters import Param, check_value
 from market.sim.declared import (
     AGENT_DATA,
     DISTRIBUTIONS,
@@ -46,7 +47,6 @@ from market.sim.declared import (
     LEARNER_PARAMS,
     NAMES,
     PARAMETERS,
-    Param,
 )
 from strategies import specs
 from strategies.base import MarketSetting
@@ -128,39 +128,17 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
 def value(d: Param, v: Any, name: str) -> Any:
     """One parameter's value checked by its declaration and normalised; ``ValueError``
     naming ``name`` (the parameter, or the caller's word for it) and what is allowed."""
-    kind = d.kind
-    if v is None and d.optional and kind not in ("mix", "mapping"):
-        return None
-    if kind == "int":
-        if not isinstance(v, int | np.integer) or isinstance(v, bool) or not (
-                d.lo <= v <= d.hi):
-            raise ValueError(f"{name} must be {d.allowed().removesuffix(' or none')} "
-                             f"(got {v!r})")
-        return int(v)
-    if kind == "float":
-        ok = isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
-        if not ok or not (d.lo < float(v) <= d.hi):
-            raise ValueError(f"{name} must be {d.allowed().removesuffix(' or none')} "
-                             f"(got {v!r})")
-        return float(v)
-    if kind == "flag":
-        if not isinstance(v, bool | np.bool_) and v not in (0, 1):
-            raise ValueError(f"{name} must be true or false (got {v!r})")
-        return bool(v)
-    if kind == "choice" or (kind == "dist" and not callable(v)):
-        if v not in d.choices:
-            raise ValueError(f"{name} must be one of {', '.join(d.choices)} (got {v!r})")
-        return v
-    if kind == "dist":
-        return v
-    if kind == "range":
+    if d.kind == "range":
         return _check_range(name, v)
-    if kind == "mix":
+    if d.kind == "mix":
         return check_mix(name, _mix(v))
-    v = {} if v is None else v
-    if not isinstance(v, Mapping) or not all(isinstance(x, Mapping) for x in v.values()):
-        raise ValueError(f"{name} must map strategy names to keyword arguments (got {v!r})")
-    return {k: dict(x) for k, x in v.items()}
+    if d.kind == "mapping":
+        v = {} if v is None else v
+        if not isinstance(v, Mapping) or not all(isinstance(x, Mapping) for x in v.values()):
+            raise ValueError(f"{name} must map strategy names to keyword arguments "
+                             f"(got {v!r})")
+        return {k: dict(x) for k, x in v.items()}
+    return check_value(d, v, name)
 
 
 def _mix(mix: Mapping[str, float] | None) -> dict[str, float]:

@@ -351,7 +351,6 @@ def test_cli_trained_first_names_what_it_means_and_the_old_option_still_works(ca
         (["--cycles", "0"], "--cycles"),
         (["--cycles", "-3"], "--cycles"),
         (["--episodes", "0"], "--episodes"),
-        (["--test-episodes", "0"], "--test-episodes"),
         (["--seeds", "0"], "--seeds"),
         (["--seed", "x"], "--seed"),
         (["--train", "nobody"], "--train"),
@@ -418,7 +417,7 @@ def test_exploring_starts_are_recorded_only_where_set_and_checked():
     assert "explore_starts" not in preset("default").as_dict()
     assert preset("perfect").as_dict()["explore_starts"] == 1.0
     for bad in (-0.1, 1.5, float("nan")):
-        with pytest.raises(ValueError, match="explore_starts must be in"):
+        with pytest.raises(ValueError, match="explore_starts must be a number in \\[0, 1\\]"):
             preset("default", explore_starts=bad)
 
 
@@ -442,3 +441,28 @@ def test_exploring_starts_make_self_play_subgame_perfect_where_the_default_is_no
         perfect[name] = (int((gaps.max(axis=1) == 0).sum()), int((level == spe_level).sum()))
     assert perfect["perfect"][0] >= 15 and perfect["perfect"][1] >= 15
     assert perfect["default"][0] <= 4
+
+
+def test_every_config_field_is_declared_and_the_train_flags_come_from_the_declarations():
+    import argparse
+    import dataclasses
+
+    from market.cli import train_cmd
+    from market.game.train_config import TrainConfig
+    from market.parameters import declarations
+
+    declared = declarations(TrainConfig)
+    assert [d.name for d in declared] == [f.name for f in dataclasses.fields(TrainConfig)]
+    parser = argparse.ArgumentParser()
+    train_cmd.add_arguments(parser)
+    flags = {s for a in parser._actions for s in a.option_strings if s.startswith("--")}
+    own = {"--help", "--preset", "--first", "--discount", "--seller-discount",
+           "--buyer-discount", "--plot", "--save", "--load", "--tables", "--no-tables"}
+    assert flags - own == {d.flag for d in declared if d.flag}
+    for d in declared:  # each refuses what its declaration refuses, naming the field
+        if d.kind == "float" and d.hi is not None:
+            with pytest.raises(ValueError, match=f"{d.name} must be a number in"):
+                TrainConfig(**{d.name: d.hi + 1})
+        if d.kind == "choice":
+            with pytest.raises(ValueError, match=f"{d.name} must be one of"):
+                TrainConfig(**{d.name: "nonsense"})

@@ -1,0 +1,136 @@
+"""What a declared parameter is: one record per parameter, and its check.
+
+A parameter is declared once (:class:`Param`): its name, kind, default,
+allowed range or choices, one-line help, command-line flag and view
+control. The market's parameters (:mod:`market.sim.declared`) and the
+trainer's (:class:`market.game.training.TrainConfig`) are declared so, and
+every check, flag, help text and docs table is derived from the
+declarations; :func:`check_value` is the one check of a single value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: what a parameter is, and so how it is checked, typed and spelled
+KINDS = ("int", "float", "flag", "choice", "dist", "range", "mix", "mapping")
+
+
+@dataclass(frozen=True)
+class Control:
+    """The view's sidebar control of a parameter: its label and, for numbers, the part of
+    the allowed range a slider offers."""
+
+    label: str
+    lo: float | None = None
+    hi: float | None = None
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter.
+
+    ``kind``: one of :data:`KINDS`; ``lo``/``hi``: the allowed range of an
+    ``int`` (``hi`` a cap of :mod:`market.limits`; None: no upper bound) or
+    a ``float`` (``(lo, hi]``, or ``[lo, hi]`` with ``closed``);
+    ``choices``: a ``choice``'s (or ``dist``'s) values; ``optional``: None
+    is allowed (and means what ``help`` says); ``flag``: its command-line
+    flag (None: none; several parameters may share one); ``switch``: a
+    ``choice`` set by an on/off flag to this value; ``control``: its control
+    in the browser view, if it has one; ``extension``: a value of it other
+    than the default changes the original project's game (a run records it
+    only where set).
+    """
+
+    name: str
+    kind: str
+    default: Any
+    help: str
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+    flag: str | None = None
+    switch: str | None = None
+    metavar: str | None = None
+    control: Control | None = None
+    aliases: tuple[str, ...] = ()
+    closed: bool = False
+    extension: bool = False
+
+    def contains(self, v: float) -> bool:
+        """Whether the number ``v`` lies in the declared range."""
+        low = v >= self.lo if (self.closed or self.kind == "int") else v > self.lo
+        return bool(low and (self.hi is None or v <= self.hi))
+
+    def allowed(self) -> str:
+        """The allowed values in words (messages and the docs table)."""
+        none = " or none" if self.optional else ""
+        if self.kind == "int":
+            if self.hi is None:
+                return f"an integer >= {self.lo:.0f}{none}"
+            return f"an integer in [{self.lo:.0f}, {self.hi:.0f}]{none}"
+        if self.kind == "float":
+            left = "[" if self.closed else "("
+            if self.hi is None:
+                return f"a number {'>=' if self.closed else '>'} {self.lo:g}{none}"
+            return f"a number in {left}{self.lo:g}, {self.hi:g}]{none}"
+        if self.kind == "flag":
+            return "true or false"
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "dist":
+            return "one of " + ", ".join(self.choices) + ", or f(rng, n, lo, hi)"
+        if self.kind == "range":
+            return "two numbers lo < hi"
+        if self.kind == "mix":
+            return "strategy -> share, shares summing to 1"
+        return "strategy -> keyword arguments"
+
+
+def declare(kind: str, default: Any, help: str, **kw: Any) -> Any:
+    """A dataclass field declared as a parameter (its name is the field's): the declaration
+    is kept in the field's metadata (:func:`declarations`)."""
+    return dataclasses.field(default=default,
+                             metadata={"param": Param("", kind, default, help, **kw)})
+
+
+def declarations(cls: type) -> tuple[Param, ...]:
+    """The declarations of a dataclass's fields made with :func:`declare`, named, in order."""
+    return tuple(dataclasses.replace(f.metadata["param"], name=f.name)
+                 for f in dataclasses.fields(cls) if "param" in f.metadata)
+
+
+def check_value(d: Param, v: Any, name: str | None = None) -> Any:
+    """A scalar value checked by its declaration and normalised; ``ValueError`` naming
+    ``name`` (the parameter, or the caller's word for it) and what is allowed. Mixes,
+    ranges and mappings are the caller's to check (their words are the market's)."""
+    name = name or d.name
+    kind = d.kind
+    if v is None and d.optional:
+        return None
+    allowed = d.allowed().removesuffix(" or none")
+    if kind == "int":
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool) or not d.contains(v):
+            raise ValueError(f"{name} must be {allowed} (got {v!r})")
+        return int(v)
+    if kind == "float":
+        ok = isinstance(v, numbers.Real) and not isinstance(v, bool)
+        if not ok or not d.contains(float(v)):
+            raise ValueError(f"{name} must be {allowed} (got {v!r})")
+        return float(v)
+    if kind == "flag":
+        if type(v).__name__ not in ("bool", "bool_") and v not in (0, 1):
+            raise ValueError(f"{name} must be true or false (got {v!r})")
+        return bool(v)
+    if kind == "choice" or (kind == "dist" and not callable(v)):
+        if v not in d.choices:
+            raise ValueError(f"{name} must be one of {', '.join(d.choices)} (got {v!r})")
+        return v
+    if kind == "mapping" and not isinstance(v, Mapping):
+        raise ValueError(f"{name} must be a mapping (got {v!r})")
+    return v
