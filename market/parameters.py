@@ -11,6 +11,7 @@ declarations; :func:`check_value` is the one check of a single value.
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,9 +42,9 @@ class Param:
     is allowed (and means what ``help`` says); ``flag``: its command-line
     flag (None: none; several parameters may share one); ``switch``: a
     ``choice`` set by an on/off flag to this value; ``control``: its control
-    in the browser view, if it has one; ``extension``: a value of it other
-    than the default changes the original project's game (a run records it
-    only where set).
+    in the browser view, if it has one; ``extension``: it extends the
+    original project's game or market (a run records it only where that
+    extension is used).
     """
 
     name: str
@@ -119,7 +120,7 @@ def check_value(d: Param, v: Any, name: str | None = None) -> Any:
             raise ValueError(f"{name} must be {allowed} (got {v!r})")
         return int(v)
     if kind == "float":
-        ok = isinstance(v, numbers.Real) and not isinstance(v, bool)
+        ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
         if not ok or not d.contains(float(v)):
             raise ValueError(f"{name} must be {allowed} (got {v!r})")
         return float(v)

@@ -54,10 +54,12 @@ def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[
     return parse
 
 
-def number_in(name: str, lo: float, hi: float, *, above: bool = False
+def number_in(name: str, lo: float, hi: float | None, *, above: bool = False
               ) -> Callable[[str], float]:
-    """argparse ``type=`` for a finite number in ``[lo, hi]`` (``(lo, hi]`` with ``above``);
-    the error names ``name``."""
+    """argparse ``type=`` for a finite number in ``[lo, hi]`` (``(lo, hi]`` with ``above``;
+    no upper bound when ``hi`` is None); the error names ``name``."""
+    words = (f"in {'(' if above else '['}{lo:g}, {hi:g}]" if hi is not None
+             else f"{'>' if above else '>='} {lo:g}")
 
     def parse(text: str) -> float:
         try:
@@ -65,10 +67,8 @@ def number_in(name: str, lo: float, hi: float, *, above: bool = False
         except ValueError:
             value = math.nan
         low_ok = value > lo if above else value >= lo
-        if not (math.isfinite(value) and low_ok and value <= hi):
-            raise argparse.ArgumentTypeError(f"{name} must be a number in "
-                                             f"{'(' if above else '['}{lo:g}, {hi:g}] "
-                                             f"(got {text!r})")
+        if not (math.isfinite(value) and low_ok and (hi is None or value <= hi)):
+            raise argparse.ArgumentTypeError(f"{name} must be a number {words} (got {text!r})")
         return value
 
     return parse

@@ -39,6 +39,8 @@ HELP = "run a market of many Buyers and Sellers with mixed strategies"
 #: the files ``--out DIR`` receives, all checked before the run and written all or none
 OUTPUT_FILES = ("model.parquet", "periods.parquet", "prices.parquet", "agents.parquet",
                 "summary.json", "market.png")
+#: and, when traders revise their strategies, these
+REVISION_FILES = ("shares.parquet", "shares.png")
 #: summary keys the printed table lays out itself; any other metric marked ``show`` gets a row
 LAID_OUT = {"efficiency", "deals", "mean_price", "price_std", "ce_price_lo", "ce_price_hi",
             "ce_quantity", "buyer_share", "seller_share"}
@@ -88,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--common-wallet needs --teams K (the number of teams per side)")
     check_output_dir(args.out, "--out")
     if args.out is not None:
-        check_outputs({args.out / name: "--out" for name in OUTPUT_FILES})
+        check_outputs({args.out / name: "--out" for name in _output_files(p)})
 
     from market.sim.model import MarketModel
 
@@ -134,6 +136,11 @@ def _strategy_table(model: Any) -> list[dict[str, Any]]:
     return out.to_dict(orient="records")
 
 
+def _output_files(p: Any) -> tuple[str, ...]:
+    """The files ``--out`` receives: with strategy revision, also the shares and their plot."""
+    return OUTPUT_FILES + (REVISION_FILES if p.revision != "none" else ())
+
+
 def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, float]) -> list[Path]:
     """Build every output in memory first, then write them all or none."""
 
@@ -152,6 +159,13 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
         prices_df=prices_df,
     )
     text = json.dumps(_clean(summary), indent=2) + "\n"
+    revising = model.revision.protocol != "none"
+    if revising:
+        from market.plots.shares import plot_shares
+
+        shares_df = model.shares_frame()
+        shares_fig = plot_shares(shares_df, title=f"strategy shares, revision "
+                                 f"{model.revision.protocol} (rate {args.revision_rate:g})")
     out: Path = args.out
     with all_or_nothing():
         files = [
@@ -162,15 +176,19 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
             write_text(text, out / "summary.json"),
             save_figure(fig, out / "market.png"),
         ]
+        if revising:
+            files += [write_parquet(shares_df, out / "shares.parquet"),
+                      save_figure(shares_fig, out / "shares.png")]
     return files
 
 
 def _parameters(args: argparse.Namespace, p: Any) -> dict[str, Any]:
     """The run's parameters as the command took them, by flag (mixes normalised, ranges as
-    pairs); the time costs only where asked for, as each side's factor."""
+    pairs); the time costs only where asked for, as each side's factor, and the revision's
+    only with revision."""
     out: dict[str, Any] = {"steps": args.steps, "seed": args.seed}
     for d in PARAMETERS:
-        if d.flag is None or d.kind == "float":
+        if d.flag is None or "discount" in d.name or (d.extension and p.revision == "none"):
             continue
         key = flag_dest(d.flag)
         out[key] = (getattr(p, d.name) if d.kind == "mix"

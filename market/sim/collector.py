@@ -26,6 +26,9 @@ from market.sim.agents import AGENT_COLUMNS
 
 #: one row per step and price level that saw deals: the transaction prices, compactly
 PRICE_COLUMNS = ("step", "period", "level", "price", "deals")
+#: one row per period, side and strategy of the mix: who played it and what they earned
+SHARE_COLUMNS = ("period", "last_step", "side", "strategy", "traders", "share",
+                 "mean_earnings")
 
 
 class Collected(Protocol):
@@ -57,7 +60,7 @@ class MarketCollector(DataCollector):
                 k: attrgetter(k if k != "side" else "side_name") for k in AGENT_COLUMNS
             },
             tables={"periods": ["period", "last_step", *period_columns],
-                    "prices": list(PRICE_COLUMNS)},
+                    "prices": list(PRICE_COLUMNS), "shares": list(SHARE_COLUMNS)},
         )
         #: the agents' recorded state: step -> one array per agent variable (our own store;
         #: Mesa's private ``_agent_records`` of per-agent tuples stays empty)
@@ -118,3 +121,8 @@ class MarketCollector(DataCollector):
     def add_period(self, row: dict[str, Any]) -> None:
         """The row of a closed period."""
         self.add_table_row("periods", row)
+
+    def add_shares(self, rows: Iterable[dict[str, Any]]) -> None:
+        """The ``shares`` rows of a closed period (one per side and strategy of the mix)."""
+        for row in rows:
+            self.add_table_row("shares", row)

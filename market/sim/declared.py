@@ -23,6 +23,11 @@ DISTRIBUTIONS = ("uniform", "normal", "triangular")
 FIRST_MOVERS = ("random", "seller", "buyer")
 AGENT_DATA = ("period", "step", "none")
 LEARNER_PARAMS = ("fixed", "drawn")
+#: how traders revise their strategy at each period's end (:mod:`market.sim.revision`)
+REVISIONS = ("none", "imitate", "moran", "replicator")
+#: what a trader adopting a learning strategy starts from: fresh tables, or a copy of the
+#: tables of the trader it took the strategy from
+INHERIT = ("fresh", "copy")
 #: which of the market clock's changes learners get (``strategies.base.CLOCK_PARTS``, the
 #: learner's numbering, which this layer cannot import; a test holds the two equal)
 CLOCK_PARTS = ("both", "state", "wait")
@@ -96,6 +101,28 @@ PARAMETERS: tuple[Param, ...] = (
     Param("agent_data", "choice", "period",
           "when to record agent-level data (default: end of each period)",
           choices=AGENT_DATA, flag="--agent-data"),
+    Param("revision", "choice", "none",
+          "at each period's end some traders change strategy: imitate (pairwise proportional "
+          "imitation), moran (birth-death), replicator, or none (default)",
+          choices=REVISIONS, flag="--revision", control=Control("Strategy revision"),
+          extension=True),
+    Param("revision_rate", "float", 0.1,
+          "with --revision, the probability that a trader revises at a period's end",
+          0, 1, closed=True, flag="--revision-rate", metavar="R",
+          control=Control("Revising per period", 0.0, 1.0), extension=True),
+    Param("selection", "float", 1.0,
+          "with --revision moran or replicator, the selection intensity w of the fitness "
+          "exp(w * period earnings / price span); 0: neutral drift", 0, None, closed=True,
+          flag="--selection", metavar="W", control=Control("Selection intensity", 0.0, 10.0),
+          extension=True),
+    Param("mutation", "float", 0.0,
+          "with --revision, the probability that a reviser adopts a strategy of its side's "
+          "mix drawn uniformly (those at share 0 included)", 0, 1, closed=True,
+          flag="--mutation", metavar="MU", control=Control("Mutation", 0.0, 0.2), extension=True),
+    Param("inherit", "choice", "fresh",
+          "what a trader adopting a learner starts from: fresh tables (default: the rule "
+          "spreads, not what one trader learned) or a copy of its model's",
+          choices=INHERIT, flag="--inherit", extension=True),
 )
 #: the parameters by name, in declaration order
 BY_NAME: dict[str, Param] = {p.name: p for p in PARAMETERS}
@@ -116,3 +143,7 @@ def markdown_table() -> str:
         default = "none" if p.default is None else f"`{p.default!r}`"
         rows.append(f"| `{p.name}` | {flag} | {default} | {p.allowed()} | {p.help} |")
     return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # the guide's table, to paste between its markers
+    print(markdown_table(), end="")

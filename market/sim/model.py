@@ -27,6 +27,7 @@ Every random draw uses ``model.rng`` (Mesa's numpy Generator), so the same
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +43,7 @@ from market.sim.agents import AGENT_COLUMNS, Buyer, Seller, Trader, TraderArrays
 from market.sim.collector import MarketCollector
 from market.sim.ledger import Ledger, Settlement
 from market.sim.params import Distribution
+from market.sim.revision import Revision, revise
 from market.sim.traces import LastStep, PairTrace
 from market.sim.yardsticks import Equilibrium, competitive_equilibrium
 from strategies.base import Strategy
@@ -82,6 +84,11 @@ class MarketModel(mesa.Model):
         rational_learners: bool = True,
         strategy_params: Mapping[str, Mapping[str, Any]] | None = None,
         agent_data: str = "period",
+        revision: str = "none",
+        revision_rate: float = 0.1,
+        selection: float = 1.0,
+        mutation: float = 0.0,
+        inherit: str = "fresh",
         engine: str = "auto",
         seed: int | None = None,
         rng: Any = None,
@@ -97,6 +104,9 @@ class MarketModel(mesa.Model):
         # who trades: arrays first, then the Mesa agents that view them
         self._books, self._names, self._strategies = population.populate(p, self.protocol, self.rng)
         self.team_size = population.assign_teams(*self._books, p.teams, self.rng)
+        self.revision = Revision(p.revision, p.revision_rate, p.selection, p.mutation,
+                                 p.inherit)
+        self._period_base = (np.zeros(0), np.zeros(0))  # earnings when the period opened
         self.n_teams = len(self.team_size)
         self._levels = population.acceptable_levels(self.grid, *self._books)
         self.seller_agents = [Seller(self, i) for i in range(len(self.sellers))]
@@ -129,6 +139,8 @@ class MarketModel(mesa.Model):
     def step(self) -> None:
         """A new period when due; pair, negotiate, settle, learn; collect."""
         if self.step_in_period == self.period_length:
+            if self.revision.protocol != "none":
+                self.revise_strategies()
             self._start_period(self.period + 1)
         time_left = self.period_length - self.step_in_period if self.params.clock else -1
         done = self.engine.step(self._market, time_left, self.rng)
@@ -155,6 +167,8 @@ class MarketModel(mesa.Model):
                 self._market.levels = self._levels
         eq = competitive_equilibrium(self.buyers.reservation, self.sellers.reservation)
         self.ledger.open_period(eq)
+        if self.revision.protocol != "none":
+            self._period_base = (self.sellers.earnings.copy(), self.buyers.earnings.copy())
 
     def _enter(self, settled: Settlement) -> None:
         """The step's deals enter the ledger and the prices table."""
@@ -171,6 +185,8 @@ class MarketModel(mesa.Model):
         if closing:
             self.datacollector.add_period({"period": self.period, "last_step": self.steps,
                                            **self.ledger.period_figures()})
+            if self.revision.protocol != "none":
+                self.datacollector.add_shares(self._share_rows())
         self.datacollector.collect(self)
 
     def _variables(self, trades: dict[str, float], pairs: int) -> dict[str, float]:
@@ -178,7 +194,70 @@ class MarketModel(mesa.Model):
         out = ledger.step_figures(self.steps, self.period, pairs, trades,
                                   self.ledger.period_figures())
         out.update(self._earnings())
+        if self.revision.protocol != "none":  # each strategy's share of its side, per step
+            for side, side_name in ((SELLER, "seller"), (BUYER, "buyer")):
+                book = self._books[side]
+                counts = np.bincount(book.strategy, minlength=len(self._names[side]))
+                for name, c in zip(self._names[side], counts.tolist(), strict=False):
+                    out[f"share.{side_name}.{name}"] = c / len(book)
         return out
+
+    # --- strategy revision ---------------------------------------------------------------------
+    def period_payoffs(self, side: int) -> np.ndarray:
+        """Each trader's payoff in the period so far: its earnings since the period opened
+        (its team's per member under a common wallet)."""
+        book = self._books[side]
+        own = book.earnings - self._period_base[side]
+        if not self.common_wallet:
+            return own
+        pooled = np.bincount(np.concatenate([self.sellers.team, self.buyers.team]),
+                             weights=np.concatenate([
+                                 self.sellers.earnings - self._period_base[SELLER],
+                                 self.buyers.earnings - self._period_base[BUYER]]),
+                             minlength=self.n_teams)
+        return (pooled / self.team_size)[book.team]
+
+    def revise_strategies(self) -> None:
+        """Each side's revisers change strategy by the market's protocol
+        (:mod:`~market.sim.revision`); the movers join their new populations, fresh or as
+        copies of their models (``inherit``). :meth:`step` runs it at each period's end when
+        the market revises; call it to revise now."""
+        span = self.grid.hi - self.grid.lo
+        for side in (SELLER, BUYER):
+            book, names = self._books[side], self._names[side]
+            new, model = revise(self.revision, book.strategy, self.period_payoffs(side),
+                                len(names), span, self.rng)
+            moved = new != book.strategy
+            copy = model >= 0 if self.revision.inherit == "copy" else np.zeros_like(moved)
+            rows = np.where(copy, book.member[np.maximum(model, 0)], -1)  # before anyone moves
+            for g in np.unique(new[moved]).tolist():
+                into = moved & (new == g)
+                copied = np.flatnonzero(into & copy)
+                fresh = np.flatnonzero(into & ~copy)
+                population.reassign(book, names, self._strategies[side], copied, g, rows[copied],
+                                    self.params, self.protocol, self.rng)
+                population.reassign(book, names, self._strategies[side], fresh, g, None,
+                                    self.params, self.protocol, self.rng)
+        self.engine.rebind(self._market)
+
+    def _share_rows(self) -> list[dict[str, Any]]:
+        out = []
+        for side, side_name in ((SELLER, "seller"), (BUYER, "buyer")):
+            book, names = self._books[side], self._names[side]
+            counts = np.bincount(book.strategy, minlength=len(names))
+            sums = np.bincount(book.strategy, weights=self.period_payoffs(side),
+                               minlength=len(names))
+            for g, name in enumerate(names):
+                out.append({"period": self.period, "last_step": self.steps, "side": side_name,
+                            "strategy": name, "traders": int(counts[g]),
+                            "share": counts[g] / len(book),
+                            "mean_earnings": sums[g] / counts[g] if counts[g] else math.nan})
+        return out
+
+    def shares_frame(self) -> pd.DataFrame:
+        """One row per closed period, side and strategy of the mix: traders, share and mean
+        earnings in the period (recorded when traders revise)."""
+        return self.datacollector.get_table_dataframe("shares")
 
     def _earnings(self) -> dict[str, float]:
         wallets = None if self.teams is None else self.team_wallets()
@@ -217,7 +296,8 @@ class MarketModel(mesa.Model):
                                  f"got {like.size}")
             if np.any(book.strategy[like] != to):
                 raise ValueError(f"like must name traders who play {names[to]!r}")
-        population.reassign(book, names, self._strategies[s], traders, to, like, self.params,
+        rows = None if like is None else book.member[like]
+        population.reassign(book, names, self._strategies[s], traders, to, rows, self.params,
                             self.protocol, self.rng)
         self.engine.rebind(self._market)
 

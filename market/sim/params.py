@@ -119,10 +119,25 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
     values = {d.name: value(d, params.get(d.name, d.default), say(d.name)) for d in PARAMETERS}
     if values["clock_buckets"] is None:
         values["clock_buckets"] = min(values["period"], 4)
+    _check_revision(values, say)
     p = Params(**values)
     _check_spec_files(p, say)
     _check_memory(p, say, steps)
     return p
+
+
+def _check_revision(values: dict[str, Any], say: Namer) -> None:
+    """Zero shares stay in a mix only where traders may revise (mutation can bring them in);
+    revision needs a side that can change, so a mix of one strategy on both sides is refused
+    rather than run to no effect."""
+    mixes = ("buyer_mix", "seller_mix")
+    if values["revision"] == "none":
+        for m in mixes:
+            values[m] = {k: v for k, v in values[m].items() if v > 0}
+        return
+    if all(len(values[m]) < 2 for m in mixes):
+        raise ValueError(f"{say('revision')} needs a side whose mix lists two strategies or "
+                         f"more (list one at share 0 for mutation to bring it in)")
 
 
 def value(d: Param, v: Any, name: str) -> Any:
@@ -164,7 +179,8 @@ def _check_range(name: str, value: Any) -> tuple[float, float]:
 
 # --- mixes --------------------------------------------------------------------------------------
 def check_mix(name: str, mix: dict[str, float]) -> dict[str, float]:
-    """Strategy shares: known names, non-negative, summing to 1; zero shares dropped."""
+    """Strategy shares: known names, non-negative, summing to 1 (zero shares kept: :func:`check`
+    drops them unless traders revise)."""
     if not mix:
         raise ValueError(f"{name} must name at least one strategy")
     out = {}
@@ -178,8 +194,7 @@ def check_mix(name: str, mix: dict[str, float]) -> dict[str, float]:
             ) from None
         if not math.isfinite(share) or share < 0:
             raise ValueError(f"{name}: share of {spec!r} must be >= 0 (got {share})")
-        if share > 0:
-            out[str(spec)] = share
+        out[str(spec)] = share
     total = sum(out.values())
     if not math.isclose(total, 1.0, abs_tol=1e-6):
         raise ValueError(f"{name}: shares must sum to 1 (got {total:g})")

@@ -74,23 +74,23 @@ def make_strategy(text: str, side: int, count: int, p: Params, protocol: Protoco
 
 
 def reassign(book: TraderArrays, names: list[str], strategies: list[Strategy],
-             traders: np.ndarray, to: int, like: np.ndarray | None, p: Params,
+             traders: np.ndarray, to: int, rows: np.ndarray | None, p: Params,
              protocol: Protocol, rng: np.random.Generator) -> None:
     """Traders ``traders`` of ``book``'s side play strategy ``to`` from now on.
 
     Each takes a member slot of that population: the lowest slots no trader
     holds first, then new ones past the end. Its state is a fresh member's
     (a population of the spec built for them, drawing from ``rng`` as the
-    market's own did) or, with ``like``, a copy of the member each of those
-    traders (one per mover, already playing ``to``) holds. The caller binds
-    the engine again.
+    market's own did) or, with ``rows``, a copy of those members of the
+    population (one per mover, read before anyone takes a slot). The caller
+    binds the engine again.
     """
     traders = np.asarray(traders, dtype=np.int64)
     if traders.size == 0:
         return
     strat = strategies[to]
-    if like is not None:
-        source, rows = strat, book.member[like]
+    if rows is not None:
+        source = strat
     else:
         source = make_strategy(names[to], book.side, traders.size, p, protocol, rng)
         rows = np.arange(traders.size)

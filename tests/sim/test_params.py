@@ -223,7 +223,8 @@ def test_the_guide_s_parameters_table_is_the_declarations():
 
     page = (Path(__file__).parents[2] / "docs" / "pages" / "market.md").read_text()
     table = page.split("<!-- parameters:")[1].split("-->", 1)[1].split("<!-- /parameters -->")[0]
-    assert table.strip() == markdown_table().strip()
+    assert table.strip() == markdown_table().strip(), (
+        "docs/pages/market.md's table is stale: paste `python -m market.sim.declared` into it")
 
 
 def test_the_model_s_keywords_are_the_declared_parameters_with_their_defaults():
