@@ -95,6 +95,9 @@ def summary_items(model: MarketModel) -> list[str]:
         f"new values each period: {_yes(p.redraw)}; market clock: {_yes(p.clock)}; "
         f"teams: {p.teams or 'none'}; common wallet: {_yes(p.common_wallet)}; "
         f"seed {built.get('seed')}",
+        *([f"strategy revision: {p.revision}, rate {p.revision_rate:.2f}, selection "
+           f"{p.selection:.2f}, mutation {p.mutation:.2f}, adopted learners {p.inherit}"]
+          if p.revision != "none" else []),
     ]
 
 
@@ -123,6 +126,11 @@ def DealsPanel(model: MarketModel, tick: int = 0) -> None:
 @solara.component
 def EarningsPanel(model: MarketModel, tick: int = 0) -> None:
     Chart(vf.earnings_chart(model.summary(), model.steps))
+
+
+@solara.component
+def SharesPanel(model: MarketModel, tick: int = 0) -> None:
+    Chart(vf.shares_chart(model.model_frame()))
 
 
 @solara.component
@@ -235,7 +243,8 @@ def MarketMain(
     play_interval: solara.Reactive[int],
     render_interval: solara.Reactive[int],
 ) -> None:
-    """The run bar, the summary, then the six panels in a two-column grid.
+    """The run bar, the summary, then the six panels in a two-column grid (and the strategy
+    shares when traders revise).
 
     The controller bumps Mesa's ``update_counter`` after each step (or render
     interval). Only this component reads it and hands the count down as
@@ -249,7 +258,8 @@ def MarketMain(
         with solara.Card(margin=0):
             SummaryPanel(m, tick)
         with solara.GridFixed(columns=2, column_gap="10px", row_gap="10px"):
-            for panel in PANELS:
+            revising = m.revision.protocol != "none"
+            for panel in [*PANELS, SharesPanel] if revising else PANELS:
                 with solara.Card(margin=0, style={"overflow-x": "auto"}):
                     panel(m, tick)
 

@@ -34,6 +34,8 @@ from market.view.settings import (
     DISCOUNTS,
     FIRST_MOVERS,
     NUMBERS,
+    REVISION_CHOICES,
+    REVISION_SLIDERS,
     SWITCHES,
     WEIGHT,
     model_kwargs,
@@ -191,6 +193,26 @@ def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
 
 
 @solara.component
+def RevisionCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
+    """Strategy revision at each period's end: protocol, rates, what adopted learners keep."""
+    with solara.Card("Strategy revision", margin=0):
+        solara.ToggleButtonsSingle(value=settings["revision"],
+                                   values=list(REVISION_CHOICES["revision"]),
+                                   on_value=lambda v: set_value("revision", v), dense=True)
+        if settings["revision"] == "none":
+            solara.Text("Traders keep their strategies.", style={"font-size": "13px"})
+            return
+        for key, spec in REVISION_SLIDERS.items():
+            solara.SliderFloat(f"{spec.label}: {settings[key]:.2f}", value=settings[key],
+                               min=spec.lo, max=spec.hi, step=spec.step,
+                               on_value=lambda v, key=key: set_value(key, float(v)))
+        solara.Text("Adopted learners start from", style={"font-size": "13px"})
+        solara.ToggleButtonsSingle(value=settings["inherit"],
+                                   values=list(REVISION_CHOICES["inherit"]),
+                                   on_value=lambda v: set_value("inherit", v), dense=True)
+
+
+@solara.component
 def MixCard(side: str, weights: dict[str, int], set_weight: Callable[[str, int], None]) -> None:
     """Every registered strategy with its weight and normalised share on one side."""
     shares = shares_text(weights)
@@ -228,6 +250,7 @@ def MarketSidebar(
 
     with solara.Column(gap="12px"):
         MarketCard(current, set_value)
+        RevisionCard(current, set_value)
         for side in SIDE_NAMES:
             MixCard(side, current[f"{side}_weights"], weight_setter(side))
 

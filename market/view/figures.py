@@ -203,6 +203,39 @@ def deals_chart(df: pd.DataFrame) -> Spec:
     }, title)
 
 
+def shares_chart(df: pd.DataFrame) -> Spec:
+    """Each side's strategy shares per step, stacked (the market's ``share.SIDE.NAME``
+    columns, recorded when traders revise their strategies)."""
+    title = "Strategy shares per step"
+    cols = [c for c in df.columns if c.startswith("share.")]
+    if not cols:
+        return note_chart("no strategy revision: choose a protocol under Strategy revision "
+                          "in the sidebar, then Reset", title)
+    d = _stepped(df)
+    if d.empty:
+        return note_chart("no step yet: press Step or ▶", title)
+    steps = d["step"].to_numpy()
+    parts = [c.split(".", 2) for c in cols]
+    rows = records(step=np.tile(steps, len(cols)),
+                   side=[side for _, side, _ in parts for _ in steps],
+                   strategy=[name for _, _, name in parts for _ in steps],
+                   share=np.concatenate([d[c].to_numpy() for c in cols]))
+    return top({
+        "data": {"values": rows},
+        "facet": {"row": {"field": "side", "type": "nominal", "title": None,
+                          "sort": ["seller", "buyer"]}},
+        "spec": {"width": WIDTH, "height": HEIGHT // 2 - 10,
+                 "mark": {"type": "area", "interpolate": "step-after"},
+                 "encoding": {"x": q("step", "step", axis=STEP_AXIS),
+                              "y": q("share", "share of the side", stack="zero",
+                                     scale={"domain": [0, 1]}),
+                              "color": n("strategy", None, legend={"orient": "right"}),
+                              "tooltip": [q("step"), n("side"), n("strategy"),
+                                          q("share", format=".0%")]}},
+        "resolve": {"scale": {"color": "shared"}},
+    }, title)
+
+
 def earnings_rows(summary: dict[str, float]) -> list[dict[str, Any]]:
     """Mean earnings per trader by side and strategy, then each team's pooled earnings."""
     rows = []

@@ -50,6 +50,15 @@ SWITCHES: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
 DISCOUNTS: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
                              if d.kind == "float" and d.control is not None}
 DISCOUNT_MIN, DISCOUNT_STEP = float(BY_NAME["seller_discount"].control.lo), 0.01
+#: strategy revision (:mod:`market.sim.revision`): its protocol and inheritance are choices,
+#: its rates sliders over the declared controls' ranges
+REVISION_CHOICES: dict[str, tuple[str, ...]] = {
+    "revision": BY_NAME["revision"].choices, "inherit": BY_NAME["inherit"].choices}
+REVISION_SLIDERS: dict[str, Number] = {
+    name: Number(c.label, c.lo, c.hi, 0.01)  # type: ignore[arg-type]
+    for name in ("revision_rate", "selection", "mutation")
+    if (c := BY_NAME[name].control) is not None
+}
 #: a strategy's weight in its side's mix
 WEIGHT = Number("weight", 0, 100, 5)
 SEED_MAX = 2**32 - 1
@@ -70,6 +79,11 @@ DEFAULTS: dict[str, Any] = {
     "common_wallet": False,
     "seller_discount": 1.0,
     "buyer_discount": 1.0,
+    "revision": "none",
+    "revision_rate": 0.1,
+    "selection": 1.0,
+    "mutation": 0.0,
+    "inherit": "fresh",
     "seed": 42,
 }
 
@@ -132,6 +146,9 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
     for key in DISCOUNTS:  # only where set: a market without time costs is built as before
         if settings.get(key, 1.0) != 1.0:
             kwargs[key] = settings[key]
+    if settings.get("revision", "none") != "none":  # likewise without revision
+        for key in (*REVISION_CHOICES, *REVISION_SLIDERS):
+            kwargs[key] = settings[key]
     check({k: v for k, v in kwargs.items() if k != "seed"})
     return kwargs
 
@@ -147,6 +164,8 @@ __all__ = [
     "DISCOUNTS",
     "FIRST_MOVERS",
     "NUMBERS",
+    "REVISION_CHOICES",
+    "REVISION_SLIDERS",
     "SWITCHES",
     "WEIGHT",
     "Number",

@@ -172,3 +172,36 @@ def test_off_loopback_the_servers_debug_endpoint_answers_404():
     with ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, route.handle(scope, receive, send)).result(timeout=30)
     assert sent[0]["status"] == 404
+
+
+def test_strategy_revision_is_set_in_the_sidebar_and_its_shares_are_drawn(render):
+    page = render(MarketPage)
+    assert len(page.charts()) == 6  # no shares panel without revision
+    page.toggle("none", "imitate")
+    page.slider("Revising per period", 0.5)
+    page.slider("Mutation", 0.1)
+    page.slider("Steps per trading period", 2)
+    page.click("Reset")
+    assert "strategy revision: imitate, rate 0.50, selection 1.00, mutation 0.10" in _summary(
+        page)
+    for _ in range(3):
+        page.click("Step")
+    charts = page.charts()
+    assert len(charts) == 7
+    assert "Strategy shares per step" in str(charts[-1])
+
+
+def test_the_shares_chart_stacks_each_side_s_strategies():
+    model = ViewMarket(**model_kwargs({**default_settings(), "revision": "moran",
+                                       "revision_rate": 0.5, "period": 2}))
+    for _ in range(5):
+        model.step()
+    spec = vf.shares_chart(model.model_frame())
+    rows = spec["data"]["values"]
+    assert {r["side"] for r in rows} == {"seller", "buyer"}
+    for step in {r["step"] for r in rows}:
+        for side in ("seller", "buyer"):
+            total = sum(r["share"] for r in rows if r["step"] == step and r["side"] == side)
+            assert abs(total - 1) < 1e-9
+    none = vf.shares_chart(ViewMarket(**model_kwargs(default_settings())).model_frame())
+    assert "no strategy revision" in str(none)
