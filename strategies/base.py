@@ -260,27 +260,36 @@ class Strategy:
         """
 
     # --- who its members are -------------------------------------------------------------
-    def seat(self, members: np.ndarray, source: Strategy, rows: np.ndarray) -> None:
-        """Members ``members`` take the state of ``source``'s members ``rows``.
+    def seat(self, members: np.ndarray, source: Strategy, rows: np.ndarray,
+             size: int | None = None) -> bool:
+        """Members ``members`` take the state of ``source``'s members ``rows``; True if the
+        population grew (its arrays are new: whoever plays from them must bind again).
 
         How a trader changes strategy without rebuilding its market: it takes
         a member slot of its new population (one left by a trader who moved
-        away, or one past the end, which adds members) with the state of a
-        fresh member (``source`` a newly built population of the same spec)
-        or of a member it copies (``source`` this population). Each attribute
-        of :attr:`member_arrays` becomes a new array; the engine binds again.
+        away, or one past the end) with the state of a fresh member
+        (``source`` a newly built population of the same spec) or of a member
+        it copies (``source`` this population). Slots within the population
+        are written in place, into the arrays the engine reads (each attribute
+        of :attr:`member_arrays` is one of them, adopted); slots past the end
+        grow every such array to ``size`` members (at least enough for them).
         """
         members = np.asarray(members, dtype=np.int64)
         rows = np.asarray(rows, dtype=np.int64)
-        n = max(self.n_members, int(members.max()) + 1 if members.size else 0)
+        need = int(members.max()) + 1 if members.size else 0
+        grow = need > self.n_members
+        n = max(need, size or 0) if grow else self.n_members
         for attr in self.member_arrays:
             theirs = np.asarray(getattr(source, attr))[rows]  # a copy: source may be self
-            mine = np.asarray(getattr(self, attr))
-            grown = np.zeros((n, *mine.shape[1:]), dtype=mine.dtype)
-            grown[:mine.shape[0]] = mine
-            grown[members] = theirs
-            setattr(self, attr, grown)
+            mine = getattr(self, attr)
+            if grow:
+                grown = np.zeros((n, *mine.shape[1:]), dtype=mine.dtype)
+                grown[:mine.shape[0]] = mine
+                setattr(self, attr, grown)
+                mine = grown
+            mine[members] = theirs
         self.n_members = n
+        return grow
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params.items())

@@ -517,10 +517,14 @@ class Compiled(Strategy):
         assert self._bound is not None
         return self._bound
 
-    def seat(self, members: np.ndarray, source: Strategy, rows: np.ndarray) -> None:
-        """As :meth:`Strategy.seat`; the population's store is built anew on next use."""
-        super().seat(members, source, rows)
-        self._bound = None
+    def seat(self, members: np.ndarray, source: Strategy, rows: np.ndarray,
+             size: int | None = None) -> bool:
+        """As :meth:`Strategy.seat`; a population that grew builds its store anew on next
+        use."""
+        grew = super().seat(members, source, rows, size)
+        if grew:
+            self._bound = None
+        return grew
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without its store (views would come back as copies); rebuilt on use."""

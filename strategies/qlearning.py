@@ -343,8 +343,11 @@ class QLearning(Compiled):
         return KernelState(params=rates, tables=self.tables, played=self.played, config=config)
 
     def adopt(self, state: KernelState) -> None:
-        """The engine learns into its copies of the tables and counts: use them."""
+        """The engine learns into its copies of the tables and counts, and reads its copies
+        of the rates: use them (a trader seated in the population writes into them)."""
         self.tables, self.played = state.tables, state.played
+        (self.lr, self.gamma, self.epsilon_start, self.epsilon_end,
+         self.epsilon_decay) = (state.params[:, j] for j in range(5))
 
 
 

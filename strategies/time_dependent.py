@@ -52,6 +52,10 @@ class TimeDependent(RuleBased):
         """Each member's ``beta`` is its rule's ``turn.param``."""
         return KernelState(params=np.ascontiguousarray(self.beta[:, None]))
 
+    def adopt(self, state: KernelState) -> None:
+        """The engine reads its copy of the exponents: use it."""
+        self.beta = state.params[:, 0]
+
     @staticmethod
     def target(turn: Turn, rng: object) -> int:
         """``extreme + alpha(tau) * (reservation - extreme)`` with ``alpha = tau ** (1 / beta)``

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: the sections, in the order they run
-SECTIONS = ["training", "market", "batch", "view", "negmas", "rl"]
+SECTIONS = ["training", "market", "revision", "batch", "view", "negmas", "rl"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt,

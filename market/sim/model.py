@@ -223,6 +223,7 @@ class MarketModel(mesa.Model):
         copies of their models (``inherit``). :meth:`step` runs it at each period's end when
         the market revises; call it to revise now."""
         span = self.grid.hi - self.grid.lo
+        grew = False
         for side in (SELLER, BUYER):
             book, names = self._books[side], self._names[side]
             new, model = revise(self.revision, book.strategy, self.period_payoffs(side),
@@ -234,11 +235,12 @@ class MarketModel(mesa.Model):
                 into = moved & (new == g)
                 copied = np.flatnonzero(into & copy)
                 fresh = np.flatnonzero(into & ~copy)
-                population.reassign(book, names, self._strategies[side], copied, g, rows[copied],
-                                    self.params, self.protocol, self.rng)
-                population.reassign(book, names, self._strategies[side], fresh, g, None,
-                                    self.params, self.protocol, self.rng)
-        self.engine.rebind(self._market)
+                grew |= population.reassign(book, names, self._strategies[side], copied, g,
+                                            rows[copied], self.params, self.protocol, self.rng)
+                grew |= population.reassign(book, names, self._strategies[side], fresh, g, None,
+                                            self.params, self.protocol, self.rng)
+        if grew:  # else every seat was written in place, into the arrays the engine reads
+            self.engine.rebind(self._market)
 
     def _share_rows(self) -> list[dict[str, Any]]:
         out = []
@@ -282,7 +284,8 @@ class MarketModel(mesa.Model):
             raise ValueError(f"side must be 0 (seller), 1 (buyer) or a side's name, got {side!r}")
         book, names = self._books[s], self._names[s]
         traders = population.trader_indices(traders, len(book), "traders")
-        if isinstance(strategy, str) and strategy not in names:
+        added = isinstance(strategy, str) and strategy not in names
+        if added:
             if like is not None:
                 raise ValueError(f"like must name traders who play {strategy!r}; none does")
             population.add_strategy(s, names, self._strategies[s], strategy, self.params,
@@ -297,9 +300,10 @@ class MarketModel(mesa.Model):
             if np.any(book.strategy[like] != to):
                 raise ValueError(f"like must name traders who play {names[to]!r}")
         rows = None if like is None else book.member[like]
-        population.reassign(book, names, self._strategies[s], traders, to, rows, self.params,
-                            self.protocol, self.rng)
-        self.engine.rebind(self._market)
+        grew = population.reassign(book, names, self._strategies[s], traders, to, rows,
+                                   self.params, self.protocol, self.rng)
+        if grew or added:
+            self.engine.rebind(self._market)
 
     # --- the state a user inspects ---------------------------------------------------------
     @property

@@ -75,19 +75,21 @@ def make_strategy(text: str, side: int, count: int, p: Params, protocol: Protoco
 
 def reassign(book: TraderArrays, names: list[str], strategies: list[Strategy],
              traders: np.ndarray, to: int, rows: np.ndarray | None, p: Params,
-             protocol: Protocol, rng: np.random.Generator) -> None:
-    """Traders ``traders`` of ``book``'s side play strategy ``to`` from now on.
+             protocol: Protocol, rng: np.random.Generator) -> bool:
+    """Traders ``traders`` of ``book``'s side play strategy ``to`` from now on; True if the
+    population grew (the engine must bind it again).
 
     Each takes a member slot of that population: the lowest slots no trader
     holds first, then new ones past the end. Its state is a fresh member's
     (a population of the spec built for them, drawing from ``rng`` as the
     market's own did) or, with ``rows``, a copy of those members of the
     population (one per mover, read before anyone takes a slot). The caller
-    binds the engine again.
+    binds the engine again if it grew: a population grows by half again (up to the side's
+    size), so that revision period after period seldom grows it.
     """
     traders = np.asarray(traders, dtype=np.int64)
     if traders.size == 0:
-        return
+        return False
     strat = strategies[to]
     if rows is not None:
         source = strat
@@ -98,9 +100,11 @@ def reassign(book: TraderArrays, names: list[str], strategies: list[Strategy],
     held = np.zeros(strat.n_members + traders.size, dtype=bool)
     held[book.member[book.strategy == to]] = True
     slots = np.flatnonzero(~held)[:traders.size]
-    strat.seat(slots, source, rows)
+    size = min(len(book), strat.n_members + strat.n_members // 2 + 1)
+    grew = strat.seat(slots, source, rows, size)
     book.strategy[traders] = to
     book.member[traders] = slots
+    return grew
 
 
 def add_strategy(side: int, names: list[str], strategies: list[Strategy], spec: str,

@@ -239,3 +239,17 @@ def test_a_member_carries_all_its_state_when_it_changes_population(name):
             assert mine.shape == theirs.shape, field
             assert np.array_equal(mine[2], theirs[2]), field
             assert np.array_equal(mine[:2], old[:2]), field
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if compiled.has_form(strategies.get(n))])
+def test_a_compiled_population_s_member_arrays_are_the_arrays_its_store_holds(name):
+    """A trader seated in a population is written in place: each per-member attribute must
+    be the engine's own array (adopted), or the engine would play the member's old state."""
+    protocol = Protocol(5, 3)
+    cls = strategies.get(name)
+    pop = cls.for_market(sides_of(name)[0], 3, protocol,
+                         MarketSetting(clock_buckets=2, rng=np.random.default_rng(0)))
+    store, _ = pop.store()
+    for attr in pop.member_arrays:
+        arr = getattr(pop, attr)
+        assert np.shares_memory(arr, store.fstore) or np.shares_memory(arr, store.istore), attr
