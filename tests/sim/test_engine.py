@@ -81,6 +81,11 @@ def _random_config(rng: np.random.Generator) -> dict:
     for name in ("discount", "seller_discount", "buyer_discount"):  # time costs, sometimes
         if rng.integers(3) == 0:
             cfg[name] = float(rng.uniform(0.3, 1.0))
+    if rng.integers(2) and max(len(names), len(other)) > 1:  # strategy revision, sometimes
+        cfg.update(revision=str(rng.choice(["imitate", "moran", "replicator"])),
+                   revision_rate=float(rng.uniform(0.1, 1.0)),
+                   selection=float(rng.uniform(0, 5)), mutation=float(rng.uniform(0, 0.3)),
+                   inherit=str(rng.choice(["fresh", "copy"])))
     return cfg
 
 
