@@ -518,21 +518,59 @@ MATRICES = ("seller_payoff", "buyer_payoff", "deal_rate", "mean_payoff")
 HEATMAP = "heatmap.png"
 
 
-def output_files(out_dir: Any) -> list[Any]:
-    """The files :func:`write_outputs` writes to ``out_dir``, to check before any work."""
+def output_files(out_dir: Any, dynamics: Sequence[str] = ()) -> list[Any]:
+    """The files :func:`write_outputs` writes to ``out_dir``, to check before any work (and
+    those of the evolutionary ``dynamics`` asked for)."""
 
     out = Path(out_dir)
-    return [out / f"{name}.csv" for name in MATRICES] + [out / HEATMAP]
+    return ([out / f"{name}.csv" for name in MATRICES] + [out / HEATMAP]
+            + [out / name for name in evolution_files(dynamics)])
 
 
-def write_outputs(result: TournamentResult, out_dir: Any) -> list[Any]:
-    """Write the payoff matrices (CSV) and the heatmap (PNG) to ``out_dir``, all or none;
-    return the paths."""
+def evolution_files(dynamics: Sequence[str]) -> list[str]:
+    """What the dynamics write: trajectories, fixation probabilities, alpha-Rank, the plot."""
+    out = []
+    if {"replicator", "ecological"} & set(dynamics):
+        out.append("dynamics.csv")
+    if "moran" in dynamics:
+        out.append("fixation.csv")
+    if "alpharank" in dynamics:
+        out.append("alpharank.csv")
+    if {"replicator", "ecological", "alpharank"} & set(dynamics):
+        out.append("dynamics.png")
+    return out
+
+
+def write_outputs(result: TournamentResult, out_dir: Any, evolution: Any = None) -> list[Any]:
+    """Write the payoff matrices (CSV) and the heatmap (PNG) to ``out_dir``, and what the
+    ``evolution`` (:class:`~market.runs.dynamics.Evolution`) found, all or none; return the
+    paths."""
     from market.plots.tournament import plot_heatmap
 
-    *csv, heatmap = output_files(out_dir)
+    out = Path(out_dir)
     with all_or_nothing():
-        files = [write_text(getattr(result, name).to_csv(float_format="%.6g"), path)
-                 for name, path in zip(MATRICES, csv, strict=True)]
-        files.append(plot_heatmap(result, heatmap))  # market/plots/tournament.py
+        files = [write_text(getattr(result, name).to_csv(float_format="%.6g"),
+                            out / f"{name}.csv") for name in MATRICES]
+        files.append(plot_heatmap(result, out / HEATMAP))  # market/plots/tournament.py
+        if evolution is not None:
+            files += _write_evolution(evolution, out)
+    return files
+
+
+def _write_evolution(evolution: Any, out: Path) -> list[Any]:
+    from market.plots.dynamics import plot_dynamics
+
+    files = []
+    if evolution.trajectories:
+        files.append(write_text(evolution.long_frame().to_csv(index=False,
+                                                               float_format="%.6g"),
+                                out / "dynamics.csv"))
+    if evolution.fixation is not None:
+        files.append(write_text(evolution.fixation.to_csv(float_format="%.6g"),
+                                out / "fixation.csv"))
+    if evolution.alpharank is not None:
+        files.append(write_text(evolution.alpharank.rename("mass").to_csv(
+            float_format="%.6g", index_label="strategy"), out / "alpharank.csv"))
+    if evolution.trajectories or evolution.alpharank is not None:
+        files.append(plot_dynamics(evolution, out / "dynamics.png"))
     return files
