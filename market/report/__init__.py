@@ -32,6 +32,7 @@ SECTIONS: dict[str, str] = {
     "wallets": "wallets",
     "clock": "clock",
     "mixes": "mixes",
+    "survival": "survival",
     "legacy": "legacy",
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 REFERENCES: tuple[str, ...] = (
+    "Axelrod, R. (1984). *The Evolution of Cooperation*. New York: Basic Books.",
     "Baarslag, T., Fujita, K., Gerding, E. H., Hindriks, K., Ito, T., Jennings, N. R., "
     "Jonker, C., Kraus, S., Lin, R., Robu, V. and Williams, C. R. (2013). Evaluating practical "
     "negotiating agents: results and analysis of the 2011 international competition. "
@@ -33,12 +34,19 @@ REFERENCES: tuple[str, ...] = (
     "learning. *Advances in Neural Information Processing Systems* 30.",
     "Ma, C. A. and Manove, M. (1993). Bargaining with deadlines and imperfect player control. "
     "*Econometrica* 61(6), 1313-1339.",
+    "Nowak, M. A., Sasaki, A., Taylor, C. and Fudenberg, D. (2004). Emergence of cooperation "
+    "and evolutionary stability in finite populations. *Nature* 428, 646-650.",
     "Neelin, J., Sonnenschein, H. and Spiegel, M. (1988). A further test of noncooperative "
     "bargaining theory: comment. *American Economic Review* 78(4), 824-836.",
+    "Omidshafiei, S., Papadimitriou, C., Piliouras, G., Tuyls, K., Rowland, M., Lespiau, "
+    "J.-B., Czarnecki, W. M., Lanctot, M., Perolat, J. and Munos, R. (2019). alpha-Rank: "
+    "multi-agent evaluation by evolution. *Scientific Reports* 9, 9937.",
     "Roth, A. E., Murnighan, J. K. and Schoumaker, F. (1988). The deadline effect in "
     "bargaining: some experimental evidence. *American Economic Review* 78(4), 806-823.",
     "Rubinstein, A. (1982). Perfect equilibrium in a bargaining model. *Econometrica* 50(1), "
     "97-109.",
+    "Schlag, K. H. (1998). Why imitate, and if so, how? A boundedly rational approach to "
+    "multi-armed bandits. *Journal of Economic Theory* 78(1), 130-156.",
     "Smith, V. L. (1962). An experimental study of competitive market behavior. *Journal of "
     "Political Economy* 70(2), 111-137.",
     "Ståhl, I. (1972). *Bargaining Theory*. Stockholm: Economic Research Institute, Stockholm "
