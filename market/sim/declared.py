@@ -101,6 +101,9 @@ PARAMETERS: tuple[Param, ...] = (
     Param("agent_data", "choice", "period",
           "when to record agent-level data (default: end of each period)",
           choices=AGENT_DATA, flag="--agent-data"),
+    Param("max_steps", "int", None,
+          "steps after which the model stops running (Mesa's run_model returns); none: it "
+          "runs until stopped", 1, STEPS_MAX, optional=True),
     Param("revision", "choice", "none",
           "at each period's end some traders change strategy: imitate (pairwise proportional "
           "imitation), moran (birth-death), replicator, or none (default)",

@@ -311,6 +311,16 @@ def step_figures(step: int, period: int, pairs: int, trades: dict[str, float],
     return out
 
 
+#: the run's figures every step's row also carries (as ``run.KEY``): what a collector that
+#: keeps only the last row (Mesa's ``batch_run``) needs to report the run, not its last step
+RUN_KEYS = ("deals", "mean_price", "efficiency", "buyer_share", "seller_share")
+
+
+def run_columns(run: dict[str, float]) -> dict[str, float]:
+    """The run-so-far figures of :data:`RUN_KEYS`, keyed ``run.KEY``."""
+    return {f"run.{k}": float(run[k]) for k in RUN_KEYS}
+
+
 def team_wallets(books: Sequence[TraderArrays], n_teams: int) -> np.ndarray:
     """Earnings pooled per team id, over both sides."""
     w = np.concatenate([b.earnings for b in books])

@@ -84,6 +84,7 @@ class MarketModel(mesa.Model):
         rational_learners: bool = True,
         strategy_params: Mapping[str, Mapping[str, Any]] | None = None,
         agent_data: str = "period",
+        max_steps: int | None = None,
         revision: str = "none",
         revision_rate: float = 0.1,
         selection: float = 1.0,
@@ -152,6 +153,8 @@ class MarketModel(mesa.Model):
             self._last = LastStep(done.sellers, done.buyers, done.record, done.prices)
         self.step_in_period += 1
         self._collect()
+        if self.params.max_steps is not None and self.steps >= self.params.max_steps:
+            self.running = False  # Mesa's run_model (and batch_run) stop here
 
     def _start_period(self, period: int) -> None:
         """Everybody holds a unit again (values and costs redrawn if asked); open the books."""
@@ -193,6 +196,7 @@ class MarketModel(mesa.Model):
         """Model variables: the step's trades, the period so far, earnings of the run so far."""
         out = ledger.step_figures(self.steps, self.period, pairs, trades,
                                   self.ledger.period_figures())
+        out.update(ledger.run_columns(self.ledger.run_figures()))
         out.update(self._earnings())
         if self.revision.protocol != "none":  # each strategy's share of its side, per step
             for side, side_name in ((SELLER, "seller"), (BUYER, "buyer")):

@@ -236,3 +236,29 @@ def test_a_mix_plays_the_class_its_spec_names(spec, cls):
         warnings.simplefilter("ignore")  # the lockstep notice
         m = MarketModel(n_buyers=2, n_sellers=2, seller_mix={spec: 1.0}, seed=3)
     assert m.strategy_objects(0)[0].negotiator_class.__name__ == cls
+
+
+def test_run_model_ends_at_max_steps_as_mesa_expects():
+    model = MarketModel(n_buyers=10, n_sellers=10, max_steps=25, seed=3)
+    model.run_model()  # Mesa's loop: runs while model.running
+    assert model.steps == 25 and model.running is False
+    last = model.model_frame().iloc[-1]
+    assert last["run.deals"] == model.summary()["deals"]
+    assert last["run.efficiency"] == model.summary()["efficiency"]
+
+
+def test_mesa_batch_run_rows_carry_the_run_s_figures():
+    import mesa
+
+    rows = mesa.batch_run(MarketModel, parameters={"n_buyers": [10, 14], "n_sellers": 12,
+                                                   "max_steps": 20, "seed": 5},
+                          iterations=1, max_steps=20, data_collection_period=-1,
+                          number_processes=1, display_progress=False)
+    assert len(rows) == 2
+    for row in rows:
+        again = MarketModel(n_buyers=row["n_buyers"], n_sellers=12, seed=5)
+        for _ in range(row["Step"]):  # the row is Mesa's collection at index Step
+            again.step()
+        s = again.summary()
+        assert row["run.deals"] == s["deals"] and row["run.efficiency"] == s["efficiency"]
+        assert row["run.buyer_share"] == s["buyer_share"]
