@@ -11,6 +11,10 @@ ends early without a traceback: the machine cannot compile the training
 kernel (numba missing or failing; exit code 2), or work could not finish
 for a reason outside the user's input (exit code 1). Neither is a bad
 parameter, so both are kept apart from ``ValueError``.
+
+:class:`Notice` is not an error: a warning category for what a user should
+know while the work goes on (the market runs on its slower path); Python
+code sees warnings, and the command line prints each as one plain line.
 """
 
 from __future__ import annotations
@@ -32,3 +36,8 @@ class RunFailed(RuntimeError):
     """Work that could not finish for a reason outside the user's input (a worker killed,
     a machine gone). The message says what happened and what was kept; the command line
     prints it as one line on stderr with exit code 1."""
+
+
+class Notice(UserWarning):
+    """Something the user should know while the work goes on; the command line prints it as
+    one line on stderr (``run.py COMMAND: note: ...``), once per command."""

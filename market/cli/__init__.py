@@ -21,12 +21,13 @@ import importlib.util
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from market.cli import common
 from market.cli.progress import progress_bar
-from market.errors import CompileError, RunFailed, UsageError
+from market.errors import CompileError, Notice, RunFailed, UsageError
 from market.processes import Terminated, sigterm_exits
 
 #: modules every command needs (import name, distribution), checked before any is imported
@@ -218,10 +219,34 @@ ENDINGS: list[tuple[type[BaseException] | tuple[type[BaseException], ...],
 DEBUG_RAISES = (UsageError, ValueError, CompileError, OSError)
 
 
+@contextlib.contextmanager
+def plain_notices(command: str) -> Iterator[None]:
+    """While a command runs, each :class:`~market.errors.Notice` is one plain line on stderr,
+    once per text (not Python's two-line warning with a source line); other warnings are
+    shown as Python shows them."""
+    said: set[str] = set()
+    original = warnings.showwarning
+
+    def show(message: Any, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        if not issubclass(category, Notice):
+            original(message, category, filename, lineno, file, line)
+            return
+        text = " ".join(str(message).split())
+        if text not in said:
+            said.add(text)
+            print(f"{common.PROG} {command}: note: {text}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", Notice)  # ours to say once
+        warnings.showwarning = show
+        yield
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run the parsed command; whatever ends it is one line on stderr and an exit code."""
     try:
-        with sigterm_exits():
+        with sigterm_exits(), plain_notices(args.command):
             show_library_loading(quiet=bool(getattr(args, "json", False)))
             return int(args._module.run(args) or 0)
     except BrokenPipeError:

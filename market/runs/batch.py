@@ -104,6 +104,7 @@ def run_batch(
             on_result(outcome, len(done), total)
 
     todo = [s for s in specs if s.run not in done]
+    _say_lockstep(todo)
     if todo:
         _run(todo, per_step, scheduler, processes, finished, connect_timeout, executor)
     ordered = [done[s.run] for s in sorted(specs, key=lambda s: s.run)]
@@ -114,6 +115,21 @@ def run_batch(
     return BatchResult(table, steps, reused, total - reused, failed,
                        Path(out) if out is not None else None, files,
                        store.redone if store is not None else 0)
+
+
+def _say_lockstep(todo: Sequence[RunSpec]) -> None:
+    """Once for the batch (its runs keep quiet): which strategies put runs on the lockstep
+    path."""
+    from market.sim.engine import lockstep_strategies, say_lockstep
+
+    mixes = []
+    for spec in todo:
+        kwargs = model_kwargs(spec.param_dict, spec.fill)
+        if kwargs.get("engine", "auto") == "auto":
+            mixes += [kwargs.get("seller_mix"), kwargs.get("buyer_mix")]
+    missing = lockstep_strategies(mixes)
+    if missing:
+        say_lockstep(missing)
 
 
 def _finished_before(specs: Sequence[RunSpec], out: str | os.PathLike[str] | None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import os
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from market.runs.grid import (
     model_class,
     model_kwargs,
 )
+from market.sim.engine import LockstepNotice
 
 
 # --- run specifications -----------------------------------------------------------------------
@@ -116,7 +118,9 @@ def run_one(spec: RunSpec, per_step: bool = False) -> RunOutcome:
         for k, v in BATCH_DEFAULTS.items():
             if k in known:
                 kwargs.setdefault(k, v)
-        model = cls(**kwargs, seed=spec.seed)
+        with warnings.catch_warnings():  # the batch says it once, not every run in every worker
+            warnings.simplefilter("ignore", LockstepNotice)
+            model = cls(**kwargs, seed=spec.seed)
         for _ in range(spec.steps):
             model.step()
         summary = model.summary()

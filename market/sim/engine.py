@@ -31,12 +31,12 @@ import sys
 import threading
 import types
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from market.errors import CompileError
+from market.errors import CompileError, Notice
 from market.game import jit, loops
 from market.game import protocol as lockstep
 from market.game.protocol import IllegalAction, Side
@@ -309,13 +309,29 @@ def _first_line(exc: BaseException | None) -> str:
     return text[0] if text else type(exc).__name__
 
 
-class LockstepNotice(UserWarning):
+class LockstepNotice(Notice):
     """A market runs on the lockstep path because some strategy has no compiled decision."""
 
 
-def say_lockstep(missing: Sequence[str]) -> None:
-    """Say once (per place it is asked from) that the market runs on the lockstep path."""
+def lockstep_words(missing: Sequence[str]) -> str:
+    """The notice's sentence: ``genius and negmas have no compiled decision``."""
+    names = sorted(set(missing))
+    said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    verb = "has" if len(names) == 1 else "have"
+    return (f"the market runs on the lockstep path (each strategy's Python act, slower): "
+            f"{said} {verb} no compiled decision")
 
-    names = ", ".join(sorted(set(missing)))
-    warnings.warn(f"the market runs on the lockstep path (each strategy's Python act, slower): "
-                  f"{names} has no compiled decision", LockstepNotice, stacklevel=3)
+
+def say_lockstep(missing: Sequence[str]) -> None:
+    """Say (as a :class:`LockstepNotice`) that the market runs on the lockstep path; the
+    command line prints it as one plain line, once."""
+    warnings.warn(lockstep_words(missing), LockstepNotice, stacklevel=3)
+
+
+def lockstep_strategies(mixes: Sequence[Mapping[str, float] | None]) -> list[str]:
+    """The strategies of these mixes that have no compiled decision (they put a market on
+    the lockstep path)."""
+    from strategies import specs
+
+    classes = {specs.parse(name).cls for mix in mixes for name in (mix or {})}
+    return sorted({cls.name or cls.__name__ for cls in classes if not compiled.has_form(cls)})

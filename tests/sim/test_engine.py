@@ -179,3 +179,23 @@ def test_negotiations_outside_a_market_are_the_same_compiled_or_not(case):
     for field in ("actions", "first", "level", "n_moves"):
         assert np.array_equal(getattr(a, field), getattr(b, field)), field
     assert a_rng.bit_generator.state == b_rng.bit_generator.state
+
+
+def test_the_lockstep_notice_is_one_plain_line_once_per_command(tmp_path):
+    """Not Python's warning with its source line, and not once per run of a batch."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, "run.py", "batch", "--param",
+                        "seller_mix.negmas:BoulwareTBNegotiator=0.2,0.5", "--param",
+                        "n_buyers=4", "--param", "n_sellers=4", "--steps", "2", "--iterations",
+                        "2", "--processes", "2", "--out", str(tmp_path / "b.parquet")],
+                       capture_output=True, text=True, cwd=root, timeout=300)
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if "lockstep" in line]
+    assert notes == ["run.py batch: note: the market runs on the lockstep path (each "
+                     "strategy's Python act, slower): negmas has no compiled decision"]
+    assert engine.lockstep_words(["b", "a", "c"]).endswith("a, b and c have no compiled "
+                                                          "decision")
