@@ -2,17 +2,86 @@
 
 Anything that can take longer than a second shows what it is doing, how far
 it is and how long is left. The bar draws on stderr so ``--json`` output
-stays clean, only on a terminal (a pipe or a log gets nothing), and is
-transient: once the step ends it disappears, so an error after it is still
-one line.
+stays clean, and is transient: once the step ends it disappears, so an error
+after it is still one line.
+
+When stderr is not a terminal (a pipe, a log file, a scheduler), a bar would
+draw nothing and a long step would look like a hung program, so the same
+progress becomes plain lines, as ``pip`` and rich's non-interactive consoles
+do: a line once the step has run :data:`FIRST_LINE` seconds, one every
+:data:`EVERY` seconds after, and one when it ends (only for steps that said
+anything).
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 
 Update = Callable[..., None]
+#: seconds before a step that is not drawn says what it is doing, and between its lines
+FIRST_LINE, EVERY = 2.0, 10.0
+
+
+class PlainLines:
+    """The progress of one step as plain lines on stderr, from a timer thread."""
+
+    def __init__(self, label: str, total: float | None, unit: str) -> None:
+        self.label, self.total, self.unit = label, total, unit
+        self.completed = 0.0
+        self.description = ""
+        self.start = time.monotonic()
+        self.said = False
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name=f"progress {label}",
+                                        daemon=True)
+
+    def update(self, completed: float | None = None, advance: float | None = None,
+               description: str | None = None, total: float | None = None) -> None:
+        with self._lock:
+            if total is not None:
+                self.total = total
+            if completed is not None:
+                self.completed = completed
+            if advance is not None:
+                self.completed += advance
+            if description is not None:
+                self.description = description
+
+    def line(self, end: bool = False) -> str:
+        with self._lock:
+            what = f"{self.label} {self.description}".strip()
+            seconds = time.monotonic() - self.start
+            if end:
+                return f"{what}: done in {seconds:.1f} s"
+            if self.total:
+                done = f"{self.completed:,.0f} of {self.total:,.0f} {self.unit}".rstrip()
+                return f"{what}: {done} ({seconds:.0f} s)"
+            return f"{what}: working ({seconds:.0f} s)"
+
+    def _say(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+        self.said = True
+
+    def _run(self) -> None:
+        wait = FIRST_LINE
+        while not self._stop.wait(wait):
+            self._say(self.line())
+            wait = EVERY
+
+    def __enter__(self) -> PlainLines:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self.said and exc[0] is None:
+            self._say(self.line(end=True))
 
 
 @contextlib.contextmanager
@@ -34,6 +103,10 @@ def progress_bar(label: str, total: float | None, unit: str = "", *,
     )
 
     console = Console(stderr=True)
+    if not quiet and not console.is_terminal:  # piped: plain lines instead of a bar
+        with PlainLines(label, total, unit) as lines:
+            yield lines.update
+        return
     columns = [SpinnerColumn(), TextColumn(f"[bold]{label}[/] {{task.description}}"), BarColumn(),
                MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn()]
     if total is not None:

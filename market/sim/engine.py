@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -90,13 +91,21 @@ def compiled_module(strategies: Sequence[Strategy] = (),
         said = COMPILING + (f" with {', '.join(extra)}" if extra else "")
         from market.game.kernel import announce_compiles
 
+        started: list[float] = []
+
+        def announce() -> None:
+            started.append(time.perf_counter())
+            (on_compile or (lambda: print(said, file=sys.stderr, flush=True)))()
+
         try:
-            with announce_compiles(on_compile or (lambda: print(said, file=sys.stderr,
-                                                                flush=True))):
+            with announce_compiles(announce):
                 _smoke(module)
         except Exception as exc:
             raise CompileError(f"numba cannot compile the market engine on this machine "
                                f"({type(exc).__name__}: {_first_line(exc)})") from exc
+        if started and on_compile is None:  # the wait's end, as its start was said
+            print(f"compiled the market engine in {time.perf_counter() - started[0]:.0f} s",
+                  file=sys.stderr, flush=True)
         module._ready = True  # type: ignore[attr-defined]
     return module
 
