@@ -44,8 +44,8 @@ from strategies.compiled import Compiled
 
 @njit(cache=True, inline="always")
 def bounds(turn: Turn) -> tuple[int, int]:
-    """Where the mover may offer: its acceptable range on the grid (never empty,
-    :func:`~strategies._ranges.offer_bounds1`)."""
+    """Where the mover may offer: its acceptable range on the grid (never empty; the rule of
+    ``strategies/_ranges.py``, which every strategy that offers shares)."""
     return offer_bounds1(turn.side, turn.lo, turn.hi, turn.prices)
 
 

@@ -31,6 +31,11 @@ def test_the_site_builds_strictly(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     api = (tmp_path / "site" / "api" / "game" / "index.html").read_text()
     assert "market.game.rules.Protocol" in api  # the reference is generated, not empty
+    raw = re.compile(r":(?:mod|class|func|meth|data|attr|exc|obj):`")
+    for page in (tmp_path / "site" / "api").rglob("*.html"):  # roles are links, never text
+        assert not raw.search(page.read_text()), page
+    sim = (tmp_path / "site" / "api" / "sim" / "index.html").read_text()
+    assert 'href="#market.sim.params.check"' in sim  # a role in a docstring, now a link
     assert (tmp_path / "site" / "report" / "report" / "index.html").exists()
 
 
@@ -66,3 +71,26 @@ def test_the_readme_is_short_and_its_links_resolve():
     assert len(text.splitlines()) <= 300
     for target in re.findall(r"\]\(((?!https?:)[^)#\s]+)", text):
         assert (ROOT / target).exists(), f"README links to a missing {target}"
+
+
+def test_sphinx_roles_resolve_as_sphinx_would_and_unknown_ones_stay_broken():
+    """docs/griffe_roles.py: a short name resolves in the docstring's scope; a name that
+    resolves nowhere is left as a reference to itself, which the strict build refuses."""
+    griffe = pytest.importorskip("griffe")
+    sys.path.insert(0, str(DOCS))
+    try:
+        import griffe_roles
+    finally:
+        sys.path.remove(str(DOCS))
+    market = griffe.load("market", search_paths=[str(ROOT)])
+    model = market["sim.model.MarketModel"]
+    assert griffe_roles.convert(":meth:`step`", model) == (
+        "[`step`][market.sim.model.MarketModel.step]")
+    assert griffe_roles.convert(":class:`~market.sim.engine.CompiledEngine`", model) == (
+        "[`CompiledEngine`][market.sim.engine.CompiledEngine]")
+    assert griffe_roles.convert(":data:`~market.sim.params.Params`", model) == (
+        "[`Params`][market.sim.params]")  # made at run time: its module documents it
+    assert griffe_roles.convert(":mod:`~market.sim.revision`", model) == (
+        "[`revision`][market.sim.revision]")
+    assert griffe_roles.convert(":func:`no_such_thing`", model) == (
+        "[`no_such_thing`][no_such_thing]")

@@ -22,8 +22,10 @@ import time
 from collections.abc import Callable, Iterator
 
 Update = Callable[..., None]
-#: seconds before a step that is not drawn says what it is doing, and between its lines
-FIRST_LINE, EVERY = 2.0, 10.0
+#: seconds before a step that is not drawn says what it is doing
+FIRST_LINE = 2.0
+#: seconds between its lines after that
+EVERY = 10.0
 
 
 class PlainLines:
