@@ -8,6 +8,7 @@ splitting the difference (``averaging``), which ends in a deal at 32.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -166,7 +167,10 @@ def _show(args: argparse.Namespace, protocol: Any, grid: Any, ranges: Any, recor
     interactive = args.step and sys.stdin.isatty() and console.is_terminal
     if note and not interactive:
         console.print(note)
-    *rounds_shown, outcome = lv.render(record, grid, ranges, rounds, console.width)
+    # piped, the console is as wide as a line needs; the drawing takes a terminal's 80
+    # columns (or $COLUMNS), as the docs show it
+    width = console.width if console.is_terminal else int(os.environ.get("COLUMNS", "80") or 80)
+    *rounds_shown, outcome = lv.render(record, grid, ranges, rounds, width)
     for i, screen in enumerate(rounds_shown):
         if interactive:  # redraw in place, as the curses screen did
             if i > 0:

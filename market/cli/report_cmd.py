@@ -84,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     for s in done:
         table.add_row(s.name, f"{s.seconds:.1f}", ", ".join(s.files()))
     console.print(table)
-    console.print(f"wrote {files[-1]} and {len(files) - 1} figure and table file(s)",
-                  highlight=False)
+    made = sum(len(s.files()) for s in done)
+    extra = ", ".join(f.name for f in files[:-1] if f.name in ("tests.csv", "timings.csv"))
+    console.print(f"wrote {files[-1]}, the sections' {made} figure and table file(s)"
+                  + (f" and {extra}" if extra else ""), highlight=False)
     return 0
