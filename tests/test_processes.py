@@ -115,7 +115,8 @@ def test_a_killed_batch_on_a_local_dask_cluster_leaves_no_worker_and_no_noise(tm
         proc.kill()
         _, err = proc.communicate(timeout=30)
         assert wait_for(lambda: gone(children), 5), "the cluster outlived the batch"
-        assert err == ""  # not even the resource tracker's note on the semaphores it cleaned
+        noise = [x for x in err.splitlines() if not x.startswith("[progress] ")]
+        assert noise == []  # not even the resource tracker's note on the semaphores it cleaned
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -139,7 +140,7 @@ def test_a_killed_worker_is_one_line_and_the_batch_resumes(tmp_path):
         os.kill(workers[0], signal.SIGKILL)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 1
-        lines = err.strip().splitlines()
+        lines = [x for x in err.strip().splitlines() if not x.startswith("[progress] ")]
         assert len(lines) == 1 and "a worker process died" in lines[0], err
     finally:
         if proc.poll() is None:
@@ -237,7 +238,7 @@ def test_ctrl_c_at_the_terminal_stops_a_batch_in_one_line(tmp_path, scheduler):
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
-        lines = err.strip().splitlines()
+        lines = [x for x in err.strip().splitlines() if not x.startswith("[progress] ")]
         assert len(lines) == 1 and "run the same command again" in lines[0], err
     finally:
         if proc.poll() is None:

@@ -10,7 +10,8 @@ draw nothing and a long step would look like a hung program, so the same
 progress becomes plain lines, as ``pip`` and rich's non-interactive consoles
 do: a line once the step has run :data:`FIRST_LINE` seconds, one every
 :data:`EVERY` seconds after, and one when it ends (only for steps that said
-anything).
+anything). Each starts with :data:`PREFIX`, so that a log's reader (or a
+script) tells them from the one line an error ends with.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import time
 from collections.abc import Callable, Iterator
 
 Update = Callable[..., None]
+#: what every plain progress line starts with
+PREFIX = "[progress] "
 #: seconds before a step that is not drawn says what it is doing
 FIRST_LINE = 2.0
 #: seconds between its lines after that
@@ -66,7 +69,7 @@ class PlainLines:
             return f"{what}: working ({seconds:.0f} s)"
 
     def _say(self, text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+        print(PREFIX + text, file=sys.stderr, flush=True)
         self.said = True
 
     def _run(self) -> None:

@@ -21,8 +21,8 @@ def test_a_step_not_drawn_says_itself_in_plain_lines(monkeypatch, capsys):
             update(advance=10)
             time.sleep(0.1)
     lines = capsys.readouterr().err.splitlines()
-    assert lines[0].startswith("market: ") and "of 100 steps" in lines[0]
-    assert len(lines) >= 3 and lines[-1].startswith("market: done in ")
+    assert lines[0].startswith("[progress] market: ") and "of 100 steps" in lines[0]
+    assert len(lines) >= 3 and lines[-1].startswith("[progress] market: done in ")
     with progress.progress_bar("quick", 5) as update:  # under the first wait: nothing said
         update(advance=5)
     assert capsys.readouterr().err == ""
