@@ -109,7 +109,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         update(advance=1, description="outcomes")
         outcomes = evaluation.outcomes(seller, buyer, protocol, policies=policies)
         update(advance=1, description="the game's pure subgame-perfect outcomes")
-        spe_outcomes = (evaluation.spe_outcomes(protocol) if outcome_sets_affordable(protocol)
+        spe_outcomes = (evaluation.spe_outcome_offers(protocol)
+                        if outcome_sets_affordable(protocol)
                         else {})
     names = ("seller", "buyer")
     rows = [
@@ -135,7 +136,10 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         "subgame_perfect": bool(not gaps.any()),
         "outcome": {f"{names[f]}_first": [float(outcomes[f, 0]), float(outcomes[f, 1])]
                     for f in (0, 1)},
-        "spe_outcomes": {f"{k}_first": [[o[1], o[2]] for o in v]
+        # each outcome once: its level, the offer the deal is made on (counted from 0; None
+        # without time costs, where only the level matters) and the two rewards
+        "spe_outcomes": {f"{k}_first": [{"level": lv, "offer": k_, "seller": s, "buyer": b}
+                                        for lv, k_, s, b in v]
                          for k, v in spe_outcomes.items()},
         "discount": {"seller": protocol.seller_discount, "buyer": protocol.buyer_discount},
         "theory": _theory(protocol) if protocol.discounted else None,
@@ -209,10 +213,17 @@ def run(args: argparse.Namespace) -> int:
     def pairs(xs: list[list[float]]) -> str:
         return ", ".join(f"({a:.3g}, {b:.3g})" for a, b in xs)
 
+    def outcomes_text(xs: list[dict]) -> str:
+        """Each outcome's rewards, and where it is reached when that matters (time costs)."""
+        return ", ".join(f"({o['seller']:.3g}, {o['buyer']:.3g})"
+                         + (f" at level {o['level']} on offer {o['offer']}"
+                            if o["offer"] is not None else "") for o in xs)
+
     out, spe, theory = result["outcome"], result["spe_outcomes"], result["theory"]
     for first in ("seller", "buyer"):
         key = first + "_first"
-        said = (f"pure subgame-perfect outcomes of the game: {pairs(spe[key])}" if spe else
+        said = (f"pure subgame-perfect outcomes of the game: {outcomes_text(spe[key])}" if spe
+                else
                 "pure subgame-perfect outcomes: not computed at this size with time costs")
         if theory:
             said += (f"; theory: {pairs([theory[key]['finite_horizon']])} in this finite game "

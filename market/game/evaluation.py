@@ -496,6 +496,15 @@ def subgame_gaps(
 
 
 def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]]:
+    """Every pure subgame-perfect outcome of the game, per first mover, as ``(level, seller
+    reward, buyer reward)`` (:func:`spe_outcome_offers` says on which offer each deal is made).
+    """
+    return {side: [(level, s, b) for level, _, s, b in found]
+            for side, found in spe_outcome_offers(protocol).items()}
+
+
+def spe_outcome_offers(protocol: Protocol
+                      ) -> dict[str, list[tuple[int, int | None, float, float]]]:
     """Every pure subgame-perfect outcome of the game, per first mover.
 
     Backward induction over sets: in each subgame (move, offer on the table)
@@ -505,7 +514,10 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
     subgames are chosen independently). Outcomes are ``(level, seller
     reward, buyer reward)`` with level 0 for no deal. Several outcomes arise
     because a responder offered its zero-surplus price gets 0 whether it
-    accepts or rejects.
+    accepts or rejects. Returned as ``(level, offer, seller reward, buyer
+    reward)``; ``offer`` is the offer the deal is made on (counted from 0, so
+    its rewards are the level's discounted ``offer`` times), None without
+    time costs, where outcomes are levels alone.
 
     Without time costs an outcome is its level (ties are exact in levels, so
     the sets are exact); with them it is a level *and* the move it was
@@ -530,7 +542,7 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
         values[SELLER, part] = levels[1:] / P * ds
         values[BUYER, part] = (1.0 - levels[1:] / P) * db
 
-    result: dict[str, list[tuple[int, float, float]]] = {}
+    result: dict[str, list[tuple[int, int | None, float, float]]] = {}
     for f in (SELLER, BUYER):
         after = np.zeros((P, width), bool)  # outcome sets at move m + 1, per offer 1..P
         for m in range(2 * T - 1, -1, -1):
@@ -563,8 +575,10 @@ def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]
                 else:  # every offer child is held to the best worst value
                     now[i] |= all_offers & (r >= best - TIE_TOL)
             after = now
-        result[SIDE_NAMES[f]] = [(int(o % (P + 1)), float(values[SELLER, o]),
-                                  float(values[BUYER, o])) for o in np.flatnonzero(after[0])]
+        result[SIDE_NAMES[f]] = [
+            (int(o % (P + 1)), (int(o // (P + 1)) - 1 if slots > 1 and o % (P + 1) else None),
+             float(values[SELLER, o]), float(values[BUYER, o]))
+            for o in np.flatnonzero(after[0])]
     return result
 
 
@@ -705,6 +719,7 @@ __all__ = [
     "report",
     "rubinstein_split",
     "spe",
+    "spe_outcome_offers",
     "spe_outcomes",
     "subgame_gaps",
     "values",

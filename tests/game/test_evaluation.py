@@ -484,7 +484,8 @@ def test_evaluate_reports_subgame_perfection_and_the_spe_outcomes(capsys):
     assert main(["evaluate", "--spe", "--prices", "5", "--rounds", "5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["subgame_perfect"] is True and out["subgame_gap"] == {"seller": 0, "buyer": 0}
-    assert out["spe_outcomes"]["seller_first"] == [[0.8, pytest.approx(0.2)], [1.0, 0.0]]
+    assert [(o["level"], o["offer"], o["seller"]) for o in out["spe_outcomes"][
+        "seller_first"]] == [(4, None, 0.8), (5, None, 1.0)]
     assert out["outcome"]["seller_first"] == [1.0, 0.0]  # indifferent responders accept
     assert "indifferent responders accept" in out["layout"]
 
@@ -581,7 +582,8 @@ def test_evaluate_spe_with_time_costs_prints_theory_beside_the_grid(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["discount"] == {"seller": 0.9, "buyer": 0.8} and out["nash_conv"] == 0.0
     for first in ("seller", "buyer"):  # the played outcome is one of the game's SPE outcomes
-        assert out["outcome"][f"{first}_first"] in out["spe_outcomes"][f"{first}_first"]
+        assert out["outcome"][f"{first}_first"] in [[o["seller"], o["buyer"]] for o in out[
+            "spe_outcomes"][f"{first}_first"]]
     for first in ("seller", "buyer"):
         theory = out["theory"][f"{first}_first"]
         assert out["outcome"][f"{first}_first"][0] == pytest.approx(
@@ -648,3 +650,20 @@ def test_deals_name_the_level_and_move_where_sure_play_ends_and_minus_1_for_a_lo
     coin[1, row, 4:6] = 0.5  # accept or reject with a coin
     level, move = deals(s, coin, protocol, SELLER, policies=True)
     assert level[0] == -1 and move[0] == -1
+
+
+def test_with_time_costs_each_spe_outcome_says_its_level_and_offer_once():
+    """Without the offer one pair repeats for every offer it can be made on (as
+    ``evaluate --json`` printed it); with it every outcome is one (level, offer) and its
+    rewards are the level's discounted that many offers."""
+    pr = Protocol(3, 5, 1.0, 0.7)
+    found = ev.spe_outcome_offers(pr)
+    for side, outcomes in found.items():
+        keys = [(lv, mv) for lv, mv, _, _ in outcomes]
+        assert len(keys) == len(set(keys)) > 0, side
+        for lv, mv, s, b in outcomes:
+            assert mv is not None and s == pytest.approx(lv / 3)
+            assert b == pytest.approx((1 - lv / 3) * 0.7 ** mv)  # mv: the offer, from 0
+    assert ev.spe_outcomes(pr)["seller"] == [(lv, s, b) for lv, _, s, b in found["seller"]]
+    plain = ev.spe_outcome_offers(Protocol(5, 5))
+    assert all(mv is None for side in plain.values() for _, mv, _, _ in side)
