@@ -319,3 +319,20 @@ print(codes, "negmas_genius_agents" in sys.modules, "mesa" in sys.modules)
     assert "unknown class 'HardHeded' in negmas_genius_agents; did you mean HardHeaded" \
         in lines[0]
     assert "did you mean AgentK?" in lines[1]
+
+
+def test_a_market_trader_s_utility_holds_its_reservation_as_the_reserved_value():
+    """What an ANAC agent is told in the market: 0 at its worst level, 1 at its best, and the
+    reserved value of the level at its cost (Seller) or value (Buyer); whether it respects it
+    is the agent's own rule (docs/pages/interop.md: Atlas3 does not)."""
+    pytest.importorskip("negmas")
+    from negmas import make_issue
+
+    from market.game.rules import BUYER, SELLER
+    from strategies.negmas_agents import level_ufun
+
+    issues = [make_issue(values=list(range(1, 6)), name="level")]
+    seller = level_ufun(SELLER, 5, 5, issues)
+    assert seller.reserved_value == 1.0 and seller((2,)) == 0.25
+    buyer = level_ufun(BUYER, 5, 2, issues)
+    assert buyer.reserved_value == 0.75 and buyer((1,)) == 1.0
