@@ -191,4 +191,7 @@ def results_table(
 
     params = list(dict.fromkeys(k for s in specs for k, _ in s.params))
     fills = sorted({s.fill for s in specs})
-    return table(rows, params, {"fill": fills[0] if len(fills) == 1 else fills, **(meta or {})})
+    inputs = sorted({i for s in specs for i in s.inputs})
+    extra = {"inputs": [list(i) for i in inputs]} if inputs else {}
+    return table(rows, params, {"fill": fills[0] if len(fills) == 1 else fills, **extra,
+                                **(meta or {})})

@@ -8,17 +8,20 @@ whatever the number of processes or the machine a run landed on.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import os
 import traceback
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from market.errors import UsageError
+from market.files import DATA_FILE_MAX, read_regular
 from market.limits import BATCH_RUNS_MAX
 from market.runs.grid import (
     BATCH_DEFAULTS,
@@ -43,6 +46,9 @@ class RunSpec:
     steps: int
     params: tuple[tuple[str, Any], ...]
     fill: str = DEFAULT_FILL
+    #: the files the run reads (a saved Q-table, a user's strategy), each with the sha256 of
+    #: its content: a stored result stands for this run only if they are unchanged
+    inputs: tuple[tuple[str, str], ...] = ()
 
     @property
     def param_dict(self) -> dict[str, Any]:
@@ -50,8 +56,11 @@ class RunSpec:
 
     def key(self) -> dict[str, Any]:
         """What must match for a stored result to stand for this run."""
-        return {"run": self.run, "seed": self.seed, "steps": self.steps,
-                "params": [list(p) for p in self.params], "fill": self.fill}
+        out = {"run": self.run, "seed": self.seed, "steps": self.steps,
+               "params": [list(p) for p in self.params], "fill": self.fill}
+        if self.inputs:  # absent for runs that read no file: their stored keys stand as they were
+            out["inputs"] = [list(i) for i in self.inputs]
+        return out
 
 
 def run_seed(batch_seed: int, run: int) -> int:
@@ -80,12 +89,38 @@ def expand(
         raise UsageError(f"--iterations: {points:,} grid point(s) x {iterations:,} iterations "
                          f"make {points * iterations:,} runs (at most {BATCH_RUNS_MAX:,})")
     specs = []
+    digests: dict[str, str] = {}
     for p, point in enumerate(each_point(grid)):
+        inputs = input_files(model_kwargs(point, fill), digests)
         for i in range(iterations):
             run = p * iterations + i
             specs.append(RunSpec(run, p, i, run_seed(seed, i if common_seeds else run), steps,
-                                 tuple(point.items()), fill))
+                                 tuple(point.items()), fill, inputs))
     return specs
+
+
+def input_files(kwargs: dict[str, Any], digests: dict[str, str] | None = None
+                ) -> tuple[tuple[str, str], ...]:
+    """The files a run with these model arguments reads, with their content's sha256 (the
+    argument of ``NAME:FILE`` strategies, a user's ``FILE.py:Class``), sorted by path;
+    ``digests`` caches them across the runs of a batch."""
+    from strategies import specs
+
+    cache = {} if digests is None else digests
+    found = set()
+    for mix in (kwargs.get("seller_mix"), kwargs.get("buyer_mix")):
+        for name in mix or {}:
+            spec = specs.parse(name)
+            for text in (spec.arg, (spec.source or "").rpartition(":")[0]):
+                if text and os.path.isfile(text):
+                    found.add(os.path.abspath(text))
+    out = []
+    for path in sorted(found):
+        if path not in cache:
+            cache[path] = hashlib.sha256(read_regular(Path(path), DATA_FILE_MAX,
+                                                     "a file a run reads")).hexdigest()
+        out.append((path, cache[path]))
+    return tuple(out)
 
 
 # --- one run ---------------------------------------------------------------------------------

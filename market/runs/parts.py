@@ -195,6 +195,11 @@ def previous_results(
     fills = {spec.fill for spec in specs}
     if set(stored.get("params", ())) != names or {stored.get("fill")} != fills:
         return {}
+    # and from the same inputs: a file a run reads (a saved table) changed since, its rows
+    # are not this batch's
+    inputs = sorted({list(i) and tuple(i) for spec in specs for i in spec.inputs})
+    if sorted(tuple(i) for i in stored.get("inputs", ())) != inputs:
+        return {}
     by_run = {int(r["run"]): r for r in table.to_dict("records")}
     found: dict[int, RunOutcome] = {}
     for spec in specs:

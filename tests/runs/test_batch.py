@@ -429,3 +429,30 @@ def test_common_seeds_give_every_point_the_same_markets():
     t = res.table.sort_values(["common_wallet", "iteration"])
     a, b = (t[t["common_wallet"] == v].reset_index(drop=True) for v in (False, True))
     assert a["efficiency"].equals(b["efficiency"]) and a["mean_price"].equals(b["mean_price"])
+
+
+def test_a_file_a_run_reads_that_changed_is_read_again_never_reused(tmp_path):
+    """Results stand for their inputs' content, not their paths: retrain the table a grid
+    names, and neither the finished table's rows nor a stored part are reused."""
+    def train(seed: int) -> None:
+        r = subprocess.run([sys.executable, str(ROOT / "run.py"), "train", "--episodes", "200",
+                            "--cycles", "2", "--seed", str(seed), "--save",
+                            str(tmp_path / "Q.npz")], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=300)
+        assert r.returncode == 0, r.stderr
+
+    train(1)
+    grid = batch.validate_grid({f"buyer_mix.qlearning:{tmp_path / 'Q.npz'}": [0.5, 1.0]})
+    out = tmp_path / "b.parquet"
+    first = batch.run_batch(batch.expand(grid, 2, 0, 10), out, processes=1)
+    again = batch.run_batch(batch.expand(grid, 2, 0, 10), out, processes=1)
+    assert (first.ran, again.reused) == (4, 4)
+    train(2)
+    specs = batch.expand(grid, 2, 0, 10)
+    assert specs[0].inputs != first.table.attrs["batch"]["inputs"]
+    redone = batch.run_batch(specs, out, processes=1)
+    assert (redone.reused, redone.ran) == (0, 4)
+    store = batch.PartStore(out)  # a part stored for the old file is not this run's either
+    store.save(batch.run_one(batch.expand(grid, 2, 0, 10)[0]))
+    train(3)
+    assert store.load(batch.expand(grid, 2, 0, 10)[0], False) is None
