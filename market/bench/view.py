@@ -47,8 +47,9 @@ def _quiet() -> contextlib.AbstractContextManager[Any]:
     return stack
 
 
-def page(n: int) -> tuple[Any, Callable[[], None]]:
-    """The market page with ``n`` Sellers and ``n`` Buyers, rendered, and its Step button."""
+def page(n: int, **settings: Any) -> tuple[Any, Callable[[], None]]:
+    """The market page with ``n`` Sellers and ``n`` Buyers (and other ``settings``), rendered,
+    and its Step button."""
     import ipyvuetify as v
     import solara
 
@@ -57,7 +58,7 @@ def page(n: int) -> tuple[Any, Callable[[], None]]:
     @solara.component
     def App() -> None:
         with solara.AppLayout():
-            MarketPage({"n_sellers": n, "n_buyers": n})
+            MarketPage({"n_sellers": n, "n_buyers": n, **settings})
 
     with _quiet():
         _, rc = solara.render(App(), handle_error=False)
@@ -72,9 +73,10 @@ def _per_step(fn: Callable[[], None], steps: int) -> float:
     return (time.perf_counter() - t0) / steps
 
 
-def rendered_step_times(n: int, repeats: int, steps: int = STEPS) -> list[float]:
+def rendered_step_times(n: int, repeats: int, steps: int = STEPS, **settings: Any
+                        ) -> list[float]:
     """Seconds per Step click (model step + every panel rendered), one figure per repeat."""
-    rc, click = page(n)
+    rc, click = page(n, **settings)
     with _quiet():
         for _ in range(WARMUP):
             click()
@@ -183,6 +185,15 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
                      note=f"rendering {f - b:.0f} ms of it; {f / max(b, 1e-9):.1f}x the bare "
                           "step; Mesa's Step button on the real page, no browser"),
         ]
+    n, target = sizes[0]  # the same page with strategy revision: the shares panel too
+    evolving = [t * 1e3 for t in rendered_step_times(n, repeats, steps, revision="imitate",
+                                                     revision_rate=0.2, period=2)]
+    e = statistics.median(evolving)
+    rows.append(BenchRow("view", f"step with every panel rendered and strategy revision, "
+                         f"{n} + {n} traders", e, "ms", spread=spread(evolving),
+                         target=at_most(target, f"<= {target:.0f} ms"),
+                         note=f"the shares panel added; {e / max(rows[1].value, 1e-9):.2f}x the "
+                              "page without revision"))
     if not quick:  # a server and a browser: about 20 s more (the browser test drives it too)
         rows += browser_rows(repeats, reference=rows[1].value)
     deals = deals_redraw_times(repeats, steps)
