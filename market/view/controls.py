@@ -201,15 +201,15 @@ def RevisionCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]
                                    on_value=lambda v: set_value("revision", v), dense=True)
         if settings["revision"] == "none":
             solara.Text("Traders keep their strategies.", style={"font-size": "13px"})
-            return
-        for key, spec in REVISION_SLIDERS.items():
-            solara.SliderFloat(f"{spec.label}: {settings[key]:.2f}", value=settings[key],
-                               min=spec.lo, max=spec.hi, step=spec.step,
-                               on_value=lambda v, key=key: set_value(key, float(v)))
-        solara.Text("Adopted learners start from", style={"font-size": "13px"})
-        solara.ToggleButtonsSingle(value=settings["inherit"],
-                                   values=list(REVISION_CHOICES["inherit"]),
-                                   on_value=lambda v: set_value("inherit", v), dense=True)
+        else:
+            for key, spec in REVISION_SLIDERS.items():
+                solara.SliderFloat(f"{spec.label}: {settings[key]:.2f}", value=settings[key],
+                                   min=spec.lo, max=spec.hi, step=spec.step,
+                                   on_value=lambda v, key=key: set_value(key, float(v)))
+            solara.Text("Adopted learners start from", style={"font-size": "13px"})
+            solara.ToggleButtonsSingle(value=settings["inherit"],
+                                       values=list(REVISION_CHOICES["inherit"]),
+                                       on_value=lambda v: set_value("inherit", v), dense=True)
 
 
 @solara.component

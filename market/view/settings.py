@@ -48,7 +48,7 @@ SWITCHES: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
 #: each side's time cost: its discount factor per offer (the game takes any in (0, 1]; the
 #: slider offers the useful part of it)
 DISCOUNTS: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
-                             if d.kind == "float" and d.control is not None}
+                             if d.name.endswith("discount") and d.control is not None}
 DISCOUNT_MIN, DISCOUNT_STEP = float(BY_NAME["seller_discount"].control.lo), 0.01
 #: strategy revision (:mod:`market.sim.revision`): its protocol and inheritance are choices,
 #: its rates sliders over the declared controls' ranges

@@ -316,6 +316,26 @@ def test_every_control_changes_the_model_after_reset(watched):
         timeout=10_000)
 
 
+def test_strategy_revision_is_set_in_the_sidebar_and_its_shares_play(watched):
+    """The revision card, Reset, then Step: a seventh chart, the shares, drawn and redrawn."""
+    page = open_market(watched)
+    page.get_by_role("button", name="imitate", exact=True).click()
+    slider_keys(page, "Revising per period", *["ArrowRight"] * 10,
+                then="Revising per period: 0.20")
+    slider_keys(page, "Steps per trading period", *["ArrowLeft"] * 8,
+                then="Steps per trading period: 2")
+    page.get_by_role("button", name="Reset", exact=True).click()
+    page.locator(".market-summary", has_text="strategy revision: imitate, rate 0.20"
+                 ).wait_for(timeout=20_000)
+    step = page.get_by_role("button", name="Step", exact=True)
+    for _ in range(6):
+        step.click(delay=0, no_wait_after=True)
+    page.get_by_text("Step: 6", exact=True).wait_for(timeout=30_000)
+    charts_drawn(page, 7)
+    page.locator(".vega-embed", has_text="Strategy shares per step").wait_for(timeout=20_000)
+    watched.check_clean()
+
+
 # --- the two-agent page ----------------------------------------------------------------------
 def test_two_agent_page_plays_the_legacy_game_with_a_readable_banner(watched):
     page = watched.page

@@ -107,3 +107,13 @@ def test_the_shared_market_validation_is_the_one_called(monkeypatch):
     kwargs = model_kwargs(default_settings())
     assert seen == [{k: v for k, v in kwargs.items() if k != "seed"}]
     assert set(NUMBERS) <= set(kwargs)
+
+
+def test_the_discount_sliders_are_the_discounts_alone():
+    """Other per-side numbers with a control (the revision's rates) are not time costs."""
+    from market.view.settings import DISCOUNTS, REVISION_SLIDERS
+
+    assert set(DISCOUNTS) == {"seller_discount", "buyer_discount"}
+    assert set(REVISION_SLIDERS) == {"revision_rate", "selection", "mutation"}
+    kwargs = model_kwargs(default_settings())
+    assert not set(kwargs) & {"revision", "revision_rate", "selection", "mutation", "inherit"}
