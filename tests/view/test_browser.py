@@ -355,7 +355,9 @@ def test_two_agent_page_plays_the_legacy_game_with_a_readable_banner(watched):
     page.locator(".v-input", has=page.locator(".v-label", has_text="Seller strategy")).locator(
         ".v-select__slot").click()
     page.get_by_role("option", name="qlearning", exact=True).click()
-    page.get_by_text("relative paths are read from the working folder").wait_for(timeout=10_000)
+    # a learner's first decision on a machine compiles its rule (seconds, once): a fresh
+    # clone waits for it here
+    page.get_by_text("relative paths are read from the working folder").wait_for(timeout=90_000)
     assert page.get_by_role("tab", name="Two agents").get_attribute("aria-selected") == "true"
     watched.check_clean()
 
