@@ -30,7 +30,9 @@ naming the strategy: it can never fall through to another rule.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib
 import importlib.util
 import inspect
 import os
@@ -462,6 +464,52 @@ def module_for(forms: Sequence[Form], templates: Sequence[types.ModuleType] = ()
         return module
 
 
+def drop_cache(module: types.ModuleType) -> bool:
+    """Remove numba's cache files of a generated module (after loading them failed: a file
+    damaged or cut short); True if there were any. Its next compile writes them anew."""
+    folder = Path(module.__file__ or "").parent / "__pycache__"
+    found = list(folder.glob(f"{module.__name__}.*.nbi")) + list(
+        folder.glob(f"{module.__name__}.*.nbc"))
+    for path in found:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    return bool(found)
+
+
+def smoke_or_repair(module: types.ModuleType, smoke: Callable[[types.ModuleType], None]
+                    ) -> types.ModuleType:
+    """``smoke(module)``, which compiles the module or loads it from numba's cache; if that
+    fails and the module has cache files, they are removed (a damaged file must not fail
+    every run) and the module is compiled afresh, once. The second failure is raised."""
+    try:
+        smoke(module)
+        return module
+    except Exception:
+        if not drop_cache(module):
+            raise
+    module = _reimport(module)  # fresh dispatchers, no cache state
+    smoke(module)
+    return module
+
+
+def _reimport(module: types.ModuleType) -> types.ModuleType:
+    """The generated module imported anew from its file (its dispatchers fresh), in place of
+    the old one wherever it was kept."""
+    spec = importlib.util.spec_from_file_location(module.__name__, module.__file__)
+    assert spec is not None and spec.loader is not None
+    fresh = importlib.util.module_from_spec(spec)
+    fresh._BOUND = module._BOUND  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = fresh
+    spec.loader.exec_module(fresh)
+    for attr in ("FORMS", "KINDS"):
+        setattr(fresh, attr, getattr(module, attr))
+    with _lock:
+        for key, kept in list(_modules.items()):
+            if kept is module:
+                _modules[key] = fresh
+    return fresh
+
+
 def kind_in(module: types.ModuleType, strategy: Strategy) -> int:
     """The kind number of ``strategy`` in a generated module (-1: not in it)."""
     f = form(type(strategy))
@@ -591,7 +639,7 @@ def batch_module(f: Form) -> types.ModuleType:
     if not getattr(module, "_checked", False):
         try:
             with _announce(f"compiling {f.name}'s rule (first run only)"):
-                _smoke(module, f)
+                module = smoke_or_repair(module, lambda m: _smoke(m, f))
         except Exception as exc:
             if jit.numba is None:
                 raise

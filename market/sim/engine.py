@@ -99,7 +99,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
 
         try:
             with announce_compiles(announce):
-                _smoke(module)
+                module = compiled.smoke_or_repair(module, _smoke)
         except Exception as exc:
             raise CompileError(f"numba cannot compile the market engine on this machine "
                                f"({type(exc).__name__}: {_first_line(exc)})") from exc
