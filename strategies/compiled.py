@@ -452,12 +452,7 @@ def module_for(forms: Sequence[Form], templates: Sequence[types.ModuleType] = ()
             stamp = 1_000_000_000 + int(digest.hexdigest()[:6], 16)
             os.utime(tmp, (stamp, stamp))  # the same stamp whoever writes it: numba's key
             os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        module._BOUND = bound  # type: ignore[attr-defined]
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        module = _load(name, path, bound)
         module.FORMS = tuple(forms)  # type: ignore[attr-defined]
         module.KINDS = {f.key: k for k, f in enumerate(forms)}  # type: ignore[attr-defined]
         _modules[key] = module
@@ -495,12 +490,7 @@ def smoke_or_repair(module: types.ModuleType, smoke: Callable[[types.ModuleType]
 def _reimport(module: types.ModuleType) -> types.ModuleType:
     """The generated module imported anew from its file (its dispatchers fresh), in place of
     the old one wherever it was kept."""
-    spec = importlib.util.spec_from_file_location(module.__name__, module.__file__)
-    assert spec is not None and spec.loader is not None
-    fresh = importlib.util.module_from_spec(spec)
-    fresh._BOUND = module._BOUND  # type: ignore[attr-defined]
-    sys.modules[module.__name__] = fresh
-    spec.loader.exec_module(fresh)
+    fresh = _load(module.__name__, Path(module.__file__ or ""), module._BOUND)
     for attr in ("FORMS", "KINDS"):
         setattr(fresh, attr, getattr(module, attr))
     with _lock:
@@ -508,6 +498,17 @@ def _reimport(module: types.ModuleType) -> types.ModuleType:
             if kept is module:
                 _modules[key] = fresh
     return fresh
+
+
+def _load(name: str, path: Path, bound: Any) -> types.ModuleType:
+    """Import the generated file ``path`` as module ``name``, its bound names injected."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    module._BOUND = bound  # type: ignore[attr-defined]
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def kind_in(module: types.ModuleType, strategy: Strategy) -> int:

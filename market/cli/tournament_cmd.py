@@ -114,10 +114,9 @@ def run(args: argparse.Namespace) -> int:
 
         entrants = plan.entrants(cache, trained)
         both = [e.name for e in entrants if {"seller", "buyer"} <= set(e.sides)]
-        unknown = [k for k in start or {} if k not in both]
-        if unknown:  # before any pairing is played
-            raise UsageError(f"--start names {unknown[0]!r}, which is not among the "
-                             f"strategies that play both sides ({', '.join(both)})")
+        from market.runs.dynamics import check_start
+
+        check_start(start, both)  # before any pairing is played
         pairings = (sum("seller" in e.sides for e in entrants)
                     * sum("buyer" in e.sides for e in entrants))
         update(description="pairings", completed=0, total=pairings)

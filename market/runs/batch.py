@@ -123,8 +123,8 @@ def _say_lockstep(todo: Sequence[RunSpec]) -> None:
     from market.sim.engine import lockstep_strategies, say_lockstep
 
     mixes = []
-    for spec in todo:
-        kwargs = model_kwargs(spec.param_dict, spec.fill)
+    for params, fill in {(s.params, s.fill) for s in todo}:  # once per grid point, not per run
+        kwargs = model_kwargs(dict(params), fill)
         if kwargs.get("engine", "auto") == "auto":
             mixes += [kwargs.get("seller_mix"), kwargs.get("buyer_mix")]
     missing = lockstep_strategies(mixes)

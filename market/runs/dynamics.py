@@ -205,6 +205,15 @@ class Evolution:
         }
 
 
+def check_start(start: dict[str, float] | None, names: list[str]) -> None:
+    """Refuse a start that names a strategy the dynamics do not have (those that play both
+    sides): the tournament checks it with this before playing a pairing."""
+    missing = [k for k in start or {} if k not in names]
+    if missing:
+        raise ValueError(f"--start names {missing[0]!r}, which is not among the strategies "
+                         f"that play both sides ({', '.join(names)})")
+
+
 def evolve(mean_payoff: pd.DataFrame, which: list[str], population: int = 50,
            selection: float = 10.0, start: dict[str, float] | None = None,
            generations: int = 1_000) -> Evolution:
@@ -218,13 +227,8 @@ def evolve(mean_payoff: pd.DataFrame, which: list[str], population: int = 50,
     if not names or np.isnan(A).any():
         raise ValueError("the dynamics need the mean payoff of every strategy against every "
                          "other (strategies that play both sides)")
-    x0 = None
-    if start:
-        missing = [k for k in start if k not in names]
-        if missing:
-            raise ValueError(f"--start names {missing[0]!r}, which is not among the "
-                             f"strategies that play both sides ({', '.join(names)})")
-        x0 = np.array([float(start.get(n, 0.0)) for n in names])
+    check_start(start, names)
+    x0 = None if not start else np.array([float(start.get(n, 0.0)) for n in names])
     trajectories = {}
     if "replicator" in which:
         trajectories["replicator"] = replicator(A, names, x0)

@@ -197,7 +197,7 @@ def previous_results(
         return {}
     # and from the same inputs: a file a run reads (a saved table) changed since, its rows
     # are not this batch's
-    inputs = sorted({list(i) and tuple(i) for spec in specs for i in spec.inputs})
+    inputs = sorted({tuple(i) for spec in specs for i in spec.inputs})
     if sorted(tuple(i) for i in stored.get("inputs", ())) != inputs:
         return {}
     by_run = {int(r["run"]): r for r in table.to_dict("records")}

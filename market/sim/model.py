@@ -297,7 +297,7 @@ class MarketModel(mesa.Model):
                                     compiled_only=self.engine.name == "compiled")
         to = population.strategy_index(strategy, names)
         if like is not None:
-            like = population.trader_indices(like, len(book), "like")
+            like = population.trader_indices(like, len(book), "like", distinct=False)
             if like.shape != traders.shape:
                 raise ValueError(f"like must name one trader per mover ({traders.size}), "
                                  f"got {like.size}")

@@ -134,16 +134,17 @@ def strategy_index(strategy: int | str, names: list[str]) -> int:
     return g
 
 
-def trader_indices(traders: object, n: int, name: str) -> np.ndarray:
-    """Distinct trader indices in ``0..n-1`` (one index or many), as an int64 array."""
+def trader_indices(traders: object, n: int, name: str, distinct: bool = True) -> np.ndarray:
+    """Trader indices in ``0..n-1`` (one index or many; ``distinct``: none repeated), as an
+    int64 array."""
     idx = np.atleast_1d(np.asarray(traders))
     if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
         raise ValueError(f"{name} must be trader indices (integers), got {traders!r}")
     idx = idx.astype(np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise ValueError(f"{name} must be indices in 0..{n - 1}")
-    if np.unique(idx).size != idx.size and name == "traders":
-        raise ValueError("traders must not repeat a trader")
+    if distinct and np.unique(idx).size != idx.size:
+        raise ValueError(f"{name} must not repeat a trader")
     return idx
 
 
