@@ -162,8 +162,8 @@ def _user_rows(traders: int, repeats: int, folder: str) -> list[BenchRow]:
                 m.step()
             times[key].append((time.perf_counter() - t0) / PERIOD)
     frames = [models[k].model_frame() for k in ("user", "built-in")]  # columns name strategies
-    same = frames[0].shape == frames[1].shape and bool(
-        (frames[0].to_numpy() == frames[1].to_numpy()).all())
+    same = frames[0].shape == frames[1].shape and frames[0].set_axis(
+        frames[1].columns, axis=1).equals(frames[1])  # equals: NaN (no deal yet) equals NaN
     u, b = (statistics.median(times[k][1:]) for k in ("user", "built-in"))
     label = f"{half:,} + {half:,} traders"
     spread = (f"user {min(times['user'][1:]) * 1e3:,.3f}-{max(times['user'][1:]) * 1e3:,.3f} ms,"
