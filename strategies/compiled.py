@@ -20,7 +20,8 @@ per file, and checks only that file's time stamp. The generated file's
 name is a digest of every source compiled into it (each rule, every
 function it calls, the loops), so an edit to any of them, a user's module
 included, names a new file and compiles anew: a cache can never play an old
-rule. The files live in a cache folder of their own (:func:`cache_dir`).
+rule. The files live in a cache folder of their own
+(:func:`market.game.generated.cache_dir`, which says how they are named and pruned).
 
 Kinds are numbered per generated module; two classes with the same rule
 (Boulware and Conceder differ only in a parameter) share one kind. An
@@ -31,24 +32,16 @@ naming the strategy: it can never fall through to another rule.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib
-import importlib.util
-import inspect
-import os
 import sys
-import tempfile
-import threading
 import types
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from market.errors import CompileError
-from market.game import jit
+from market.game import generated, jit
 from market.game.jit import njit
 from market.game.record import BatchRecord
 from market.game.rules import Observation
@@ -145,9 +138,7 @@ class Form:
         return (self.shape, *(_py(f) for f in self.functions))
 
 
-def _py(f: Any) -> Any:
-    """The Python function under a numba dispatcher (or the function itself)."""
-    return getattr(f, "py_func", f)
+_py = generated.py_function
 
 
 def form(cls: type[Strategy]) -> Form | None:
@@ -183,9 +174,6 @@ def has_form(strategy: Strategy | type[Strategy]) -> bool:
 
 
 # --- the generated module ----------------------------------------------------------------------
-#: marks a template's stand-in import, replaced by the generated definitions
-BOUND = "# bound when generated"
-
 _RULE_ROWS = '''
 @_njit(cache=True, inline="always")
 def _target(kind, turn, rng):
@@ -336,7 +324,7 @@ def _source(forms: Sequence[Form], templates: Sequence[types.ModuleType]) -> tup
     text = _HEADER.format(kinds=", ".join(f"{k} {f.name}" for k, f in enumerate(forms)))
     for module in templates:
         text += f"\n# --- from {module.__name__} " + "-" * max(0, 70 - len(module.__name__))
-        text += "\n" + _template_text(module)
+        text += "\n" + generated.template_text(module)
     rules = (_RULE_ROWS.format(target_cases=_cases(targets), accepts_cases=_cases(accepts))
              if rule_kinds else "")
     text += _DISPATCH.format(
@@ -354,79 +342,6 @@ def _cases(cases: list[str]) -> str:
     return "\n".join("    " + line for line in "\n".join(cases).splitlines())
 
 
-def _template_text(module: types.ModuleType) -> str:
-    """A loops module's source without its stand-in imports and its ``__future__`` line."""
-    keep = [line for line in inspect.getsource(module).splitlines()
-            if BOUND not in line and not line.startswith("from __future__")]
-    return "\n".join(keep) + "\n"
-
-
-def _sources(functions: Iterable[Any], templates: Sequence[types.ModuleType]) -> list[Path]:
-    """Every source file whose compiled functions can end up in the generated module: the
-    forms' functions and the templates, and every compiled function they call, followed
-    through their globals (and attributes of modules they name)."""
-    files: set[Path] = {Path(__file__), Path(jit.__file__)}
-    files.update(Path(inspect.getfile(m)) for m in templates)
-    seen: set[int] = set()
-    stack = [f for f in functions if f is not None]
-    for m in templates:
-        stack.extend(v for v in vars(m).values() if hasattr(v, "py_func"))
-    while stack:
-        py = _py(stack.pop())
-        if not isinstance(py, types.FunctionType) or id(py) in seen:
-            continue
-        seen.add(id(py))
-        try:
-            files.add(Path(inspect.getfile(py)))
-        except TypeError:
-            continue
-        names = _code_names(py.__code__)
-        for name in names:
-            value = py.__globals__.get(name)
-            if isinstance(value, types.ModuleType):
-                stack.extend(getattr(value, a) for a in names
-                             if hasattr(getattr(value, a, None), "py_func"))
-            elif hasattr(value, "py_func") or (
-                    isinstance(value, types.FunctionType) and value is not py):
-                stack.append(value)
-    return sorted(files)
-
-
-def _code_names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _code_names(const)
-    return names
-
-
-def cache_dir() -> Path:
-    """Where generated modules (and numba's cache of them) live: ``$NEGOTIATION_MARKET_CACHE``,
-    else ``$XDG_CACHE_HOME/negotiation-market``, else ``~/.cache/negotiation-market``; a
-    temporary folder when that cannot be written."""
-    base = os.environ.get("NEGOTIATION_MARKET_CACHE")
-    if base:
-        root = Path(base)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "negotiation-market"
-    where = root / "compiled"
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-        probe = where / f".probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-        return where
-    except OSError:
-        fallback = Path(tempfile.gettempdir()) / f"negotiation-market-{os.getuid()}" / "compiled"
-        fallback.mkdir(parents=True, exist_ok=True)
-        return fallback
-
-
-_modules: dict[tuple[Any, ...], types.ModuleType] = {}
-_lock = threading.RLock()
-
-
 def module_for(forms: Sequence[Form], templates: Sequence[types.ModuleType] = ()
                ) -> types.ModuleType:
     """The generated module of these forms (kinds numbered in this order) with these loops.
@@ -435,80 +350,14 @@ def module_for(forms: Sequence[Form], templates: Sequence[types.ModuleType] = ()
     functions on first call, or loads it from its cache.
     """
     key = (tuple(f.key for f in forms), tuple(m.__name__ for m in templates))
-    with _lock:
-        if key in _modules:
-            return _modules[key]
-        text, bound = _source(forms, templates)
-        digest = hashlib.sha256(text.encode())
-        for path in _sources([g for f in forms for g in f.functions], templates):
-            digest.update(str(path).encode())
-            digest.update(path.read_bytes())
-        digest.update(str(getattr(jit.numba, "__version__", "")).encode())
-        name = f"compiled_{digest.hexdigest()[:20]}"
-        path = cache_dir() / f"{name}.py"
-        if not path.is_file():
-            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(text)
-            stamp = 1_000_000_000 + int(digest.hexdigest()[:6], 16)
-            os.utime(tmp, (stamp, stamp))  # the same stamp whoever writes it: numba's key
-            os.replace(tmp, path)
-        module = _load(name, path, bound)
-        module.FORMS = tuple(forms)  # type: ignore[attr-defined]
-        module.KINDS = {f.key: k for k, f in enumerate(forms)}  # type: ignore[attr-defined]
-        _modules[key] = module
-        return module
-
-
-def drop_cache(module: types.ModuleType) -> bool:
-    """Remove numba's cache files of a generated module (after loading them failed: a file
-    damaged or cut short); True if there were any. Its next compile writes them anew."""
-    folder = Path(module.__file__ or "").parent / "__pycache__"
-    found = list(folder.glob(f"{module.__name__}.*.nbi")) + list(
-        folder.glob(f"{module.__name__}.*.nbc"))
-    for path in found:
-        with contextlib.suppress(OSError):
-            path.unlink()
-    return bool(found)
-
-
-def smoke_or_repair(module: types.ModuleType, smoke: Callable[[types.ModuleType], None]
-                    ) -> types.ModuleType:
-    """``smoke(module)``, which compiles the module or loads it from numba's cache; if that
-    fails and the module has cache files, they are removed (a damaged file must not fail
-    every run) and the module is compiled afresh, once. The second failure is raised."""
-    try:
-        smoke(module)
-        return module
-    except Exception:
-        if not drop_cache(module):
-            raise
-    module = _reimport(module)  # fresh dispatchers, no cache state
-    smoke(module)
-    return module
-
-
-def _reimport(module: types.ModuleType) -> types.ModuleType:
-    """The generated module imported anew from its file (its dispatchers fresh), in place of
-    the old one wherever it was kept."""
-    fresh = _load(module.__name__, Path(module.__file__ or ""), module._BOUND)
-    for attr in ("FORMS", "KINDS"):
-        setattr(fresh, attr, getattr(module, attr))
-    with _lock:
-        for key, kept in list(_modules.items()):
-            if kept is module:
-                _modules[key] = fresh
-    return fresh
-
-
-def _load(name: str, path: Path, bound: Any) -> types.ModuleType:
-    """Import the generated file ``path`` as module ``name``, its bound names injected."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    module._BOUND = bound  # type: ignore[attr-defined]
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    found = generated.memoised("compiled", key)
+    if found is not None:
+        return found
+    text, bound = _source(forms, templates)
+    return generated.module(
+        "compiled", text, bound, functions=[g for f in forms for g in f.functions],
+        templates=templates, key=key,
+        extras={"FORMS": tuple(forms), "KINDS": {f.key: k for k, f in enumerate(forms)}})
 
 
 def kind_in(module: types.ModuleType, strategy: Strategy) -> int:
@@ -640,7 +489,7 @@ def batch_module(f: Form) -> types.ModuleType:
     if not getattr(module, "_checked", False):
         try:
             with _announce(f"compiling {f.name}'s rule (first run only)"):
-                module = smoke_or_repair(module, lambda m: _smoke(m, f))
+                module = generated.smoke_or_repair(module, lambda m: _smoke(m, f))
         except Exception as exc:
             if jit.numba is None:
                 raise
@@ -665,21 +514,10 @@ def _smoke(module: types.ModuleType, f: Form) -> None:
                            np.full(n, -1, np.int64), store.arrays, 0)
 
 
-class _announce:
-    """Say what is compiling, once, when numba really compiles (not on a cache hit)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __enter__(self) -> None:
-        from market.game.kernel import announce_compiles
-
-        self._ctx = announce_compiles(lambda: print(self.text, file=sys.stderr, flush=True))
-        self._ctx.__enter__()
-
-    def __exit__(self, *exc: object) -> None:
-        self._ctx.__exit__(*exc)
+def _announce(text: str) -> contextlib.AbstractContextManager[None]:
+    """Say ``text``, once, when numba really compiles (not on a cache hit)."""
+    return generated.announce_compiles(lambda: print(text, file=sys.stderr, flush=True))
 
 
-__all__ = ["Compiled", "Form", "Store", "cache_dir", "form", "has_form", "kind_in",
+__all__ = ["Compiled", "Form", "Store", "form", "has_form", "kind_in",
            "module_for", "stores"]

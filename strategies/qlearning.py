@@ -40,12 +40,6 @@ from strategies.compiled import Compiled
 # :mod:`market.game.dispatch`. Every path runs these: the market engine, the lockstep path and
 # the two-agent game (through ``act``/``learn``), the environments.
 @njit(cache=True, inline="always")
-def _pick(u, count):  # noqa: ANN001, ANN202
-    """Which of ``count`` items a uniform ``u`` picks: ``floor(u * count)``, below ``count``."""
-    return min(int(u * count), max(count - 1, 0))
-
-
-@njit(cache=True, inline="always")
 def _slot(config, g, role, time_left):  # noqa: ANN001, ANN202
     """:meth:`QLearning.slots` (and the market learner's clock slots) for one row."""
     market, buckets, roles = config[g, 1], config[g, 3], config[g, 4]
@@ -73,11 +67,6 @@ def _candidates(config, g, side, move, P, T, offer, lo, hi):  # noqa: ANN001, AN
         else:
             accept = accept and offer <= hi and offer > 0
     return c0, max(c1, c0), accept, reject
-
-
-@njit(cache=True, inline="always")
-def _is_candidate(a, c0, c1, accept, reject, P):  # noqa: ANN001, ANN202
-    return (c0 <= a < c1) or (a == P and accept) or (a == P + 1 and reject)
 
 
 @njit(cache=True, inline="always")
@@ -119,26 +108,13 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
         state = 1 + t * P + offer - 1 if offer > 0 else 0
         base = q_at(layout, g, member[r], _slot(config, g, 0 if first[r] == side else 1,
                                                 time_left[r]), state, 0)
-        best = -np.inf
-        for a in range(A):
-            if _is_candidate(a, c0, c1, accept, reject, P):
-                best = max(best, fstore[base + a])
+        best, count, arg = qtable.greedy_ties(fstore, base, c0, c1, accept, reject, P)
         if best == -np.inf:  # nothing to choose from: every action ties
-            out[r] = _pick(rng.random(), A)
+            out[r] = qtable.pick(rng.random(), A)
             continue
-        count, arg = 0, -1
-        for a in range(A):
-            if _is_candidate(a, c0, c1, accept, reject, P) and fstore[base + a] >= best:
-                count += 1
-                arg = a if arg < 0 else arg
         if count > 1:
-            k = _pick(rng.random(), count)
-            for a in range(arg, A):
-                if _is_candidate(a, c0, c1, accept, reject, P) and fstore[base + a] >= best:
-                    if k == 0:
-                        arg = a
-                        break
-                    k -= 1
+            arg = qtable.nth_tie(fstore, base, c0, c1, accept, P, best, arg,
+                                 qtable.pick(rng.random(), count))
         out[r] = arg
     # exploration: one uniform per row, then the explorers' random candidate
     explore = np.zeros(rows.size, dtype=np.bool_)
@@ -169,7 +145,7 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
             c0, c1, accept, reject = _candidates(config, g, side, move, P, T, last[1 - side, r],
                                                  lo[r], hi[r])
             count = (c1 - c0) + accept + reject
-            out[r] = _nth(c0, c1, accept, P, _pick(rng.random(), count)) if count > 0 else 0
+            out[r] = _nth(c0, c1, accept, P, qtable.pick(rng.random(), count)) if count > 0 else 0
 
 
 @njit(cache=True, inline="always")
@@ -215,9 +191,7 @@ def learn_rows(side, game, rows, record, member, reward, time_left, st, g):  # n
                 seen = actions[r, min(nxt - 1, 2 * T - 1)]
                 row = base + (1 + ((nxt - 1) // 2) * P + seen) * A
                 a0, a1 = legal_block(nxt, P, T)
-                v = -np.inf
-                for b in range(a0, a1):
-                    v = max(v, fstore[row + b])
+                v = qtable.row_max(fstore, row, a0, a1)
                 fstore[cell] = qtable.bellman_update1(fstore[cell], 0.0, v, lr, gamma)
             else:
                 fstore[cell] = qtable.bellman_update1(fstore[cell], outcome, 0.0, lr, gamma)

@@ -14,8 +14,9 @@ learner tell apart the two subgames that share an observation. Every module
 that needs a row number, a row label or the legal actions of a row asks
 this one, so the layout is written down once.
 
-:func:`bellman_update` is the one definition of the update, compiled
-(:data:`bellman_update1`) for the learners and the training kernel alike.
+:func:`bellman_update` is the one definition of the update, and
+:func:`greedy_ties`/:func:`nth_tie` of the greedy choice, compiled for the
+learners and the training kernel alike.
 """
 
 from __future__ import annotations
@@ -95,11 +96,11 @@ def table_shape(protocol: Protocol, roles: int = 1) -> tuple[int, ...]:
     return shape if roles == 1 else (roles, *shape)
 
 
-# --- learning -------------------------------------------------------------------------------
-# How a tabular learner *chooses* is compiled code, written once in strategies/qlearning.py
-# (``decide_rows``: greedy with uniform tie-breaking, then epsilon exploration) for the market
-# and the two-agent game, and in market/game/kernel.py (``choose``) for training, whose draws
-# come from its own per-seed generator.
+# --- learning and choosing: compiled, the one definition every learner runs -----------------
+# The market's and the two-agent game's learners (strategies/qlearning.py) and the training
+# kernel (market/game/episodes.py) all choose and learn with these. Each draws its uniforms from
+# its own generator (numpy's, or the kernel's per-seed xoshiro), in its own documented order, so
+# the draws are the caller's and the arithmetic is shared.
 def bellman_update(
     q_sa: np.ndarray, reward: np.ndarray, next_value: np.ndarray, lr: np.ndarray | float,
     gamma: np.ndarray | float,
@@ -108,5 +109,69 @@ def bellman_update(
     return (1.0 - lr) * q_sa + lr * (reward + gamma * next_value)
 
 
-#: :func:`bellman_update` for one cell, compiled: what the market engine's learners run
+#: :func:`bellman_update` for one cell, compiled: what every learner runs
 bellman_update1 = jit.njit(cache=True, inline="always")(bellman_update)
+
+
+@jit.njit(cache=True, inline="always")
+def row_max(q: np.ndarray, base: int, lo: int, hi: int) -> float:
+    """``max_a q[base + a]`` over the legal block ``lo .. hi-1`` (-inf if empty): the value of
+    the row a learner sees next, in the Bellman target."""
+    v = -np.inf
+    for a in range(lo, hi):
+        v = max(v, q[base + a])
+    return v
+
+
+@jit.njit(cache=True, inline="always")
+def pick(u: float, count: int) -> int:
+    """Which of ``count`` items a uniform ``u`` in ``[0, 1)`` picks: ``floor(u * count)``."""
+    return min(int(u * count), max(count - 1, 0))
+
+
+@jit.njit(cache=True, inline="always")
+def greedy_ties(q: np.ndarray, base: int, c0: int, c1: int, accept: bool, reject: bool,
+                P: int) -> tuple[float, int, int]:
+    """``(best, count, first)`` over the candidates of the row at ``q[base:]``: offers
+    ``c0 .. c1-1``, accept (action ``P``) if ``accept``, reject (``P + 1``) if ``reject``.
+
+    ``best`` is their greatest value (-inf if there is no candidate), ``count``
+    how many equal it and ``first`` the lowest of those actions. With one,
+    the greedy action is ``first``; with more, the caller draws one uniform
+    ``u`` and plays :func:`nth_tie` of ``pick(u, count)``.
+    """
+    best = -np.inf
+    for a in range(c0, c1):  # the maximum, then the ties: branch-free passes
+        best = max(best, q[base + a])
+    if accept:
+        best = max(best, q[base + P])
+    if reject:
+        best = max(best, q[base + P + 1])
+    count = 0
+    first = -1
+    if reject and q[base + P + 1] == best:
+        count += 1
+        first = P + 1
+    if accept and q[base + P] == best:
+        count += 1
+        first = P
+    for a in range(c1 - 1, c0 - 1, -1):  # downwards: ``first`` ends at the lowest maximum
+        if q[base + a] == best:
+            first = a
+            count += 1
+    return best, count, first
+
+
+@jit.njit(cache=True, inline="always")
+def nth_tie(q: np.ndarray, base: int, c0: int, c1: int, accept: bool, P: int, best: float,
+            first: int, k: int) -> int:
+    """The ``k``-th (from 0, in increasing action order) candidate worth ``best``, counting
+    from ``first`` (:func:`greedy_ties`); reject if the others run out."""
+    for a in range(max(first, c0), c1):
+        if q[base + a] == best:
+            if k == 0:
+                return a
+            k -= 1
+    if k == 0 and accept and first <= P and q[base + P] == best:
+        return P
+    return P + 1

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from market.errors import CompileError, Notice
-from market.game import jit, loops
+from market.game import generated, jit, loops
 from market.game import protocol as lockstep
 from market.game.protocol import IllegalAction, Side
 from market.game.record import BatchRecord
@@ -89,7 +89,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
         extra = [f.name for f in forms if f.name not in registry.STRATEGIES
                  or not registry.STRATEGIES[f.name].__module__.startswith("strategies.")]
         said = COMPILING + (f" with {', '.join(extra)}" if extra else "")
-        from market.game.kernel import announce_compiles
+        from market.game.generated import announce_compiles
 
         started: list[float] = []
 
@@ -99,7 +99,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
 
         try:
             with announce_compiles(announce):
-                module = compiled.smoke_or_repair(module, _smoke)
+                module = generated.smoke_or_repair(module, _smoke)
         except Exception as exc:
             raise CompileError(f"numba cannot compile the market engine on this machine "
                                f"({type(exc).__name__}: {_first_line(exc)})") from exc

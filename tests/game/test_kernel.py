@@ -4,6 +4,7 @@ update (against QLearning.learn and the market learner), and its play against th
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from market.game import kernel, qtable
+from market.game import episodes, kernel, qtable
 from market.game.protocol import Side, negotiate
 from market.game.qtable import legal_rows
 from market.game.rules import BUYER, SELLER, Protocol
@@ -44,11 +45,11 @@ def test_generator_is_xoshiro256starstar_and_matches_the_python_reference(xoshir
     st = np.array([1, 2, 3, 4], dtype=np.uint64)
     # the first outputs of xoshiro256** from state (1, 2, 3, 4), worked by hand:
     # rotl(2 * 5, 7) * 9 = 11520; then s1 becomes 0, so the second output is 0
-    assert [int(kernel.next_u64(st)) for _ in range(2)] == [11520, 0]
+    assert [int(episodes.next_u64(st)) for _ in range(2)] == [11520, 0]
     ref = xoshiro(kernel.seed_states(7, 3)[2])
     st = kernel.seed_states(7, 3)[2].copy()
     for _ in range(1000):
-        assert kernel.uniform(st) == ref.uniform()
+        assert episodes.uniform(st) == ref.uniform()
 
 
 def test_seed_streams_come_from_seed_sequence_spawn():
@@ -66,29 +67,29 @@ def test_scalar_rows_and_legal_ranges_equal_qtables(prices, rounds):
     protocol = Protocol(prices, rounds)
     for move in range(protocol.max_moves):
         for offered in range(prices):
-            assert kernel.move_row(prices, move, offered) == int(
+            assert episodes.move_row(prices, move, offered) == int(
                 qtable.move_row(prices, move, offered))
             if move:
-                assert kernel.move_row(prices, move, offered) == int(
+                assert episodes.move_row(prices, move, offered) == int(
                     qtable.row(protocol, offered + 1, (move - 1) // 2))
     legal = legal_rows(protocol)
     for row in range(qtable.n_rows(protocol)):
-        lo, hi = kernel.legal_range(prices, rounds, row)
+        lo, hi = episodes.legal_range(prices, rounds, row)
         mask = np.zeros(protocol.n_actions, dtype=bool)
         mask[lo:hi] = True
         np.testing.assert_array_equal(mask, legal[row])
 
 
 def test_the_update_is_qtables_function_compiled():
-    assert kernel.bellman_update.py_func is qtable.bellman_update
-    assert kernel.bellman_update(0.5, 1.0, 0.0, 0.1, 0.9) == qtable.bellman_update(
+    assert episodes.bellman_update.py_func is qtable.bellman_update
+    assert episodes.bellman_update(0.5, 1.0, 0.0, 0.1, 0.9) == qtable.bellman_update(
         0.5, 1.0, 0.0, 0.1, 0.9)
 
 
 # --- choosing -----------------------------------------------------------------------------------
 def _choices(row: list[float], lo: int, hi: int, eps: float, n: int) -> np.ndarray:
     qf, st = np.asarray(row, dtype=float), kernel.seed_states(3, 1)[0]
-    return np.array([kernel.choose(qf, 0, lo, hi, eps, st) for _ in range(n)])
+    return np.array([episodes.choose(qf, 0, 5, lo, hi, eps, st) for _ in range(n)])
 
 
 def test_choice_is_legal_and_breaks_ties_uniformly():
@@ -124,7 +125,8 @@ def test_one_q_update_worked_by_hand():
     acts, rows = np.array([3, 1, 5]), np.array([0, 4, 2])
     qf = q.reshape(-1)
     for side in (SELLER, BUYER):
-        kernel.learn_episode(qf, 1, 5, 5, side, SELLER, acts, rows, 3, 2, lr, gamma, 0.0, 1.0, 0)
+        episodes.learn_episode(qf, (1, 5, 5), side, SELLER, acts, rows, (3, 2, 0),
+                              (lr, gamma, 0.0, 1.0))
     # Seller, move 0, Q(s, offer 4): 0.9 * 0 + 0.1 * (0 + 0.99 * max Q("2.0")) where the
     # max is read before the accept below is updated (the document updates online, in
     # order): 0.1 * 0.99 * 0.9 = 0.0891.
@@ -142,15 +144,15 @@ def test_a_deal_bonus_is_added_to_both_sides_reward_for_a_deal_only():
     q = np.zeros((2, 1, 27, 7))
     acts, rows = np.array([3, 1, 5]), np.array([0, 4, 2])
     for side in (SELLER, BUYER):
-        kernel.learn_episode(q.reshape(-1), 1, 5, 5, side, SELLER, acts, rows, 3, 2, 0.1, 0.99,
-                             0.05, 1.0, 0)
+        episodes.learn_episode(q.reshape(-1), (1, 5, 5), side, SELLER, acts, rows, (3, 2, 0),
+                              (0.1, 0.99, 0.05, 1.0))
     assert q[SELLER, 0, 2, 5] == pytest.approx(0.1 * (2 / 5 + 0.05))
     assert q[BUYER, 0, 4, 1] == pytest.approx(0.1 * (1 - 2 / 5 + 0.05))
     # a rejection (action 6) pays no bonus: the responder is no longer indifferent at 0
     q = np.zeros((2, 1, 27, 7))
     acts = np.array([4, 6])
-    kernel.learn_episode(q.reshape(-1), 1, 5, 5, BUYER, SELLER, acts, rows, 2, 0, 0.1, 0.99,
-                         0.05, 1.0, 0)
+    episodes.learn_episode(q.reshape(-1), (1, 5, 5), BUYER, SELLER, acts, rows, (2, 0, 0),
+                              (0.1, 0.99, 0.05, 1.0))
     assert not q.any()
 
 
@@ -159,8 +161,8 @@ def test_a_deal_is_discounted_by_the_offers_made_before_the_accepted_one():
     q = np.zeros((2, 1, 27, 7))
     acts, rows = np.array([3, 1, 5]), np.array([0, 4, 2])
     for side, d in ((SELLER, 0.5), (BUYER, 0.8)):
-        kernel.learn_episode(q.reshape(-1), 1, 5, 5, side, SELLER, acts, rows, 3, 2, 0.1, 0.99,
-                             0.0, d, 0)
+        episodes.learn_episode(q.reshape(-1), (1, 5, 5), side, SELLER, acts, rows, (3, 2, 0),
+                              (0.1, 0.99, 0.0, d))
     assert q[SELLER, 0, 2, 5] == pytest.approx(0.1 * 2 / 5 * 0.5)
     assert q[BUYER, 0, 4, 1] == pytest.approx(0.1 * (1 - 2 / 5) * 0.8)
 
@@ -290,3 +292,37 @@ def test_compile_notice_fires_on_compiles_only():
                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["fresh", "1"]
+
+
+_TRAIN_SCRIPT = """
+import numpy as np
+from market.game import kernel
+q = np.zeros((2, 2, 1, 12, 5))
+kernel.play(q, kernel.seed_states(0, 2), np.zeros((2, 1, 7), np.int64), np.full(50, 0.5),
+            np.full(50, 0.3), 0, (True, True), 0.9)
+print(repr(float(q.sum())))
+"""
+
+
+def test_an_edited_update_reaches_the_kernel_whatever_numbas_cache_holds(tmp_path):
+    """numba checks only a cached function's own file; the kernel inlines the update from
+    qtable.py. Edited in a copy of the package, under ``NUMBA_CACHE_DIR``, the edit is
+    trained with on the next run (a new generated module), and the original comes back."""
+    copy = tmp_path / "src"
+    for name in ("market", "strategies"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(copy), "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+           "NEGOTIATION_MARKET_CACHE": str(tmp_path / "generated")}
+    qtable_py = copy / "market" / "game" / "qtable.py"
+    original = qtable_py.read_text()
+    update = "return (1.0 - lr) * q_sa + lr * (reward + gamma * next_value)"
+    assert update in original
+    sums = []
+    for text in (original, original.replace(update, update.replace("reward", "2.0 * reward")),
+                 original):
+        qtable_py.write_text(text)
+        out = subprocess.run([sys.executable, "-c", _TRAIN_SCRIPT], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        sums.append(float(out.stdout.split()[-1]))
+    assert sums[1] != sums[0] and sums[2] == sums[0]

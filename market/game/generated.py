@@ -1,0 +1,288 @@
+"""Compiled modules named by the digest of their sources: numba's cache can never play old code.
+
+numba caches a function's machine code per source file and checks only that
+file's time stamp: an edit to a function it inlines *from another file*
+(the Bellman update into the training loop, a rule into the market's step)
+leaves the old machine code in place, wherever the cache lives (beside the
+sources, under ``NUMBA_CACHE_DIR``, or in numba's user folder when
+``__pycache__`` cannot be written). So every compiled entry point of the
+project (the training kernel, the market engine, the environments, a
+strategy's own batch decision) is compiled from a *generated* module: a
+file whose name is the sha256 of its text and of every source file whose
+compiled functions it can reach (followed through globals and the
+attributes of modules they name), plus numba's version. An edit anywhere in
+that set names a new file, compiled afresh; an unchanged set finds its file
+and numba's cache of it.
+
+Generated files live in :func:`cache_dir`, with a fixed time stamp per
+digest (so processes writing the same file at once agree on numba's key),
+and a ``.used`` marker touched on every load, from which :func:`prune`
+removes what has not been used for a while. A damaged cache file is removed
+and the module compiled afresh (:func:`smoke_or_repair`), never reported on
+every run.
+
+A *template* is an ordinary module of compiled functions whose stand-in
+imports (lines marked :data:`BOUND`) are replaced by generated definitions;
+its text is copied into the generated module (:func:`template_text`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import tempfile
+import threading
+import time
+import types
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from market.game import jit
+
+#: marks a template's stand-in import, replaced by the generated definitions
+BOUND = "# bound when generated"
+
+#: a generated module unused for this long is removed when another one is written
+KEEP_SECONDS = 14 * 24 * 3600
+#: ... and beyond this many, the least recently used that have not been used for an hour
+KEEP_MODULES = 48
+
+_modules: dict[tuple[Any, ...], types.ModuleType] = {}
+_lock = threading.RLock()
+
+
+def cache_dir() -> Path:
+    """Where generated modules (and numba's cache of them) live: ``$NEGOTIATION_MARKET_CACHE``,
+    else ``$XDG_CACHE_HOME/negotiation-market``, else ``~/.cache/negotiation-market``; a
+    temporary folder when that cannot be written."""
+    base = os.environ.get("NEGOTIATION_MARKET_CACHE")
+    if base:
+        root = Path(base)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        root = (Path(xdg) if xdg else Path.home() / ".cache") / "negotiation-market"
+    where = root / "compiled"
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        probe = where / f".probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+        return where
+    except OSError:
+        fallback = Path(tempfile.gettempdir()) / f"negotiation-market-{os.getuid()}" / "compiled"
+        fallback.mkdir(parents=True, exist_ok=True)
+        return fallback
+
+
+def template_text(module: types.ModuleType) -> str:
+    """A template's source without its stand-in imports and its ``__future__`` line."""
+    keep = [line for line in inspect.getsource(module).splitlines()
+            if BOUND not in line and not line.startswith("from __future__")]
+    return "\n".join(keep) + "\n"
+
+
+def py_function(f: Any) -> Any:
+    """The Python function under a numba dispatcher (or the function itself)."""
+    return getattr(f, "py_func", f)
+
+
+def sources(functions: Iterable[Any], templates: Sequence[types.ModuleType]) -> list[Path]:
+    """Every source file whose compiled functions can end up in a generated module: the
+    functions' and the templates', and every compiled function they call, followed through
+    their globals (and attributes of modules they name)."""
+    files: set[Path] = {Path(__file__), Path(jit.__file__)}
+    files.update(Path(inspect.getfile(m)) for m in templates)
+    seen: set[int] = set()
+    stack = [f for f in functions if f is not None]
+    for m in templates:
+        stack.extend(v for v in vars(m).values() if hasattr(v, "py_func"))
+    while stack:
+        py = py_function(stack.pop())
+        if not isinstance(py, types.FunctionType) or id(py) in seen:
+            continue
+        seen.add(id(py))
+        try:
+            files.add(Path(inspect.getfile(py)))
+        except TypeError:
+            continue
+        names = _code_names(py.__code__)
+        for name in names:
+            value = py.__globals__.get(name)
+            if isinstance(value, types.ModuleType):
+                stack.extend(getattr(value, a) for a in names
+                             if hasattr(getattr(value, a, None), "py_func"))
+            elif hasattr(value, "py_func") or (
+                    isinstance(value, types.FunctionType) and value is not py):
+                stack.append(value)
+    return sorted(files)
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def module(prefix: str, text: str, bound: dict[str, Any] | None = None,
+           functions: Iterable[Any] = (), templates: Sequence[types.ModuleType] = (),
+           extras: dict[str, Any] | None = None, key: Any = None) -> types.ModuleType:
+    """The generated module of ``text`` (its names ``bound`` injected as ``_BOUND``), named
+    ``{prefix}_{digest}`` by the digest of the text, of every source the ``functions`` and
+    ``templates`` reach (:func:`sources`) and of numba's version.
+
+    Written once per digest and imported once per process (memoised under ``key``, if
+    given); numba compiles each of its functions on first call, or loads it from its cache.
+    ``extras`` become attributes of the module (kept when it is re-imported).
+    """
+    memo = (prefix, key)
+    with _lock:
+        if key is not None and memo in _modules:
+            return _modules[memo]
+        digest = hashlib.sha256(text.encode())
+        for path in sources(functions, templates):
+            digest.update(str(path).encode())
+            digest.update(path.read_bytes())
+        digest.update(str(getattr(jit.numba, "__version__", "")).encode())
+        name = f"{prefix}_{digest.hexdigest()[:20]}"
+        folder = cache_dir()
+        path = folder / f"{name}.py"
+        if not path.is_file():
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(text)
+            stamp = 1_000_000_000 + int(digest.hexdigest()[:6], 16)
+            os.utime(tmp, (stamp, stamp))  # the same stamp whoever writes it: numba's key
+            os.replace(tmp, path)
+            with contextlib.suppress(OSError):
+                prune(folder, keep=name)
+        with contextlib.suppress(OSError):
+            (folder / f"{name}.used").touch()
+        loaded = _load(name, path, bound or {}, extras or {})
+        if key is not None:
+            _modules[memo] = loaded
+        return loaded
+
+
+def memoised(prefix: str, key: Any) -> types.ModuleType | None:
+    """The module :func:`module` loaded in this process under ``(prefix, key)``, if any (so a
+    caller need not generate its text again)."""
+    with _lock:
+        return _modules.get((prefix, key))
+
+
+def prune(folder: Path, keep: str = "", now: float | None = None) -> list[str]:
+    """Remove generated modules (their file, marker and numba's cache files) unused for
+    :data:`KEEP_SECONDS`, and the least recently used beyond :data:`KEEP_MODULES` that have
+    not been used for an hour; never ``keep``. Returns the names removed."""
+    now = time.time() if now is None else now
+    used: list[tuple[float, str]] = []
+    for path in folder.glob("*_*.py"):
+        marker = path.with_suffix(".used")
+        try:  # the marker's time, else when the file was written (its mtime is numba's stamp)
+            when = marker.stat().st_mtime if marker.exists() else path.stat().st_ctime
+        except OSError:
+            continue
+        if path.stem != keep:
+            used.append((when, path.stem))
+    used.sort(reverse=True)
+    gone = [name for k, (when, name) in enumerate(used)
+            if now - when > KEEP_SECONDS or (k >= KEEP_MODULES - 1 and now - when > 3600)]
+    for name in gone:
+        for path in [folder / f"{name}.py", folder / f"{name}.used",
+                     *(folder / "__pycache__").glob(f"{name}.*")]:
+            with contextlib.suppress(OSError):
+                path.unlink()
+    return gone
+
+
+def drop_cache(module: types.ModuleType) -> bool:
+    """Remove numba's cache files of a generated module (after loading them failed: a file
+    damaged or cut short); True if there were any. Its next compile writes them anew."""
+    folder = Path(module.__file__ or "").parent / "__pycache__"
+    found = list(folder.glob(f"{module.__name__}.*.nbi")) + list(
+        folder.glob(f"{module.__name__}.*.nbc"))
+    for path in found:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    return bool(found)
+
+
+def smoke_or_repair(module: types.ModuleType, smoke: Callable[[types.ModuleType], None]
+                    ) -> types.ModuleType:
+    """``smoke(module)``, which compiles the module or loads it from numba's cache; if that
+    fails and the module has cache files, they are removed (a damaged file must not fail
+    every run) and the module is compiled afresh, once. The second failure is raised."""
+    try:
+        smoke(module)
+        return module
+    except Exception:
+        if not drop_cache(module):
+            raise
+    module = _reimport(module)  # fresh dispatchers, no cache state
+    smoke(module)
+    return module
+
+
+def _reimport(module: types.ModuleType) -> types.ModuleType:
+    """The generated module imported anew from its file (its dispatchers fresh), in place of
+    the old one wherever it was kept."""
+    fresh = _load(module.__name__, Path(module.__file__ or ""), module._BOUND,
+                  module._EXTRAS)
+    with _lock:
+        for memo, kept in list(_modules.items()):
+            if kept is module:
+                _modules[memo] = fresh
+    return fresh
+
+
+def _load(name: str, path: Path, bound: dict[str, Any], extras: dict[str, Any]
+          ) -> types.ModuleType:
+    """Import the generated file ``path`` as module ``name``, its bound names injected."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    loaded._BOUND = bound  # type: ignore[attr-defined]
+    loaded._EXTRAS = extras  # type: ignore[attr-defined]
+    sys.modules[name] = loaded
+    spec.loader.exec_module(loaded)
+    for attr, value in extras.items():
+        setattr(loaded, attr, value)
+    return loaded
+
+
+@contextlib.contextmanager
+def announce_compiles(callback: Callable[[], None] | None) -> Iterator[None]:
+    """Call ``callback`` once, when numba starts compiling anything inside the block.
+
+    numba fires its ``numba:compile`` event on real compiles only (a cache
+    hit loads without one), which is how a cold cache is told from a warm
+    one without timing anything.
+    """
+    if callback is None or jit.numba is None:
+        yield
+        return
+    from numba.core import event
+
+    class _Announce(event.Listener):
+        said = False
+
+        def on_start(self, ev: event.Event) -> None:
+            if not self.said:
+                self.said = True
+                callback()
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    with event.install_listener("numba:compile", _Announce()):
+        yield
+
+
+__all__ = ["BOUND", "announce_compiles", "cache_dir", "drop_cache", "memoised", "module", "prune",
+           "py_function", "smoke_or_repair", "sources", "template_text"]
