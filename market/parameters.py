@@ -38,7 +38,8 @@ class Param:
     ``int`` (``hi`` a cap of :mod:`market.limits`; None: no upper bound) or
     a ``float`` (``(lo, hi]``, or ``[lo, hi]`` with ``closed``);
     ``choices``: a ``choice``'s (or ``dist``'s) values; ``optional``: None
-    is allowed (and means what ``help`` says); ``flag``: its command-line
+    is allowed (and means what ``help`` says); ``below``: a ``float`` stays
+    below ``hi`` (``[lo, hi)``); ``flag``: its command-line
     flag (None: none; several parameters may share one); ``switch``: a
     ``choice`` set by an on/off flag to this value; ``control``: its control
     in the browser view, if it has one; ``extension``: it extends the
@@ -60,12 +61,14 @@ class Param:
     control: Control | None = None
     aliases: tuple[str, ...] = ()
     closed: bool = False
+    below: bool = False
     extension: bool = False
 
     def contains(self, v: float) -> bool:
         """Whether the number ``v`` lies in the declared range."""
         low = v >= self.lo if (self.closed or self.kind == "int") else v > self.lo
-        return bool(low and (self.hi is None or v <= self.hi))
+        high = self.hi is None or (v < self.hi if self.below else v <= self.hi)
+        return bool(low and high)
 
     def allowed(self) -> str:
         """The allowed values in words (messages and the docs table)."""
@@ -78,7 +81,8 @@ class Param:
             left = "[" if self.closed else "("
             if self.hi is None:
                 return f"a number {'>=' if self.closed else '>'} {self.lo:g}{none}"
-            return f"a number in {left}{self.lo:g}, {self.hi:g}]{none}"
+            right = ")" if self.below else "]"
+            return f"a number in {left}{self.lo:g}, {self.hi:g}{right}{none}"
         if self.kind == "flag":
             return "true or false"
         if self.kind == "choice":
@@ -97,6 +101,14 @@ def declare(kind: str, default: Any, help: str, **kw: Any) -> Any:
     is kept in the field's metadata (:func:`declarations`)."""
     return dataclasses.field(default=default,
                              metadata={"param": Param("", kind, default, help, **kw)})
+
+
+def field_of(d: Param) -> Any:
+    """A dataclass field for the parameter ``d`` declared elsewhere (named by the field it
+    becomes): one declaration, carried by several records (the game's time pressure is the
+    protocol's and the trainer's)."""
+    return dataclasses.field(default=d.default,
+                             metadata={"param": dataclasses.replace(d, name="")})
 
 
 def declarations(cls: type) -> tuple[Param, ...]:

@@ -54,12 +54,13 @@ def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[
     return parse
 
 
-def number_in(name: str, lo: float, hi: float | None, *, above: bool = False
-              ) -> Callable[[str], float]:
-    """argparse ``type=`` for a finite number in ``[lo, hi]`` (``(lo, hi]`` with ``above``;
-    no upper bound when ``hi`` is None); the error names ``name``."""
-    words = (f"in {'(' if above else '['}{lo:g}, {hi:g}]" if hi is not None
-             else f"{'>' if above else '>='} {lo:g}")
+def number_in(name: str, lo: float, hi: float | None, *, above: bool = False,
+              below: bool = False) -> Callable[[str], float]:
+    """argparse ``type=`` for a finite number in ``[lo, hi]`` (``(lo, ...`` with ``above``,
+    ``..., hi)`` with ``below``; no upper bound when ``hi`` is None); the error names
+    ``name``."""
+    words = (f"in {'(' if above else '['}{lo:g}, {hi:g}{')' if below else ']'}"
+             if hi is not None else f"{'>' if above else '>='} {lo:g}")
 
     def parse(text: str) -> float:
         try:
@@ -67,7 +68,8 @@ def number_in(name: str, lo: float, hi: float | None, *, above: bool = False
         except ValueError:
             value = math.nan
         low_ok = value > lo if above else value >= lo
-        if not (math.isfinite(value) and low_ok and (hi is None or value <= hi)):
+        high_ok = hi is None or (value < hi if below else value <= hi)
+        if not (math.isfinite(value) and low_ok and high_ok):
             raise argparse.ArgumentTypeError(f"{name} must be a number {words} (got {text!r})")
         return value
 
@@ -112,7 +114,8 @@ def add_flags(p: argparse.ArgumentParser, params: Sequence[Param], *,
             p.add_argument(*names, type=int_in(d.flag, lo, hi), default=default,
                            help=d.help + shown)
         elif d.kind == "float":
-            p.add_argument(*names, type=number_in(d.flag, d.lo, d.hi, above=not d.closed),
+            p.add_argument(*names, type=number_in(d.flag, d.lo, d.hi, above=not d.closed,
+                                                  below=d.below),
                            default=default, metavar=d.metavar, help=d.help + shown)
         elif d.kind in ("choice", "dist"):
             p.add_argument(*names, type=_choice(d.flag, d.choices), default=default,
@@ -143,6 +146,33 @@ def discounts(args: argparse.Namespace) -> tuple[float, float] | None:
     both = 1.0 if args.discount is None else args.discount
     return (both if args.seller_discount is None else args.seller_discount,
             both if args.buyer_discount is None else args.buyer_discount)
+
+
+def add_pressure(p: argparse.ArgumentParser) -> None:
+    """The game's time pressure, as every command that takes it spells it: the discounts
+    (:func:`add_discounts`), then the breakdown risk and each side's cost per offer, with
+    flags, ranges and help from their one declaration (:mod:`market.game.pressure`)."""
+    from market.game.pressure import PRESSURE
+
+    add_discounts(p)
+    add_flags(p, [d for d in PRESSURE if d.flag], defaults=False)
+
+
+def pressure(args: argparse.Namespace) -> dict[str, float]:
+    """The time pressure given on the command line (:func:`add_pressure`), as
+    :class:`~market.game.rules.Protocol` fields; those not given are left out (the game's
+    own, or a file's, then stand)."""
+    from market.game.pressure import PRESSURE
+
+    given: dict[str, float] = {}
+    asked = discounts(args)
+    if asked is not None:
+        given.update(seller_discount=asked[0], buyer_discount=asked[1])
+    for d in PRESSURE:
+        value = getattr(args, flag_dest(d.flag), None) if d.flag else None
+        if value is not None:
+            given[d.name] = value
+    return given
 
 
 def path_text(name: str) -> Callable[[str], str]:

@@ -18,10 +18,11 @@ without a grid and Rubinstein's infinite-horizon limit.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from market.cli import common
-from market.cli.common import add_discounts, discounts, emit_json, int_in, path_text
+from market.cli.common import add_pressure, emit_json, int_in, path_text, pressure
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.game import qtable
@@ -43,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="rounds T (with --spe; default 5; with a file: must match it)")
     p.add_argument("--episodes", type=int_in("--episodes", 1, 10**9), default=1000,
                    help="length of the greedy test run whose expectation is shown (default 1000)")
-    add_discounts(p)  # with --spe: the equilibrium of the game with time costs
+    add_pressure(p)  # with --spe: the equilibrium of the game under time pressure
 
 
 #: measured here (2 cores), whole command: exact evaluation peaks at about 190 bytes per
@@ -74,26 +75,23 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if args.spe == bool(args.file):
         got = "both" if args.spe else "neither"
         raise UsageError(f"give exactly one of FILE.npz or --spe (got {got})")
-    asked = discounts(args)
+    asked = pressure(args)
     if args.spe:
-        protocol = Protocol(args.prices or 5, args.rounds or 5, *(asked or (1.0, 1.0)))
+        protocol = Protocol(args.prices or 5, args.rounds or 5, **asked)
         check_cost(protocol, args.json)
         seller, buyer = evaluation.spe(protocol)
         policies, source = True, "spe"
         layout = "a subgame-perfect equilibrium (indifferent responders accept), pure policies"
     else:
         have = peek_tables(args.file)[0]
-        if asked and (have.seller_discount, have.buyer_discount) != asked:
-            raise UsageError(f"--discount: {args.file} holds tables trained with discount Seller "
-                             f"{have.seller_discount:g}, Buyer {have.buyer_discount:g}, not "
-                             f"Seller {asked[0]:g}, Buyer {asked[1]:g}")
+        refuse_other_game(str(args.file), have, asked)
         want = None
         check_cost(peek_tables(args.file)[0], args.json)  # from the headers, before loading
         if args.prices is not None or args.rounds is not None:
             pair = load_tables(args.file)
             have = pair.protocol
-            want = Protocol(args.prices or have.prices, args.rounds or have.rounds,
-                            have.seller_discount, have.buyer_discount)
+            want = replace(have, prices=args.prices or have.prices,
+                           rounds=args.rounds or have.rounds)
         pair = load_tables(args.file, want)
         protocol, seller, buyer = pair.protocol, pair.seller, pair.buyer
         policies, source = False, str(args.file)
@@ -142,7 +140,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                                         for lv, k_, s, b in v]
                          for k, v in spe_outcomes.items()},
         "discount": {"seller": protocol.seller_discount, "buyer": protocol.buyer_discount},
-        "theory": _theory(protocol) if protocol.discounted else None,
+        **pressure_record(protocol),
+        "theory": _theory(protocol),
         "test": test,
     }
 
@@ -156,26 +155,72 @@ def outcome_sets_affordable(protocol: Any) -> bool:
     """Whether :func:`~market.game.evaluation.spe_outcomes` is cheap at this size (always
     without time costs, where it is O(T P^2) and inside the command's cost model)."""
     P, T = protocol.prices, protocol.rounds
-    return not protocol.discounted or 4 * P * P * T * T <= OUTCOME_SET_WORK_MAX
+    return not protocol.timed or 4 * P * P * T * T <= OUTCOME_SET_WORK_MAX
 
 
-def _theory(protocol: Any) -> dict[str, Any]:
-    """What theory gives the first proposer in the game with time costs: the finite game's
-    split without a grid (its 2T - 1 offers) and Rubinstein's infinite-horizon limit."""
+def _theory(protocol: Any) -> dict[str, Any] | None:
+    """What theory gives the first proposer under the game's time pressure: with discounts
+    or a breakdown risk, the finite game's split without a grid (its 2T - 1 offers) and
+    Rubinstein's infinite-horizon limit (Binmore-Rubinstein-Wolinsky's with the risk); with
+    fixed costs alone, Rubinstein's fixed-cost limit (the first proposer's share, a range
+    when the costs are equal). None without time pressure, or with costs and another kind
+    at once (no standard result to set beside the grid)."""
     from market.game import evaluation
 
     ds, db, offers = protocol.seller_discount, protocol.buyer_discount, 2 * protocol.rounds - 1
+    q = protocol.breakdown
+    if protocol.costly:
+        if protocol.discounted or q > 0:
+            return None
+        return {f"{name}_first": {
+            "fixed_costs": list(evaluation.cost_split(protocol.seller_cost,
+                                                      protocol.buyer_cost, f)),
+        } for f, name in enumerate(("seller", "buyer"))}
+    if not protocol.timed:
+        return None
     return {f"{name}_first": {
-        "finite_horizon": list(evaluation.horizon_split(ds, db, offers, f)),
-        "rubinstein": list(evaluation.rubinstein_split(ds, db, f)),
+        "finite_horizon": list(evaluation.horizon_split(ds, db, offers, f, q)),
+        "rubinstein": list(evaluation.rubinstein_split(ds, db, f, q)),
     } for f, name in enumerate(("seller", "buyer"))}
+
+
+def pressure_record(protocol: Any) -> dict[str, Any]:
+    """The breakdown risk and the costs per offer of a game, for a JSON record: only those
+    set, so a game without them records what it always did."""
+    out: dict[str, Any] = {}
+    if protocol.breakdown > 0:
+        out["breakdown"] = protocol.breakdown
+    if protocol.costly:
+        out["cost"] = {"seller": protocol.seller_cost, "buyer": protocol.buyer_cost}
+    return out
+
+
+def refuse_other_game(name: str, have: Any, asked: dict[str, float]) -> None:
+    """Refuse time pressure on the command line that differs from the game a file's tables
+    were trained in, naming both."""
+    asked = dict(asked)
+    ds, db = asked.pop("seller_discount", None), asked.pop("buyer_discount", None)
+    if ds is not None and (have.seller_discount, have.buyer_discount) != (ds, db):
+        raise UsageError(f"--discount: {name} holds tables trained with discount Seller "
+                         f"{have.seller_discount:g}, Buyer {have.buyer_discount:g}, not "
+                         f"Seller {ds:g}, Buyer {db:g}")
+    for field, value in asked.items():
+        if getattr(have, field) != value:
+            flag = "--" + field.replace("_", "-")
+            raise UsageError(f"{flag}: {name} holds tables trained with {field} "
+                             f"{getattr(have, field):g}, not {value:g}")
 
 
 def _discount_text(result: dict[str, Any]) -> str:
     d = result["discount"]
-    if d["seller"] == d["buyer"] == 1.0:
-        return ""
-    return f", discount per offer: Seller {d['seller']:g}, Buyer {d['buyer']:g}"
+    text = ("" if d["seller"] == d["buyer"] == 1.0
+            else f", discount per offer: Seller {d['seller']:g}, Buyer {d['buyer']:g}")
+    if "breakdown" in result:
+        text += f", breakdown risk {result['breakdown']:g} per counter-offer"
+    if "cost" in result:
+        c = result["cost"]
+        text += f", cost per offer: Seller {c['seller']:g}, Buyer {c['buyer']:g}"
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -225,10 +270,16 @@ def run(args: argparse.Namespace) -> int:
         said = (f"pure subgame-perfect outcomes of the game: {outcomes_text(spe[key])}" if spe
                 else
                 "pure subgame-perfect outcomes: not computed at this size with time costs")
-        if theory:
+        if theory and "fixed_costs" in theory[key]:
+            lo, hi = theory[key]["fixed_costs"]
+            share = f"{lo:.3g}" if lo == hi else f"anything in [{lo:.3g}, {hi:.3g}]"
+            said += (f"; theory: the first proposer gets {share} in Rubinstein's infinite game "
+                     "with fixed costs")
+        elif theory:
+            limit = ("Binmore-Rubinstein-Wolinsky's infinite one" if "breakdown" in result
+                     else "Rubinstein's infinite one")
             said += (f"; theory: {pairs([theory[key]['finite_horizon']])} in this finite game "
-                     f"without a grid, {pairs([theory[key]['rubinstein']])} in Rubinstein's "
-                     "infinite one")
+                     f"without a grid, {pairs([theory[key]['rubinstein']])} in {limit}")
         console.print(f"{first} first: outcome ({out[key][0]:.3g}, {out[key][1]:.3g}); {said}",
                       highlight=False)
     t = result["test"]

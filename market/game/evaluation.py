@@ -19,12 +19,16 @@ running many seeds at once).
 
 Values are the document's two-agent rewards: at a deal on level ``p`` the
 Seller gets ``p / P`` and the Buyer ``1 - p / P``; no deal gives both 0. A
-game with time costs (:class:`~market.game.rules.Protocol`'s discount
-factors) scales a deal on the ``k``-th offer by each side's factor to the
-power ``k``; by default there are none, and the discount of the Q-learner is
-a learning device, not part of the game. :func:`rubinstein_split` and
-:func:`horizon_split` give what theory says a discounted game's first
-proposer gets, to compare with :func:`spe` on the grid.
+game with time pressure (:class:`~market.game.rules.Protocol`) scales a
+deal on the ``k``-th offer by each side's discount factor to the power
+``k`` and takes ``k`` times its cost per offer off it, and a breakdown risk
+is a chance node after each counter-offer (an expectation: the talks go on
+with probability ``1 - Q``, else both get 0); by default there is none, and
+the discount of the Q-learner is a learning device, not part of the game.
+:func:`rubinstein_split` and :func:`horizon_split` give what theory says the
+first proposer gets under discounting and breakdown risk, and
+:func:`cost_split` under fixed costs, to compare with :func:`spe` on the
+grid.
 """
 
 from __future__ import annotations
@@ -252,6 +256,7 @@ def _sweep(
     nxt = np.zeros((2 * n, P, _K))  # outcome at move m+1 for each offer level on the table
     for m in range(2 * T - 1, -1, -1):
         accept_val = _accept_values(protocol, m)
+        nxt = _survived(protocol, m, nxt)
         role = m % 2  # 0: first mover's move, 1: second mover's
         if m == 0:
             rows = slice(0, 1)
@@ -470,6 +475,7 @@ def subgame_gaps(
     idx = np.arange(2 * n)
     for m in range(2 * T - 1, -1, -1):
         accept_val = _accept_values(protocol, m)
+        nxt = _survived(protocol, m, nxt)
         role = m % 2
         rows = slice(0, 1) if m == 0 else qtable.round_rows(protocol, (m - 1) // 2)
         pi = stacked[role][:, role, rows, :]  # (2n, r, A)
@@ -516,8 +522,11 @@ def spe_outcome_offers(protocol: Protocol
     because a responder offered its zero-surplus price gets 0 whether it
     accepts or rejects. Returned as ``(level, offer, seller reward, buyer
     reward)``; ``offer`` is the offer the deal is made on (counted from 0, so
-    its rewards are the level's discounted ``offer`` times), None without
-    time costs, where outcomes are levels alone.
+    its rewards are the level's discounted ``offer`` times, less ``offer``
+    costs), None without time pressure, where outcomes are levels alone.
+    With a breakdown risk an outcome is the deal the equilibrium's path
+    makes if the talks do not break down first; the movers compare outcomes
+    by their expectation.
 
     Without time costs an outcome is its level (ties are exact in levels, so
     the sets are exact); with them it is a level *and* the move it was
@@ -532,21 +541,24 @@ def spe_outcome_offers(protocol: Protocol
     work is ``O(T P^2)`` outcomes-wide, ``O(T^2 P^2)`` with time costs.
     """
     P, T = protocol.prices, protocol.rounds
-    slots = 2 * T if protocol.discounted else 1  # outcome o = slot * (P + 1) + level
+    slots = 2 * T if protocol.timed else 1  # outcome o = slot * (P + 1) + level
     width = slots * (P + 1)
     levels = np.arange(P + 1)
     values = np.zeros((2, width))  # [side][outcome], 0 for no deal
-    for slot in range(slots):  # slot: the move a deal was accepted at (with time costs)
-        ds, db = protocol.discount_factors(slot)  # (1, 1) without time costs: exact
+    weigh = np.zeros((2, width))  # ... times the chance to get there without a breakdown
+    for slot in range(slots):  # slot: the move a deal was accepted at (with time pressure)
         part = slice(slot * (P + 1) + 1, (slot + 1) * (P + 1))
-        values[SELLER, part] = levels[1:] / P * ds
-        values[BUYER, part] = (1.0 - levels[1:] / P) * db
+        values[SELLER, part], values[BUYER, part] = protocol.deal_rewards(levels[1:], slot)
+        # reached through max(slot - 1, 0) counter-offers from the opening; from a later
+        # subgame, through fewer: a factor common to every outcome below it, which leaves
+        # each mover's comparisons (and so the sets) as they are
+        weigh[:, part] = values[:, part] * (1.0 - protocol.breakdown) ** max(slot - 1, 0)
 
     result: dict[str, list[tuple[int, int | None, float, float]]] = {}
     for f in (SELLER, BUYER):
         after = np.zeros((P, width), bool)  # outcome sets at move m + 1, per offer 1..P
         for m in range(2 * T - 1, -1, -1):
-            r = values[f if m % 2 == 0 else 1 - f]
+            r = weigh[f if m % 2 == 0 else 1 - f]
             offers = after[protocol.legal(m)[:P]]  # (children, width), shared by every p
             worst = np.where(offers, r, np.inf).min(axis=1)
             top = int(worst.argmax()) if len(worst) else -1
@@ -584,18 +596,21 @@ def spe_outcome_offers(protocol: Protocol
 
 def _accept_values(protocol: Protocol, move: int) -> np.ndarray:
     """(P, K) outcome vectors of accepting level ``1..P`` at ``move``: rewards (discounted
-    for the offers made before, if the game has time costs) and a deal."""
+    and less the costs of the offers made before, if the game has them) and a deal."""
     P = protocol.prices
-    levels = np.arange(1, P + 1)
     out = np.zeros((P, _K))
-    out[:, _SELLER] = levels / P
-    out[:, _BUYER] = 1.0 - levels / P
+    out[:, _SELLER], out[:, _BUYER] = protocol.deal_rewards(np.arange(1, P + 1), move)
     out[:, _DEAL] = 1.0
-    if protocol.discounted:
-        ds, db = protocol.discount_factors(move)
-        out[:, _SELLER] *= ds
-        out[:, _BUYER] *= db
     return out
+
+
+def _survived(protocol: Protocol, move: int, nxt: np.ndarray) -> np.ndarray:
+    """The outcome vectors after an offer at ``move``, ``nxt`` (what move ``move + 1``
+    leads to), weighed by the chance that the talks survive it: a counter-offer (``move
+    >= 1``) is followed by a breakdown with probability Q, worth 0 to both and no deal."""
+    if protocol.breakdown > 0.0 and move >= 1:
+        return nxt * (1.0 - protocol.breakdown)
+    return nxt
 
 
 def deals(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, first: int, *,
@@ -634,35 +649,69 @@ def deals(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, first: int,
 
 
 def rubinstein_split(seller_discount: float, buyer_discount: float,
-                     first: int | str = SELLER) -> tuple[float, float]:
+                     first: int | str = SELLER, breakdown: float = 0.0) -> tuple[float, float]:
     """Rubinstein's (1982) subgame-perfect split of a surplus of 1, infinite horizon:
     ``(seller share, buyer share)`` when ``first`` proposes first. The first proposer
-    gets ``(1 - d_other) / (1 - d_s d_b)``."""
+    gets ``(1 - d_other) / (1 - d_s d_b)``.
+
+    With a ``breakdown`` risk Q after each rejection (Binmore, Rubinstein and
+    Wolinsky 1986, sec. 4), a side's continuation is worth ``1 - Q`` of itself,
+    so each factor becomes ``d (1 - Q)``; without discounting the first
+    proposer gets ``1 / (2 - Q)``, which tends to the equal split as Q -> 0.
+    """
     f = side_index(first) if isinstance(first, str) else int(first)
-    ds, db = float(seller_discount), float(buyer_discount)
+    keep = 1.0 - float(breakdown)
+    ds, db = float(seller_discount) * keep, float(buyer_discount) * keep
     if ds == 1.0 and db == 1.0:
-        raise ValueError("Rubinstein's split needs a discount factor below 1 on some side")
+        raise ValueError("Rubinstein's split needs a discount factor below 1 on some side, "
+                         "or a breakdown risk")
     other = db if f == SELLER else ds
     share = (1.0 - other) / (1.0 - ds * db)
     return (share, 1.0 - share) if f == SELLER else (1.0 - share, share)
 
 
 def horizon_split(seller_discount: float, buyer_discount: float, offers: int,
-                  first: int | str = SELLER) -> tuple[float, float]:
+                  first: int | str = SELLER, breakdown: float = 0.0) -> tuple[float, float]:
     """The subgame-perfect split of a surplus of 1 (continuous, no grid) when ``offers``
     offers alternate, ``first`` making the first and, with an odd count, the last: the
     last proposer takes everything, and each earlier proposer leaves the responder what it
     would get by proposing next, discounted by its factor (Ståhl 1972; Rubinstein's split
-    is the limit as ``offers`` grows). This game with ``T`` rounds has ``2T - 1`` offers."""
+    is the limit as ``offers`` grows). This game with ``T`` rounds has ``2T - 1`` offers.
+    A ``breakdown`` risk multiplies each factor by ``1 - Q``, as in :func:`rubinstein_split`."""
     f = side_index(first) if isinstance(first, str) else int(first)
     if offers < 1:
         raise ValueError(f"offers must be >= 1 (got {offers})")
-    d = (float(seller_discount), float(buyer_discount))
+    keep = 1.0 - float(breakdown)
+    d = (float(seller_discount) * keep, float(buyer_discount) * keep)
     share = 1.0  # the proposer's share at the last offer
     for k in range(offers - 2, -1, -1):
         responder = (1 - f) if k % 2 == 0 else f
         share = 1.0 - d[responder] * share
     return (share, 1.0 - share) if f == SELLER else (1.0 - share, share)
+
+
+def cost_split(seller_cost: float, buyer_cost: float, first: int | str = SELLER
+               ) -> tuple[float, float]:
+    """Rubinstein's (1982) fixed-cost result, infinite horizon, no discounting: the range
+    ``(lo, hi)`` of the first proposer's share of a surplus of 1 over subgame-perfect
+    equilibria, when each side pays its cost per period. The side with the smaller cost
+    takes nearly everything: a first proposer with the smaller cost gets 1; with the larger,
+    it gets the other's cost ``c_other``; with equal costs ``c``, any share in ``[c, 1]``.
+
+    Rubinstein's players cannot walk away; here a negotiation that fails is
+    worth 0, so a side never accepts a deal worth less than that, which the
+    grid's equilibria show and this limit does not.
+    """
+    f = side_index(first) if isinstance(first, str) else int(first)
+    costs = (float(seller_cost), float(buyer_cost))
+    mine, other = costs[f], costs[1 - f]
+    if mine == other == 0.0:
+        raise ValueError("the fixed-cost result needs a cost above 0 on some side")
+    if mine < other:
+        return 1.0, 1.0
+    if mine > other:
+        return other, other
+    return mine, 1.0
 
 
 def exact_test(
@@ -711,6 +760,7 @@ def exact_test(
 __all__ = [
     "TIE_TOL",
     "best_response",
+    "cost_split",
     "exact_test",
     "greedy_policy",
     "horizon_split",

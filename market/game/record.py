@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from market.game.rules import BUYER, SELLER, SIDE_NAMES, Protocol, level_rewards
+from market.game.rules import SIDE_NAMES, Protocol, level_rewards
 
 
 @dataclass
@@ -95,12 +95,12 @@ class NegotiationRecord:
 def two_agent_rewards(record: BatchRecord) -> tuple[np.ndarray, np.ndarray]:
     """Document rewards of a batch: Seller ``p / P``, Buyer ``1 - p / P`` at a deal, else 0;
     with time costs each side's reward times its factor to the power of the accepted offer's
-    index (:meth:`~market.game.rules.Protocol.discount_factors`, accepted at move
-    ``n_moves - 1``)."""
+    index, less that many costs per offer (:meth:`~market.game.rules.Protocol.deal_rewards`,
+    accepted at move ``n_moves - 1``)."""
     seller, buyer = level_rewards(record.level, record.protocol.prices)
     pr = record.protocol
-    if pr.discounted:  # the protocol's factors per move, looked up by each deal's last move
-        factors = np.array([pr.discount_factors(m) for m in range(2 * pr.rounds)])
-        f = factors[np.maximum(np.asarray(record.n_moves) - 1, 0)]
-        seller, buyer = seller * f[:, SELLER], buyer * f[:, BUYER]
+    if pr.discounted or pr.costly:  # a deal's worth depends on the move that accepted it
+        deal = np.asarray(record.level) > 0
+        s, b = pr.deal_rewards(record.level, np.maximum(np.asarray(record.n_moves) - 1, 0))
+        seller, buyer = np.where(deal, s, 0.0), np.where(deal, b, 0.0)
     return seller, buyer

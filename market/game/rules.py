@@ -17,24 +17,36 @@ Accept ends with a deal at ``p``, reject with none; no negotiation exceeds
 Action indices: ``0 .. P-1`` offer level ``a + 1``; ``P`` accept; ``P + 1``
 reject. Levels are ``1 .. P``; level 0 means "no offer yet".
 
-Time costs (Rubinstein 1982): each side may discount a deal by its own
-factor per offer made before the accepted one, so the ``k``-th offer
-(``k = 0, 1, ...``; accepted at move ``k + 1``) is worth ``d^k`` of its
-undiscounted reward to a side with factor ``d``. One offer is one period of
-Rubinstein's model; with factors of 1 (the default) the game is the
-document's, unchanged.
+Time pressure, three kinds, each off by default (the document's game):
+
+- Discounting (Rubinstein 1982): each side may discount a deal by its own
+  factor per offer made before the accepted one, so the ``k``-th offer
+  (``k = 0, 1, ...``; accepted at move ``k + 1``) is worth ``d^k`` of its
+  undiscounted reward to a side with factor ``d``. One offer is one period
+  of Rubinstein's model.
+- A fixed cost per offer (Rubinstein 1982's second case): a deal on the
+  ``k``-th offer is worth a side its (discounted) share minus ``k c``, with
+  ``c`` its cost; a negotiation that fails is worth 0, whenever it fails.
+- Breakdown risk (Binmore, Rubinstein and Wolinsky 1986): after each
+  counter-offer (an offer at move ``m >= 1``, which neither accepts nor
+  rejects the offer on the table), the negotiation ends with no deal with
+  probability ``Q``, before the other side moves. The opening offer always
+  reaches the responder, so a deal on the ``k``-th offer is reached with
+  probability at most ``(1 - Q)^k``, as if both sides discounted by
+  ``1 - Q``; but here the deal, when it comes, is worth its full share.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 from typing import Protocol as TypingProtocol
 
 import numpy as np
 
+from market.game import pressure
 from market.game.jit import njit
+from market.parameters import check_value, field_of
 
 SELLER = 0
 BUYER = 1
@@ -51,31 +63,63 @@ def side_index(name: str) -> int:
 
 @dataclass(frozen=True)
 class Protocol:
-    """Sizes of the game: ``prices`` levels (P) and ``rounds`` (T); and each side's discount
-    factor per offer (``seller_discount``, ``buyer_discount`` in (0, 1], default 1: no
-    time cost)."""
+    """Sizes of the game: ``prices`` levels (P) and ``rounds`` (T); and its time pressure
+    (the module docstring; declared in :mod:`market.game.pressure`): each side's discount
+    factor and cost per offer, and the risk of a breakdown after each counter-offer (all
+    off by default)."""
 
     prices: int = 5
     rounds: int = 5
-    seller_discount: float = 1.0
-    buyer_discount: float = 1.0
+    seller_discount: float = field_of(pressure.SELLER_DISCOUNT)
+    buyer_discount: float = field_of(pressure.BUYER_DISCOUNT)
+    breakdown: float = field_of(pressure.BREAKDOWN)
+    seller_cost: float = field_of(pressure.SELLER_COST)
+    buyer_cost: float = field_of(pressure.BUYER_COST)
 
     def __post_init__(self) -> None:
         if not isinstance(self.prices, int | np.integer) or self.prices < 2:
             raise ValueError(f"prices must be an integer >= 2 (got {self.prices!r})")
         if not isinstance(self.rounds, int | np.integer) or self.rounds < 1:
             raise ValueError(f"rounds must be an integer >= 1 (got {self.rounds!r})")
-        for name in ("seller_discount", "buyer_discount"):
-            d = getattr(self, name)
-            if not (isinstance(d, int | float | np.floating) and math.isfinite(d)
-                    and 0.0 < d <= 1.0):
-                raise ValueError(f"{name} must be a number in (0, 1] (got {d!r})")
+        for d in pressure.PRESSURE:
+            v = getattr(self, d.name)
+            if not isinstance(v, int | float | np.floating):  # numpy's floats included
+                raise ValueError(f"{d.name} must be {d.allowed()} (got {v!r})")
+            check_value(d, float(v))
 
-    # --- time costs ------------------------------------------------------------
+    # --- time pressure ---------------------------------------------------------
     @property
     def discounted(self) -> bool:
         """Whether a deal loses value with time for either side."""
         return self.seller_discount < 1.0 or self.buyer_discount < 1.0
+
+    @property
+    def costly(self) -> bool:
+        """Whether either side pays a fixed cost per offer."""
+        return self.seller_cost > 0.0 or self.buyer_cost > 0.0
+
+    @property
+    def timed(self) -> bool:
+        """Whether what a deal is worth, or the chance to reach it, depends on when it is made
+        (any time pressure at all)."""
+        return self.discounted or self.costly or self.breakdown > 0.0
+
+    def deal_rewards(self, level: np.ndarray, move: np.ndarray | int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """(Seller, Buyer) rewards of deals at ``level`` (1..P) accepted at ``move`` (on the
+        offer of move ``move - 1``): each side's share, discounted, minus its costs."""
+        frac = np.asarray(level) / self.prices
+        seller, buyer = frac, 1.0 - frac
+        if self.discounted:  # Python's d ** k, looked up per move (numpy's power may differ
+            factors = np.array([self.discount_factors(m)  # in the last bit)
+                                for m in range(2 * self.rounds)])
+            f = factors[np.maximum(np.asarray(move), 0)]
+            seller, buyer = seller * f[..., 0], buyer * f[..., 1]
+        if self.costly:
+            k = np.maximum(np.asarray(move) - 1, 0)
+            seller = seller - k * float(self.seller_cost)
+            buyer = buyer - k * float(self.buyer_cost)
+        return seller, buyer
 
     def discount_factors(self, move: int) -> tuple[float, float]:
         """What a deal accepted at ``move`` (on the offer of move ``move - 1``) is worth to
@@ -84,9 +128,11 @@ class Protocol:
         return float(self.seller_discount) ** k, float(self.buyer_discount) ** k
 
     def undiscounted(self) -> Protocol:
-        """The same game without time costs (which levels are played does not depend on
-        what they are worth, only the rewards do)."""
-        return replace(self, seller_discount=1.0, buyer_discount=1.0)
+        """The same game without discounts or costs (which levels are played does not
+        depend on what they are worth, only the rewards do); a breakdown risk stays, since
+        it decides which deals are reached."""
+        return replace(self, seller_discount=1.0, buyer_discount=1.0, seller_cost=0.0,
+                       buyer_cost=0.0)
 
     # --- sizes -----------------------------------------------------------------
     @property

@@ -57,10 +57,12 @@ def naive_values(ps, pb, protocol, first, br=None):
         for a in np.flatnonzero(protocol.legal(m)):
             if a < P:
                 v = walk(m + 1, a + 1)
-            elif a == P:  # the offer of move m - 1, discounted per offer made before it
+                if m >= 1:  # a counter-offer: the talks survive it with probability 1 - Q
+                    v = tuple((1 - protocol.breakdown) * x for x in v)
+            elif a == P:  # the offer of move m - 1, discounted and costed per offer before it
                 k = m - 1
-                v = (p / P * protocol.seller_discount ** k,
-                     (1 - p / P) * protocol.buyer_discount ** k)
+                v = (p / P * protocol.seller_discount ** k - k * protocol.seller_cost,
+                     (1 - p / P) * protocol.buyer_discount ** k - k * protocol.buyer_cost)
             else:
                 v = (0.0, 0.0)
             results.append((a, v))
@@ -86,21 +88,26 @@ def literal_spe_outcomes(pr: Protocol, first: int) -> set[tuple[int, int]]:
         for p in [0] if m == 0 else range(1, P + 1):
             kids = [after[k - 1] for k in range(1, P + 1) if legal[k - 1]]
             kids += [{(p, m)}, {(0, 0)}] if m > 0 else []
-            worst = [min(literal_value(pr, o, mover) for o in c) for c in kids]
+            worst = [min(literal_value(pr, o, mover, m) for o in c) for c in kids]
             now.append({o for i, c in enumerate(kids) for o in c
-                        if literal_value(pr, o, mover) >= max(
+                        if literal_value(pr, o, mover, m) >= max(
                             (w for j, w in enumerate(worst) if j != i), default=-np.inf)
                         - ev.TIE_TOL})  # values within the evaluator's tolerance are ties
         after = now
     return after[0]
 
 
-def literal_value(pr: Protocol, outcome: tuple[int, int], side: int) -> float:
+def literal_value(pr: Protocol, outcome: tuple[int, int], side: int, at: int = 1) -> float:
+    """What ``outcome`` is worth to ``side`` in expectation, seen from the subgame at move
+    ``at``: its reward, times the chance that the counter-offers between (those at moves
+    ``max(at, 1) .. move - 1``) do not end the talks."""
     level, move = outcome
     if level == 0:
         return 0.0
     d = (pr.seller_discount, pr.buyer_discount)[side] ** (move - 1)
-    return (level / pr.prices if side == SELLER else 1.0 - level / pr.prices) * d
+    c = (pr.seller_cost, pr.buyer_cost)[side] * (move - 1)
+    reach = (1 - pr.breakdown) ** (move - max(at, 1))
+    return ((level / pr.prices if side == SELLER else 1.0 - level / pr.prices) * d - c) * reach
 
 
 # --- hand-worked games --------------------------------------------------------------------------
@@ -223,10 +230,13 @@ def random_policy(rng, pr, power=3.0):
 
 
 @pytest.mark.parametrize("P,T,seed", [(2, 1, 0), (2, 2, 1), (3, 2, 2), (4, 3, 3), (3, 4, 4)])
-@pytest.mark.parametrize("discounts", [(1.0, 1.0), (0.9, 0.6), (0.5, 1.0)])
-def test_sweep_agrees_with_a_naive_tree_walk(P, T, seed, discounts):
+@pytest.mark.parametrize("pressure", [(1.0, 1.0), (0.9, 0.6), (0.5, 1.0), (1.0, 1.0, 0.2),
+                                      (1.0, 1.0, 0.0, 0.05, 0.1), (0.9, 0.8, 0.3, 0.02, 0.0)])
+def test_sweep_agrees_with_a_naive_tree_walk(P, T, seed, pressure):
+    """Discounts, breakdown risk (an expectation at each counter-offer) and costs per offer
+    alike, against an independent walk of the whole tree."""
     rng = np.random.default_rng(seed)
-    pr = Protocol(P, T, *discounts)
+    pr = Protocol(P, T, *pressure)
     ps, pb = random_policy(rng, pr), random_policy(rng, pr)
     v_s = ev.best_response(pb, SELLER, pr)
     v_b = ev.best_response(ps, BUYER, pr)
@@ -602,19 +612,22 @@ def test_evaluate_refuses_a_discount_for_tables_trained_without_one(table_file):
 
 
 @pytest.mark.parametrize("P,T", [(2, 1), (3, 2), (4, 3), (5, 3), (6, 2), (6, 3)])
-@pytest.mark.parametrize("ds,db", [(0.9, 0.9), (0.5, 0.8), (1.0, 0.7), (0.8, 0.8), (0.6, 0.6)])
-def test_pure_spe_outcomes_with_time_costs_match_the_literal_definition(P, T, ds, db):
+@pytest.mark.parametrize("ds,db,more", [(0.9, 0.9, ()), (0.5, 0.8, ()), (1.0, 0.7, ()),
+                                        (0.8, 0.8, ()), (0.6, 0.6, ()), (1, 1, (0.2,)),
+                                        (1, 1, (0.0, 0.05, 0.1)), (0.9, 1, (0.1, 0.0, 0.04))])
+def test_pure_spe_outcomes_with_time_costs_match_the_literal_definition(P, T, ds, db, more):
     """With time costs an outcome is a level and the move it was accepted at; the sets read
     literally over such pairs, against the fast form. The equilibrium ``spe`` plays is one.
     Factors that are multiples of 1/P make real ties that floating point breaks in the last
     bit (P=6, d=0.8: 4/6 * 0.8 against 5/6 * 0.64): both forms, like ``spe``, call them ties."""
-    pr = Protocol(P, T, ds, db)
+    pr = Protocol(P, T, ds, db, *more)  # breakdown risk and costs too
     for f, name in ((SELLER, "seller"), (BUYER, "buyer")):
         want = sorted(literal_spe_outcomes(pr, f), key=lambda o: (o[1] if o[0] else 0, o[0]))
         got = ev.spe_outcomes(pr)[name]
         assert [o[0] for o in got] == [o[0] for o in want]
-        assert [o[1:] for o in got] == pytest.approx(
-            [(literal_value(pr, o, SELLER), literal_value(pr, o, BUYER)) for o in want])
+        assert [o[1:] for o in got] == pytest.approx(  # the deal's rewards, when it comes
+            [(literal_value(pr, o, SELLER, o[1]), literal_value(pr, o, BUYER, o[1]))
+             for o in want])
         played = ev.outcomes(*ev.spe(pr), pr, policies=True)[f]
         assert any(o[1:] == pytest.approx(tuple(played[:2])) for o in got)
 
@@ -667,3 +680,101 @@ def test_with_time_costs_each_spe_outcome_says_its_level_and_offer_once():
     assert ev.spe_outcomes(pr)["seller"] == [(lv, s, b) for lv, _, s, b in found["seller"]]
     plain = ev.spe_outcome_offers(Protocol(5, 5))
     assert all(mv is None for side in plain.values() for _, mv, _, _ in side)
+
+
+# --- breakdown risk and costs per offer ---------------------------------------------------------
+@pytest.mark.parametrize("q", [0.05, 0.3])
+def test_a_breakdown_risk_is_worth_what_a_common_discount_of_1_minus_q_is(q):
+    """A deal on the k-th offer is reached past k counter-offers, each survived with
+    probability 1 - Q: in expectation, what discounting both sides by 1 - Q gives. The
+    deal probability is where the two games differ."""
+    rng = np.random.default_rng(7)
+    risky, discounted = Protocol(4, 3, breakdown=q), Protocol(4, 3, 1 - q, 1 - q)
+    for _ in range(5):
+        ps, pb = random_policy(rng, risky), random_policy(rng, risky)
+        a = ev.outcomes(ps, pb, risky, policies=True)
+        b = ev.outcomes(ps, pb, discounted, policies=True)
+        np.testing.assert_allclose(a[:, :2], b[:, :2], atol=1e-12)
+        assert (a[:, 2] < b[:, 2]).all()  # talks that broke down made no deal
+    assert ev.nash_conv(ps, pb, risky, policies=True) == pytest.approx(
+        ev.nash_conv(ps, pb, discounted, policies=True))
+
+
+def test_costs_per_offer_come_off_a_deal_and_not_off_a_failure():
+    """Both open at their best level and reject what they are offered until the last round,
+    where the Buyer accepts: a deal on offer 2T - 2 = 4 (k = 4), worth the share less 4 costs;
+    a pair that rejects at the end gets 0 whatever the costs."""
+    pr = Protocol(4, 3, seller_cost=0.05, buyer_cost=0.1)
+    s, b = ev.spe(pr)
+    level, move = ev.deals(s, b, pr, SELLER, policies=True)
+    rewards = ev.outcomes(s, b, pr, policies=True)[SELLER]
+    want = pr.deal_rewards(level[0], move[0])
+    assert tuple(rewards[:2]) == pytest.approx((float(want[0]), float(want[1])))
+    k = move[0] - 1
+    assert float(want[0]) == pytest.approx(level[0] / 4 - k * 0.05)
+    none = pr.deal_rewards(np.array([3]), np.array([5]))
+    assert none[1][0] == pytest.approx(0.25 - 4 * 0.1)  # a deal can be worth less than none
+
+
+def test_theory_under_breakdown_risk_and_fixed_costs():
+    q = 0.1
+    assert ev.rubinstein_split(1.0, 1.0, SELLER, q) == pytest.approx((1 / (2 - q), 1 - 1 / (2 - q)))
+    assert ev.rubinstein_split(0.9, 0.8, BUYER, q) == pytest.approx(
+        ev.rubinstein_split(0.9 * (1 - q), 0.8 * (1 - q), BUYER))
+    # the finite game tends to the limit as offers grow
+    assert ev.horizon_split(1, 1, 401, SELLER, q) == pytest.approx(
+        ev.rubinstein_split(1, 1, SELLER, q), abs=1e-9)
+    assert ev.cost_split(0.01, 0.05, SELLER) == (1.0, 1.0)  # the cheaper first takes all
+    assert ev.cost_split(0.05, 0.01, SELLER) == (0.01, 0.01)  # the dearer first: c_other
+    assert ev.cost_split(0.02, 0.02, BUYER) == (0.02, 1.0)  # equal: a range
+    with pytest.raises(ValueError):
+        ev.cost_split(0, 0)
+
+
+@pytest.mark.parametrize("q", [0.05, 0.2, 0.5])
+def test_the_grid_equilibrium_under_breakdown_risk_is_subgame_perfect_and_splits_as_discounting(q):
+    """On the grid the first proposer's share is the discounted game's (1 - Q each), not
+    theory's: with Q = 0.05 and P = 20 a responder's continuation is worth less than one
+    level, so the grid's equilibrium gives the first proposer 0.95 where the finite game
+    without a grid gives 0.80 (as discounting by 0.95 does; the report says so)."""
+    P, T = 20, 6
+    pr = Protocol(P, T, breakdown=q)
+    s, b = ev.spe(pr)
+    assert not ev.subgame_gaps(s, b, pr, policies=True).any()
+    played = ev.outcomes(s, b, pr, policies=True)
+    same = Protocol(P, T, 1 - q, 1 - q)
+    np.testing.assert_allclose(played[:, :2], ev.outcomes(*ev.spe(same), same,
+                                                          policies=True)[:, :2], atol=1e-12)
+
+
+def test_evaluate_prints_the_pressure_and_its_theory(capsys):
+    from market.cli import main
+
+    assert main(["evaluate", "--spe", "--prices", "20", "--rounds", "4", "--breakdown",
+                 "0.1", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["breakdown"] == 0.1 and "cost" not in got
+    assert got["theory"]["seller_first"]["rubinstein"] == pytest.approx([1 / 1.9, 0.9 / 1.9])
+    assert main(["evaluate", "--spe", "--prices", "20", "--rounds", "4", "--seller-cost",
+                 "0.01", "--buyer-cost", "0.03"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "cost per offer: Seller 0.01, Buyer 0.03" in text
+    assert "the first proposer gets 1 in Rubinstein's infinite game with fixed costs" in text
+
+
+@pytest.mark.parametrize("flag,value,words", [
+    ("--breakdown", "1", "--breakdown must be a number in [0, 1) (got '1')"),
+    ("--breakdown", "nan", "--breakdown must be a number in [0, 1) (got 'nan')"),
+    ("--seller-cost", "-0.1", "--seller-cost must be a number in [0, 1) (got '-0.1')"),
+    ("--buyer-cost", "inf", "--buyer-cost must be a number in [0, 1) (got 'inf')"),
+])
+def test_bad_pressure_is_one_line_and_exit_2(flag, value, words):
+    res = run_cli("evaluate", "--spe", flag, value)
+    assert res.returncode == 2 and res.stderr.strip().splitlines() == [
+        f"run.py evaluate: error: argument {flag}: {words}"]
+
+
+def test_tables_are_refused_under_another_breakdown_risk(table_file):
+    res = run_cli("evaluate", str(table_file), "--breakdown", "0.2")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "trained with breakdown 0, not 0.2" in res.stderr

@@ -1,0 +1,42 @@
+"""The game's time pressure, declared once: discounts, fixed costs and breakdown risk.
+
+Three standard ways to make waiting costly in alternating-offers bargaining
+(:mod:`market.game.rules` states the rules each adds): each side's discount
+factor per offer (Rubinstein 1982), each side's fixed cost per offer
+(Rubinstein 1982's second case) and the risk that the talks break down
+after a counter-offer (Binmore, Rubinstein and Wolinsky 1986). Each is a
+:class:`~market.parameters.Param` here, and only here: the game's
+:class:`~market.game.rules.Protocol`, the trainer's config and the market
+carry them as fields (:func:`market.parameters.field_of`), and every command
+spells them with the flags derived from these declarations. A light module
+(no numba), so that a command builds its flags without loading the
+compiler.
+"""
+
+from __future__ import annotations
+
+from market.parameters import Param
+
+SELLER_DISCOUNT = Param("seller_discount", "float", 1.0,
+                        "the Seller's discount factor per offer", lo=0, hi=1, extension=True)
+BUYER_DISCOUNT = Param("buyer_discount", "float", 1.0,
+                       "the Buyer's discount factor per offer", lo=0, hi=1, extension=True)
+BREAKDOWN = Param(
+    "breakdown", "float", 0.0, "probability, in [0, 1), that the talks break down with no "
+    "deal after each counter-offer (default 0: never)", lo=0, hi=1, closed=True, below=True,
+    flag="--breakdown", metavar="Q", extension=True)
+SELLER_COST = Param(
+    "seller_cost", "float", 0.0, "the Seller's fixed cost per offer made before a deal, in "
+    "[0, 1) of the surplus (default 0; at 1 no deal after the opening offer would be worth "
+    "anything)", lo=0, hi=1, closed=True, below=True, flag="--seller-cost", metavar="C",
+    extension=True)
+BUYER_COST = Param(
+    "buyer_cost", "float", 0.0, "the Buyer's fixed cost per offer made before a deal, in "
+    "[0, 1) (default 0)", lo=0, hi=1, closed=True, below=True, flag="--buyer-cost",
+    metavar="C", extension=True)
+
+#: every kind of time pressure, in the order a protocol holds them
+PRESSURE = (SELLER_DISCOUNT, BUYER_DISCOUNT, BREAKDOWN, SELLER_COST, BUYER_COST)
+
+__all__ = ["BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "PRESSURE", "SELLER_COST",
+           "SELLER_DISCOUNT"]
