@@ -28,6 +28,7 @@ from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.files import all_or_nothing, check_output_path
 from market.game import qtable
+from market.game.pressure import PRESSURE
 from market.game.train_config import TrainConfig
 from market.limits import check_time
 from market.parameters import declarations
@@ -89,7 +90,12 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
             raise UsageError(f"--load: {args.load} holds tables trained with discount Seller "
                              f"{have[0]:g}, Buyer {have[1]:g}, not the requested Seller "
                              f"{asked[0]:g}, Buyer {asked[1]:g}")
-        over.update(seller_discount=have[0], buyer_discount=have[1])
+        for d in PRESSURE:  # the rest of the game's time pressure: the file's, or refused
+            mine = getattr(loaded.protocol, d.name)
+            if d.flag and over.get(d.name) is not None and over[d.name] != mine:
+                raise UsageError(f"--load: {args.load} holds tables trained with {d.name} "
+                                 f"{mine:g}, not the requested {over[d.name]:g}")
+            over[d.name] = mine
     if args.cycles == 0 and loaded is None:
         raise UsageError("--cycles must be >= 1 (0 is allowed only with --load, to test)")
     for opt, path, ext in (("--plot", args.plot, ".png"), ("--save", args.save, ".npz")):
@@ -204,13 +210,21 @@ STAT_ROWS = (
 )
 
 
+def stat_rows(cfg: Any) -> tuple[tuple[str, str], ...]:
+    """The counts a run reports: with a breakdown risk, the talks that broke down too (not
+    counted as rejected)."""
+    return STAT_ROWS + ((("breakdowns", "broke down"),) if cfg.breakdown > 0 else ())
+
+
 def _summary(res: Any, wall: float, summarize: Any) -> dict[str, Any]:
     cfg = res.config
     h = res.history
-    train_tot = h.groupby("seed")[[c for c, _ in STAT_ROWS if c != "rejected"]].sum() if len(
+    rows = stat_rows(cfg)
+    broke = "breakdowns" in h.columns
+    train_tot = h.groupby("seed")[[c for c, _ in rows if c != "rejected"]].sum() if len(
         h) else None
     test = res.test.copy()
-    test["rejected"] = cfg.test_episodes - test["deals"]
+    test["rejected"] = cfg.test_episodes - test["deals"] - (test["breakdowns"] if broke else 0)
     out: dict[str, Any] = {
         "config": cfg.as_dict(),
         "train_seconds": res.train_seconds,
@@ -220,9 +234,10 @@ def _summary(res: Any, wall: float, summarize: Any) -> dict[str, Any]:
         "test": {"total": cfg.test_episodes},
     }
     if train_tot is not None:
-        train_tot["rejected"] = cfg.total_episodes - train_tot["deals"]
-        out["training"].update({c: summarize(train_tot[c]) for c, _ in STAT_ROWS})
-    out["test"].update({c: summarize(test[c]) for c, _ in STAT_ROWS})
+        train_tot["rejected"] = cfg.total_episodes - train_tot["deals"] - (
+            train_tot["breakdowns"] if broke else 0)
+        out["training"].update({c: summarize(train_tot[c]) for c, _ in rows})
+    out["test"].update({c: summarize(test[c]) for c, _ in rows})
     for c in ("exact_seller_wallet", "exact_deals"):
         if c in test:
             out["test"][c] = summarize(test[c])
@@ -254,7 +269,7 @@ def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
     stats.add_column("")
     stats.add_column(f"training ({cfg.total_episodes:,})", justify="right")
     stats.add_column(f"greedy test ({cfg.test_episodes:,})", justify="right")
-    for key, label in STAT_ROWS:
+    for key, label in stat_rows(cfg):
         tr = summary["training"].get(key)
         stats.add_row(label, _fmt(tr, many) if tr else "-", _fmt(summary["test"][key], many))
     if "exact_seller_wallet" in summary["test"]:

@@ -21,7 +21,11 @@ move, in order:
    plays legal action ``lo + floor(v * (hi - lo))``;
 2. otherwise it plays greedily: the legal maxima of its row (exact
    equality), and if there are several, one uniform ``v`` picks the
-   ``floor(v * count)``-th of them in increasing action order.
+   ``floor(v * count)``-th of them in increasing action order;
+3. with a breakdown risk ``Q > 0``, after a counter-offer (an offer at a
+   move ``m >= 1``): one uniform ``w``; the talks break down, with no deal,
+   when ``w < Q``. Without the risk nothing is drawn, so the document's
+   game draws as it always did.
 
 Uniforms are ``(x >> 11) * 2**-53`` of the generator's 64-bit output ``x``.
 
@@ -129,9 +133,12 @@ def choose(qf: np.ndarray, base: int, P: int, lo: int, hi: int, epsilon: float,
 def play_episode(
     qf: np.ndarray, game: tuple[int, int, int], first: int, eps: tuple[float, float],
     stale_first: bool, st: np.ndarray, acts: np.ndarray, rows: np.ndarray,
-    start: tuple[int, int, bool],
+    start: tuple[int, int, bool], breakdown: float,
 ) -> tuple[int, int]:
-    """Play one negotiation on one seed's flat tables ``qf``; return ``(n_moves, level)``.
+    """Play one negotiation on one seed's flat tables ``qf``; return ``(n_moves, level)``,
+    level -1 when the talks broke down (``breakdown``: their risk after each counter-offer,
+    one uniform drawn after each counter-offer when it is above 0, the module docstring's
+    step 3).
 
     ``game``: ``(R, P, T)``, R the tables per side (1, or 2 role-aware);
     ``eps``: each side's exploration rate. Writes the action and the row of
@@ -163,6 +170,8 @@ def play_episode(
         rows[m] = row
         if a >= P:
             return m + 1, (offer + 1 if a == P else 0)
+        if breakdown > 0.0 and m >= 1 and uniform(st) < breakdown:
+            return m + 1, -1
         offer = a
     return 2 * T, 0  # not reached: the last move may only accept or reject
 
@@ -170,17 +179,20 @@ def play_episode(
 @njit(cache=True, inline="always")
 def learn_episode(
     qf: np.ndarray, game: tuple[int, int, int], side: int, first: int, acts: np.ndarray,
-    rows: np.ndarray, outcome: tuple[int, int, int], rates: tuple[float, float, float, float],
+    rows: np.ndarray, outcome: tuple[int, int, int],
+    rates: tuple[float, float, float, float, float],
 ) -> None:
     """Bellman-update ``side``'s table in one seed's flat tables ``qf`` along one episode.
 
-    ``outcome``: ``(n_moves, level, m0)``, how the episode ended and the move
-    it started at (its earlier moves were not played). ``rates``: ``(lr,
-    gamma, bonus, discount)``. ``bonus``: added to both sides' reward for a deal (0: the document's
+    ``outcome``: ``(n_moves, level, m0)``, how the episode ended (level 0: no
+    deal, -1: the talks broke down) and the move it started at (its earlier
+    moves were not played). ``rates``: ``(lr, gamma, bonus, discount,
+    cost)``. ``bonus``: added to both sides' reward for a deal (0: the document's
     rewards), so that a responder offered its zero-surplus price is no
     longer indifferent between accepting and rejecting. ``discount``: ``side``'s
     factor per offer (the game's time cost): a deal on the ``k``-th offer
-    (accepted at move ``k + 1 = n_moves - 1``) pays ``discount ** k`` of it.
+    (accepted at move ``k + 1 = n_moves - 1``) pays ``discount ** k`` of it,
+    less ``k * cost`` (the side's fixed cost per offer).
 
     A move's target is the reward if the negotiation ended before the
     mover's next move, else ``gamma`` times the value (max over legal
@@ -192,13 +204,15 @@ def learn_episode(
     """
     R, P, T = game
     n_moves, level, m0 = outcome
-    lr, gamma, bonus, discount = rates
+    lr, gamma, bonus, discount, cost = rates
     S, A = P * T + 2, P + 2
     role = 0 if side == first else 1
     r = role if R == 2 else 0
     reward = (level / P if side == 0 else 1.0 - level / P) + bonus if level > 0 else 0.0
     if level > 0 and discount < 1.0:
         reward *= discount ** float(n_moves - 2)  # pow(), as Python computes d ** k
+    if level > 0 and cost > 0.0:
+        reward -= (n_moves - 2) * cost
     table = (side * R + r) * S * A
     for m in range(m0 + ((m0 ^ role) & 1), n_moves, 2):  # the side's moves from m0 on
         cell = table + rows[m] * A + acts[m]
@@ -215,7 +229,8 @@ def learn_episode(
 def run(
     q: np.ndarray, rng: np.ndarray, counts: np.ndarray, log: np.ndarray,
     game: tuple[int, int, int], schedule: tuple[np.ndarray, np.ndarray, int, int],
-    learning: tuple[np.ndarray, float, float], pressure: tuple[float, float],
+    learning: tuple[np.ndarray, float, float],
+    pressure: tuple[float, float, float, float, float],
     opening: tuple[int, bool, float],
 ) -> None:
     """Play (and learn from) ``len(eps)`` episodes for every seed, seeds in parallel.
@@ -227,8 +242,9 @@ def run(
     ``eps[k]`` for the learning sides (the others play greedily) and learning
     rate ``lr[k]``. ``learning``: ``(learns, gamma, bonus)``; the tables of
     the sides with ``learns[side]`` are updated in place, and ``bonus`` is the
-    learners' extra reward for a deal. ``pressure``: each side's discount
-    factor per offer (:func:`learn_episode`). ``opening``: ``(first0,
+    learners' extra reward for a deal. ``pressure``: the game's time pressure
+    ``(seller discount, buyer discount, breakdown risk, seller cost, buyer
+    cost)`` (:func:`play_episode`, :func:`learn_episode`). ``opening``: ``(first0,
     stale_first, starts)``; the first mover is ``first0`` on even ``k``, the
     other side on odd ``k``. ``counts`` (n, C, 7): statistics
     (:data:`market.game.kernel.COUNT_COLUMNS`) added to slot
@@ -250,7 +266,7 @@ def run(
     R, P, T = game
     eps, lr, e0, per_cycle = schedule
     learns, gamma, bonus = learning
-    disc_s, disc_b = pressure
+    disc_s, disc_b, breakdown, cost_s, cost_b = pressure
     first0, stale_first, starts = opening
     n = q.shape[0]
     K = eps.shape[0]
@@ -275,19 +291,21 @@ def run(
                 if m0 > 0:
                     offer0 = int(uniform(st) * P)
             n_moves, level = play_episode(qf, game, first, (e_s, e_b), stale_first, st, acts,
-                                          rows, (m0, offer0, explores))
+                                          rows, (m0, offer0, explores), breakdown)
             if learn_s:
                 learn_episode(qf, game, 0, first, acts, rows, (n_moves, level, m0),
-                              (lr[k], gamma, bonus, disc_s))
+                              (lr[k], gamma, bonus, disc_s, cost_s))
             if learn_b:
                 learn_episode(qf, game, 1, first, acts, rows, (n_moves, level, m0),
-                              (lr[k], gamma, bonus, disc_b))
+                              (lr[k], gamma, bonus, disc_b, cost_b))
             ender = first ^ ((n_moves - 1) & 1)
             if level > 0:
                 counts[i, slot, 2 * ender] += 1
                 counts[i, slot, 4] += level
                 counts[i, slot, 5] += P - level
                 counts[i, slot, 6] += 1
+            elif level < 0:
+                counts[i, slot, 7] += 1
             else:
                 counts[i, slot, 2 * ender + 1] += 1
             left -= 1

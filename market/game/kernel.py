@@ -52,6 +52,7 @@ COUNT_COLUMNS = (
     "seller_wallet",
     "buyer_wallet",
     "deals",
+    "breakdowns",
 )
 
 
@@ -109,20 +110,24 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
 def _smoke(module: types.ModuleType) -> None:
     """Call the kernel once on a tiny game (P = 2, T = 1): compiles it or loads it."""
     _call(module, np.zeros((1, 2, 1, 4, 4)), seed_states(0, 1), np.zeros((1, 1, 7), dtype=np.int64),
-          np.ones(2), np.ones(2), 0, (True, True), 1.0, False, 0, 2, None, 0.0, (1.0, 1.0), 0.0)
+          np.ones(2), np.ones(2), 0, (True, True), 1.0, False, 0, 2, None, 0.0,
+          (1.0, 1.0, 0.0, 0.0, 0.0), 0.0)
 
 
 def play(
     q: np.ndarray, rng: np.ndarray, counts: np.ndarray, eps: np.ndarray, lr: np.ndarray,
     first0: int, learns: tuple[bool, bool], gamma: float, stale_first: bool = False,
     e0: int = 0, per_cycle: int | None = None, log: np.ndarray | None = None,
-    bonus: float = 0.0, discount: tuple[float, float] = (1.0, 1.0), starts: float = 0.0,
+    bonus: float = 0.0, pressure: tuple[float, ...] = (1.0, 1.0, 0.0, 0.0, 0.0),
+    starts: float = 0.0,
 ) -> None:
     """:func:`market.game.episodes.run` with its arguments checked and converted to the one
     compiled signature (its tuples).
 
     Compiles on first use (see :func:`ensure_compiled`); ``per_cycle``
-    defaults to ``len(eps)`` (every episode counted in slot 0).
+    defaults to ``len(eps)`` (every episode counted in slot 0). ``pressure``:
+    the game's ``(seller discount, buyer discount, breakdown risk, seller cost,
+    buyer cost)``; two discounts alone are taken as before.
     """
     ensure_compiled()
     n = q.shape[0]
@@ -132,7 +137,7 @@ def play(
         raise ValueError("rng must be a C-contiguous uint64 (n, 4) array")
     if counts.ndim != 3 or counts.shape[0] != n or counts.shape[2] != len(COUNT_COLUMNS) or (
             counts.dtype != np.int64):
-        raise ValueError("counts must be an int64 (n, C, 7) array")
+        raise ValueError(f"counts must be an int64 (n, C, {len(COUNT_COLUMNS)}) array")
     if eps.shape != lr.shape or eps.ndim != 1:
         raise ValueError("eps and lr must be 1-d arrays of one value per episode")
     per = len(eps) if per_cycle is None else int(per_cycle)
@@ -141,11 +146,12 @@ def play(
     assert _module is not None
     _call(_module, q, rng, counts, np.ascontiguousarray(eps, dtype=np.float64),
           np.ascontiguousarray(lr, dtype=np.float64), first0, learns, gamma, stale_first, e0,
-          max(per, 1), log, bonus, discount, starts)
+          max(per, 1), log, bonus, tuple(pressure) + (0.0, 0.0, 0.0)[:5 - len(pressure)],
+          starts)
 
 
 def _call(module, q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e0,  # noqa: ANN001
-          per_cycle, log, bonus, discount, starts) -> None:
+          per_cycle, log, bonus, pressure, starts) -> None:
     if log is None:
         log = np.zeros((0, 0, 0), dtype=np.int64)
     n, _, R, S, A = q.shape
@@ -154,7 +160,7 @@ def _call(module, q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e
         module.run(q.reshape(n, -1), rng, counts, log, (int(R), int(P), int((S - 2) // P)),
                    (eps, lr, int(e0), int(per_cycle)),
                    (np.asarray(learns, dtype=np.bool_), float(gamma), float(bonus)),
-                   (float(discount[0]), float(discount[1])),
+                   tuple(float(x) for x in pressure),
                    (int(first0), bool(stale_first), float(starts)))
 
 

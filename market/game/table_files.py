@@ -71,16 +71,42 @@ def save_tables(path: str | os.PathLike[str], tables: TablePair) -> None:
             prices=np.int64(tables.protocol.prices),
             rounds=np.int64(tables.protocol.rounds),
             meta=np.str_(json.dumps(tables.meta, sort_keys=True, default=str)),
-            # the game's time costs, only where it has some: a file of the document's game
-            # is the same as before they existed
-            **({"discount": np.array([tables.protocol.seller_discount,
-                                      tables.protocol.buyer_discount])}
-               if tables.protocol.discounted else {}),
+            # the game's time pressure, only where it has some: a file of the document's
+            # game is the same as before it existed
+            **_pressure_arrays(tables.protocol),
         )
 
 
+def _pressure_arrays(protocol: Protocol) -> dict[str, np.ndarray]:
+    """The arrays that record a game's time pressure (none for the document's game)."""
+    out: dict[str, np.ndarray] = {}
+    if protocol.discounted:
+        out["discount"] = np.array([protocol.seller_discount, protocol.buyer_discount])
+    if protocol.breakdown > 0:
+        out["breakdown"] = np.float64(protocol.breakdown)
+    if protocol.costly:
+        out["cost"] = np.array([protocol.seller_cost, protocol.buyer_cost])
+    return out
+
+
+def _pressure_fields(read: Any) -> dict[str, float]:
+    """Protocol fields from a file's pressure arrays (``read(name)``: the array, or None)."""
+    fields: dict[str, float] = {}
+    for name, keys in (("discount", ("seller_discount", "buyer_discount")),
+                       ("cost", ("seller_cost", "buyer_cost"))):
+        arr = read(name)
+        if arr is not None:
+            fields.update(zip(keys, (float(x) for x in arr), strict=True))
+    arr = read("breakdown")
+    if arr is not None:
+        fields["breakdown"] = float(arr)
+    return fields
+
+
 #: what a table file may hold: these arrays, no more
-ARRAYS = ("seller", "buyer", "prices", "rounds", "meta", "discount")
+ARRAYS = ("seller", "buyer", "prices", "rounds", "meta", "discount", "breakdown", "cost")
+#: the arrays of real numbers that record the game's time pressure, and their shapes
+PRESSURE_SHAPES = {"discount": (2,), "cost": (2,), "breakdown": ()}
 #: ``meta`` is short JSON: at most this many characters and this many levels of nesting
 META_CHARS_MAX = 1_000_000
 META_DEPTH_MAX = 32
@@ -125,15 +151,15 @@ def peek_tables(path: str | os.PathLike[str]) -> tuple[Protocol, int]:
                 headers = _headers(zf, p)
                 sizes = [_size(_read(zf, name, headers[name], p), name, p)
                          for name in ("prices", "rounds")]
-                if "discount" in headers:
-                    sizes += [float(d) for d in _read(zf, "discount", headers["discount"], p)]
+                fields = _pressure_fields(lambda name: _read(zf, name, headers[name], p)
+                                          if name in headers else None)
         except zipfile.BadZipFile:
             raise ValueError(f"{p}: not a .npz Q-table file (not a zip archive of arrays)"
                              ) from None
         except (OSError, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:
             raise ValueError(f"{p}: not a readable .npz Q-table file ({shown(exc)})") from None
     try:
-        protocol = Protocol(*sizes)
+        protocol = Protocol(*sizes, **fields)
     except ValueError as exc:
         raise ValueError(f"{p}: {exc}") from None
     cells = max(int(np.prod(headers[n][1], dtype=object)) for n in ("seller", "buyer"))
@@ -152,15 +178,14 @@ def _load(fh: Any, p: str, protocol: Protocol | None) -> TablePair:
                          f"({shown(exc)})") from None
     prices, rounds = _size(arrays["prices"], "prices", p), _size(arrays["rounds"], "rounds", p)
     meta = _meta(arrays["meta"], p) if "meta" in arrays else {}
-    discount = [float(d) for d in arrays["discount"]] if "discount" in arrays else [1.0, 1.0]
     try:
-        file_protocol = Protocol(prices, rounds, *discount)
+        file_protocol = Protocol(prices, rounds, **_pressure_fields(arrays.get))
     except ValueError as exc:
         raise ValueError(f"{p}: {exc}") from None
     if protocol is not None and protocol != file_protocol:
         both = file_protocol.discounted or protocol.discounted
-        raise ValueError(f"{p}: tables are for {game_text(file_protocol, both)} but the game "
-                         f"has {game_text(protocol, both)}")
+        raise ValueError(f"{p}: tables are for {game_text(file_protocol, both, protocol)} but "
+                         f"the game has {game_text(protocol, both, file_protocol)}")
     try:
         return TablePair(file_protocol, arrays["seller"], arrays["buyer"], meta)
     except ValueError as exc:
@@ -226,10 +251,10 @@ def _header(zf: zipfile.ZipFile, name: str, info: zipfile.ZipInfo, path: str
     cells = int(np.prod(shape, dtype=object))
     if name in ("seller", "buyer") and cells > TABLE_CELLS_MAX:
         raise ValueError(f"{path}: {name} has {cells:,} cells (at most {TABLE_CELLS_MAX:,})")
-    if name == "discount" and shape != (2,):
-        raise ValueError(f"{path}: discount must be two numbers, the Seller's and the "
+    if name in ("discount", "cost") and shape != (2,):
+        raise ValueError(f"{path}: {name} must be two numbers, the Seller's and the "
                          f"Buyer's (got shape {shape})")
-    if name not in ("seller", "buyer", "discount") and shape != ():
+    if name not in ("seller", "buyer", "discount", "cost") and shape != ():
         what = "one JSON text" if name == "meta" else "one integer"
         raise ValueError(f"{path}: {name} must be {what} (got shape {shape})")
     if cells * dtype.itemsize > info.file_size:
@@ -250,22 +275,28 @@ def _read(zf: zipfile.ZipFile, name: str,
     elif name in ("seller", "buyer"):
         if dtype.kind not in "fiu":
             raise ValueError(f"{path}: the {name} table must hold real numbers (got {dtype})")
-    elif name == "discount":
+    elif name in PRESSURE_SHAPES:
         if dtype.kind != "f":
-            raise ValueError(f"{path}: discount must hold two real numbers (got {dtype})")
+            what = "one real number" if name == "breakdown" else "two real numbers"
+            raise ValueError(f"{path}: {name} must hold {what} (got {dtype})")
     elif dtype.kind not in "iu":
         raise ValueError(f"{path}: {name} must be one integer (got {dtype})")
     with zf.open(info) as fh:
         return np.lib.format.read_array(fh, allow_pickle=False)
 
 
-def game_text(protocol: Protocol, discounts: bool | None = None) -> str:
-    """``P=5, T=5`` and the discounts (where the game has time costs, or if asked), for
-    messages."""
+def game_text(protocol: Protocol, discounts: bool | None = None,
+              like: Protocol | None = None) -> str:
+    """``P=5, T=5`` and the time pressure (each kind the game has, or that ``like``, the game
+    it is set beside, has; the discounts also if asked), for messages."""
     text = f"P={protocol.prices}, T={protocol.rounds}"
     if protocol.discounted if discounts is None else discounts:
         text += (f", discount Seller {protocol.seller_discount:g}, "
                  f"Buyer {protocol.buyer_discount:g}")
+    if protocol.breakdown > 0 or (like is not None and like.breakdown > 0):
+        text += f", breakdown {protocol.breakdown:g}"
+    if protocol.costly or (like is not None and like.costly):
+        text += f", cost Seller {protocol.seller_cost:g}, Buyer {protocol.buyer_cost:g}"
     return text
 
 

@@ -13,8 +13,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from market.game import pressure
 from market.limits import PRICES_MAX, ROUNDS_MAX
-from market.parameters import check_value, declarations, declare
+from market.parameters import check_value, declarations, declare, field_of
 
 if TYPE_CHECKING:
     from market.game.rules import Protocol
@@ -42,9 +43,11 @@ class TrainConfig:
     ``deal_bonus``: added to both learners' reward for a deal (0, the
     document's rewards, by default): a small one breaks the indifference of
     a responder offered its zero-surplus price toward accepting.
-    ``seller_discount``/``buyer_discount``: the game's time costs (each
-    side's factor per offer, :class:`~market.game.rules.Protocol`); 1, the
-    document's game, by default.
+    ``seller_discount``/``buyer_discount``, ``breakdown``,
+    ``seller_cost``/``buyer_cost``: the game's time pressure (each side's
+    factor and cost per offer, the risk of a breakdown after each
+    counter-offer: :mod:`market.game.pressure`); none, the document's game,
+    by default.
     ``explore_starts``: the share of training episodes that start at a
     random move with a random offer on the table instead of the opening
     (0, the document's training, by default): the learners then train every
@@ -94,10 +97,11 @@ class TrainConfig:
         "document's rewards); a small one breaks a responder's indifference at its "
         "zero-surplus price toward accepting", lo=0, hi=1, closed=True, flag="--deal-bonus",
         metavar="B", extension=True)
-    seller_discount: float = declare("float", 1.0, "the Seller's factor per offer", lo=0, hi=1,
-                                     extension=True)
-    buyer_discount: float = declare("float", 1.0, "the Buyer's factor per offer", lo=0, hi=1,
-                                    extension=True)
+    seller_discount: float = field_of(pressure.SELLER_DISCOUNT)
+    buyer_discount: float = field_of(pressure.BUYER_DISCOUNT)
+    breakdown: float = field_of(pressure.BREAKDOWN)
+    seller_cost: float = field_of(pressure.SELLER_COST)
+    buyer_cost: float = field_of(pressure.BUYER_COST)
     explore_starts: float = declare(
         "float", 0.0, "share of training episodes, in [0, 1], that start at a random move "
         "with a random offer on the table and a random first action (default 0: the "
@@ -120,7 +124,8 @@ class TrainConfig:
     def protocol(self) -> Protocol:
         from market.game.rules import Protocol  # the game's vocabulary, compiled: loaded late
 
-        return Protocol(self.prices, self.rounds, self.seller_discount, self.buyer_discount)
+        return Protocol(self.prices, self.rounds,
+                        **{d.name: getattr(self, d.name) for d in pressure.PRESSURE})
 
     @property
     def total_episodes(self) -> int:

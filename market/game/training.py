@@ -267,8 +267,7 @@ def train(
         eps, lr = schedules(config, g, stop)
         first0, learns = roles.movers(g, e)
         kernel.play(q, rng, counts, eps, lr, first0, learns, config.gamma, e0=g, per_cycle=E,
-                    bonus=config.deal_bonus,
-                    discount=(config.seller_discount, config.buyer_discount),
+                    bonus=config.deal_bonus, pressure=_pressure(config),
                     starts=config.explore_starts)
         g = stop
         if progress is not None:
@@ -287,7 +286,7 @@ def train(
     if status is not None:
         status("greedy test")
     test = _greedy_test(q, rng, config, nash_conv, exact)
-    hist = _history(counts, trainees, nc_hist if nash_conv else None)
+    hist = _history(counts, trainees, nc_hist if nash_conv else None, config)
     return TrainResult(config, seller, buyer, hist, test, seconds, roles.versions)
 
 
@@ -345,8 +344,8 @@ def _greedy_test(q: np.ndarray, rng: np.ndarray, config: TrainConfig, nash_conv:
     if config.test_episodes > 0:
         zeros = np.zeros(config.test_episodes)
         kernel.play(q, rng, tested, zeros, zeros, SELLER, (False, False), config.gamma,
-                    stale_first=config.test_loop == "original")
-    test = pd.DataFrame(tested[:, 0], columns=list(COUNT_COLUMNS))
+                    stale_first=config.test_loop == "original", pressure=_pressure(config))
+    test = pd.DataFrame(tested[:, 0], columns=list(COUNT_COLUMNS))[_columns(config)]
     test.insert(0, "seed", np.arange(n))
     if exact and config.test_episodes > 0:
         test = pd.concat([test, _exact(seller, buyer, config)], axis=1)
@@ -355,12 +354,24 @@ def _greedy_test(q: np.ndarray, rng: np.ndarray, config: TrainConfig, nash_conv:
     return test
 
 
-def _history(counts: np.ndarray, trainees: list[str], nc_hist: np.ndarray | None
-             ) -> pd.DataFrame:
+def _pressure(config: TrainConfig) -> tuple[float, float, float, float, float]:
+    """The game's time pressure as the kernel takes it."""
+    return (config.seller_discount, config.buyer_discount, config.breakdown,
+            config.seller_cost, config.buyer_cost)
+
+
+def _columns(config: TrainConfig) -> list[str]:
+    """The counts' columns a run reports: breakdowns only in a game that has them (so the
+    document's game reports what it always did)."""
+    return [c for c in COUNT_COLUMNS if c != "breakdowns" or config.breakdown > 0]
+
+
+def _history(counts: np.ndarray, trainees: list[str], nc_hist: np.ndarray | None,
+             config: TrainConfig) -> pd.DataFrame:
     """One row per seed and cycle: the cycle's counts, its trainee, its NashConv."""
     n, C = counts.shape[0], counts.shape[1]
     hist = pd.DataFrame(counts.transpose(1, 0, 2).reshape(C * n, len(COUNT_COLUMNS)),
-                        columns=list(COUNT_COLUMNS))
+                        columns=list(COUNT_COLUMNS))[_columns(config)]
     hist.insert(0, "seed", np.tile(np.arange(n), C))
     hist.insert(1, "cycle", np.repeat(np.arange(C), n))
     hist.insert(2, "trainee", np.repeat(np.asarray(trainees, dtype=object), n))

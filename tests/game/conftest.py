@@ -58,7 +58,7 @@ def reference_train(config: TrainConfig, index: int) -> dict[str, Any]:
     """Seed index ``index`` of ``config`` trained and tested in plain Python.
 
     Returns the final tables ``(R, S, A)`` per side, the per-cycle counts
-    ``(C, 7)`` and the test counts ``(7,)`` in the order of
+    ``(C, 8)`` and the test counts ``(8,)`` in the order of
     ``market.game.kernel.COUNT_COLUMNS``.
     """
     P, T = config.prices, config.rounds
@@ -120,14 +120,24 @@ def reference_train(config: TrainConfig, index: int) -> dict[str, Any]:
                     if learns[s] and pending[s] is not None:
                         reward = 0.0 if level == 0 else (
                             (level / P if s == 0 else 1.0 - level / P) + config.deal_bonus)
-                        if level:  # the k-th offer (k = m - 1) is worth d^k
+                        if level:  # the k-th offer (k = m - 1) is worth d^k, less k costs
                             d = config.seller_discount if s == 0 else config.buyer_discount
                             reward *= d ** (m - 1) if d < 1.0 else 1.0
+                            c = config.seller_cost if s == 0 else config.buyer_cost
+                            reward -= (m - 1) * c if c > 0.0 else 0.0
                         ps, pr, pa = pending[s]
                         cell = tables[s][ps][pr][pa]
                         tables[s][ps][pr][pa] = (1.0 - lr) * cell + lr * (reward + config.gamma
                                                                           * 0.0)
                 return m + 1, level, side
+            if config.breakdown > 0 and m >= 1 and rnd.uniform() < config.breakdown:
+                for s in (0, 1):  # the talks broke down after a counter-offer: no deal, 0
+                    if learns[s] and pending[s] is not None:
+                        ps, pr, pa = pending[s]
+                        cell = tables[s][ps][pr][pa]
+                        tables[s][ps][pr][pa] = (1.0 - lr) * cell + lr * (0.0 + config.gamma
+                                                                          * 0.0)
+                return m + 1, -1, side
             offer = a
         raise AssertionError("the last move must accept or reject")
 
@@ -137,6 +147,8 @@ def reference_train(config: TrainConfig, index: int) -> dict[str, Any]:
             out[4] += level
             out[5] += P - level
             out[6] += 1
+        elif level < 0:  # the talks broke down
+            out[7] += 1
         else:
             out[2 * ender + 1] += 1
 
@@ -147,7 +159,7 @@ def reference_train(config: TrainConfig, index: int) -> dict[str, Any]:
     trainee_snap, trainer_snap = copy(q[trainee]), copy(q[trainer])
     cycles = []
     for c in range(config.cycles):
-        out = [0] * 7
+        out = [0] * 8
         for e in range(config.episodes):
             g = c * config.episodes + e
             eps, lr = float(eps_all[g]), float(lr_all[g])
@@ -169,13 +181,13 @@ def reference_train(config: TrainConfig, index: int) -> dict[str, Any]:
             new_trainee_snap = copy(q[trainer])
             trainer_snap, trainee_snap = trainee_snap, new_trainee_snap
             trainee, trainer = trainer, trainee
-    test = [0] * 7
+    test = [0] * 8
     for e in range(config.test_episodes):
         _, level, ender = episode(q, e % 2, (0.0, 0.0), (False, False), 0.0,
                                   stale_first=config.test_loop == "original")
         count(test, level, ender)
     return {"seller": np.array(q[0]), "buyer": np.array(q[1]),
-            "cycles": np.array(cycles, dtype=np.int64).reshape(config.cycles, 7),
+            "cycles": np.array(cycles, dtype=np.int64).reshape(config.cycles, 8),
             "test": np.array(test, dtype=np.int64)}
 
 

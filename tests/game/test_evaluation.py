@@ -778,3 +778,9 @@ def test_tables_are_refused_under_another_breakdown_risk(table_file):
     res = run_cli("evaluate", str(table_file), "--breakdown", "0.2")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "trained with breakdown 0, not 0.2" in res.stderr
+
+
+def test_train_refuses_to_go_on_from_tables_of_another_game(table_file):
+    res = run_cli("train", "--load", str(table_file), "--cycles", "0", "--seller-cost", "0.1")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "trained with seller_cost 0, not the requested 0.1" in res.stderr

@@ -34,7 +34,7 @@ def play_logged(q: np.ndarray, episodes: int, first0: int, eps: float, learns=(F
     """Run the kernel and return its per-move log ``(n, episodes, 2T)`` and counts."""
     n, T = q.shape[0], (q.shape[3] - 2) // (q.shape[4] - 2)
     log = np.zeros((n, episodes, 2 * T), dtype=np.int64)
-    counts = np.zeros((n, 1, 7), dtype=np.int64)
+    counts = np.zeros((n, 1, len(kernel.COUNT_COLUMNS)), dtype=np.int64)
     kernel.play(q, kernel.seed_states(seed, n), counts, np.full(episodes, eps),
                 np.full(episodes, lr), first0, learns, gamma, stale_first=stale_first, log=log)
     return log, counts[:, 0]
@@ -126,7 +126,7 @@ def test_one_q_update_worked_by_hand():
     qf = q.reshape(-1)
     for side in (SELLER, BUYER):
         episodes.learn_episode(qf, (1, 5, 5), side, SELLER, acts, rows, (3, 2, 0),
-                              (lr, gamma, 0.0, 1.0))
+                              (lr, gamma, 0.0, 1.0, 0.0))
     # Seller, move 0, Q(s, offer 4): 0.9 * 0 + 0.1 * (0 + 0.99 * max Q("2.0")) where the
     # max is read before the accept below is updated (the document updates online, in
     # order): 0.1 * 0.99 * 0.9 = 0.0891.
@@ -145,14 +145,14 @@ def test_a_deal_bonus_is_added_to_both_sides_reward_for_a_deal_only():
     acts, rows = np.array([3, 1, 5]), np.array([0, 4, 2])
     for side in (SELLER, BUYER):
         episodes.learn_episode(q.reshape(-1), (1, 5, 5), side, SELLER, acts, rows, (3, 2, 0),
-                              (0.1, 0.99, 0.05, 1.0))
+                              (0.1, 0.99, 0.05, 1.0, 0.0))
     assert q[SELLER, 0, 2, 5] == pytest.approx(0.1 * (2 / 5 + 0.05))
     assert q[BUYER, 0, 4, 1] == pytest.approx(0.1 * (1 - 2 / 5 + 0.05))
     # a rejection (action 6) pays no bonus: the responder is no longer indifferent at 0
     q = np.zeros((2, 1, 27, 7))
     acts = np.array([4, 6])
     episodes.learn_episode(q.reshape(-1), (1, 5, 5), BUYER, SELLER, acts, rows, (2, 0, 0),
-                              (0.1, 0.99, 0.05, 1.0))
+                              (0.1, 0.99, 0.05, 1.0, 0.0))
     assert not q.any()
 
 
@@ -162,7 +162,7 @@ def test_a_deal_is_discounted_by_the_offers_made_before_the_accepted_one():
     acts, rows = np.array([3, 1, 5]), np.array([0, 4, 2])
     for side, d in ((SELLER, 0.5), (BUYER, 0.8)):
         episodes.learn_episode(q.reshape(-1), (1, 5, 5), side, SELLER, acts, rows, (3, 2, 0),
-                              (0.1, 0.99, 0.0, d))
+                              (0.1, 0.99, 0.0, d, 0.0))
     assert q[SELLER, 0, 2, 5] == pytest.approx(0.1 * 2 / 5 * 0.5)
     assert q[BUYER, 0, 4, 1] == pytest.approx(0.1 * (1 - 2 / 5) * 0.8)
 
@@ -298,7 +298,7 @@ _TRAIN_SCRIPT = """
 import numpy as np
 from market.game import kernel
 q = np.zeros((2, 2, 1, 12, 5))
-kernel.play(q, kernel.seed_states(0, 2), np.zeros((2, 1, 7), np.int64), np.full(50, 0.5),
+kernel.play(q, kernel.seed_states(0, 2), np.zeros((2, 1, 8), np.int64), np.full(50, 0.5),
             np.full(50, 0.3), 0, (True, True), 0.9)
 print(repr(float(q.sum())))
 """

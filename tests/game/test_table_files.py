@@ -13,7 +13,7 @@ import pytest
 
 from market.game import qtable
 from market.game.rules import Protocol
-from market.game.table_files import TablePair, load_tables, save_tables
+from market.game.table_files import TablePair, load_tables, peek_tables, save_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -268,7 +268,7 @@ def _rezip(src: Path, dest: Path, rename=None, flag_bits: int = 0, declare: int 
     ("suffix", "member 'seller'"),
     ("encrypted", "encrypted"),
     ("bomb", "declares 4,000,000,000 bytes"),
-    ("many", "members; at most 6"),
+    ("many", "members; at most 8"),
     ("escape", "member 'x0\\\\x1b[31m.npy'"),
 ])
 def test_special_files_and_crafted_archives_are_refused_before_reading(tmp_path, case, needle):
@@ -313,3 +313,19 @@ def test_commands_refuse_a_special_file_as_a_table_in_one_line(tmp_path, special
         assert out.returncode == 2, out.stderr
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and ("FIFO" in lines[0] or "device" in lines[0]), out.stderr
+
+
+def test_a_file_records_its_games_time_pressure_and_is_refused_for_another(tmp_path):
+    game = Protocol(5, 5, 0.9, 1.0, breakdown=0.2, seller_cost=0.01, buyer_cost=0.03)
+    path = tmp_path / "pressure.npz"
+    save_tables(path, TablePair(game, np.zeros((27, 7)), np.zeros((27, 7))))
+    assert load_tables(path).protocol == game and peek_tables(path)[0] == game
+    with np.load(path) as arrays:  # only what the game has: no pressure, no arrays
+        assert {"breakdown", "cost", "discount"} <= set(arrays.files)
+    plain = tmp_path / "plain.npz"
+    save_tables(plain, TablePair(Protocol(5, 5), np.zeros((27, 7)), np.zeros((27, 7))))
+    with np.load(plain) as arrays:
+        assert not {"breakdown", "cost", "discount"} & set(arrays.files)
+    with pytest.raises(ValueError, match="tables are for P=5, T=5, breakdown 0 but the game "
+                                         "has P=5, T=5, breakdown 0.1"):
+        load_tables(plain, Protocol(5, 5, breakdown=0.1))

@@ -24,7 +24,7 @@ from market.game.training import (
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTS = ("seller_validated", "seller_rejected", "buyer_validated", "buyer_rejected",
-          "seller_wallet", "buyer_wallet", "deals")
+          "seller_wallet", "buyer_wallet", "deals", "breakdowns")
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -129,6 +129,14 @@ REFERENCE_CASES = {
         seller_discount=0.8, buyer_discount=0.9, prices=6, rounds=4),
     "frozen, every episode an exploring start": preset(
         "seed", cycles=3, episodes=80, test_episodes=40, explore_starts=1.0),
+    "simultaneous, a breakdown risk": preset(
+        "default", cycles=2, episodes=150, test_episodes=40, breakdown=0.2),
+    "frozen, costs per offer, a breakdown risk and exploring starts": preset(
+        "seed", cycles=3, episodes=80, test_episodes=40, seller_cost=0.03, buyer_cost=0.08,
+        breakdown=0.1, explore_starts=0.5, deal_bonus=0.01),
+    "simultaneous, costs, discounts and a breakdown risk": preset(
+        "default", cycles=2, episodes=150, test_episodes=40, seller_cost=0.05,
+        seller_discount=0.9, buyer_discount=0.8, breakdown=0.3, prices=6, rounds=4),
 }
 
 
@@ -137,13 +145,18 @@ def test_compiled_trainer_reproduces_the_python_reference_seed_for_seed(case, re
     """Same random draws, same tables: exact equality with the plain-Python reference."""
     cfg = REFERENCE_CASES[case].replace(seeds=2, seed=13)
     res = train(cfg, nash_conv=False, exact=False)
-    counts = res.history[list(COUNTS)].to_numpy()
+    columns = [c for c in COUNTS if c in res.history.columns]  # breakdowns where there are
+    assert ("breakdowns" in columns) == (cfg.breakdown > 0)
+    at = [COUNTS.index(c) for c in columns]
+    counts = res.history[columns].to_numpy()
     for i in range(cfg.seeds):
         ref = reference(cfg, i)
         np.testing.assert_array_equal(res.seller[i], ref["seller"])
         np.testing.assert_array_equal(res.buyer[i], ref["buyer"])
-        np.testing.assert_array_equal(counts[res.history.seed == i], ref["cycles"])
-        np.testing.assert_array_equal(res.test.loc[i, list(COUNTS)].to_numpy(), ref["test"])
+        np.testing.assert_array_equal(counts[res.history.seed == i], ref["cycles"][:, at])
+        np.testing.assert_array_equal(res.test.loc[i, columns].to_numpy(), ref["test"][at])
+    if cfg.breakdown > 0:
+        assert counts[:, -1].sum() > 0  # the talks did break down
     assert res.seller.any() or res.buyer.any()
 
 
@@ -164,7 +177,7 @@ def test_a_seeds_tables_do_not_depend_on_company_nor_threads(name):
     for res in runs.values():
         np.testing.assert_array_equal(res.seller[0], alone.seller[0])
         np.testing.assert_array_equal(res.buyer[0], alone.buyer[0])
-        assert res.test.loc[0, list(COUNTS)].equals(alone.test.loc[0, list(COUNTS)])
+        assert res.test.loc[0, list(COUNTS[:-1])].equals(alone.test.loc[0, list(COUNTS[:-1])])
         np.testing.assert_array_equal(res.seller, runs[1].seller)
         np.testing.assert_array_equal(res.buyer, runs[1].buyer)
 
