@@ -24,7 +24,8 @@ from market.game.rules import BUYER, SELLER, Turn, legal_block
 
 
 @njit(cache=True)
-def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, st, rng,  # noqa: ANN001, ANN201
+                   breakdown):
     """Negotiations of ``sellers`` against ``buyers`` to their end.
 
     ``game``: ``(P, T)``; ``first``: the side moving first, per negotiation;
@@ -32,7 +33,10 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
     ``kinds``: the kind of every population of the store ``st`` (the
     Sellers' ``0 .. n_groups_s - 1``, then the Buyers'). Returns the record's
     arrays (actions, level, n_moves) and, if a strategy played an illegal
-    action, its move and population (-1, -1 if none).
+    action, its move and population (-1, -1 if none). ``breakdown``: the risk
+    that the talks end after a counter-offer; above 0, each move from move 1 on
+    is followed by one uniform per negotiation that counter-offered, in
+    ascending order, as :meth:`market.game.protocol.Lockstep.play` draws.
     """
     P, T = game
     n = first.size
@@ -40,7 +44,7 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
     actions = np.full((n, M), -1, dtype=np.int32)
     level = np.zeros(n, dtype=np.int64)
     n_moves = np.zeros(n, dtype=np.int64)
-    all_deterministic = True
+    all_deterministic = breakdown <= 0.0  # a breakdown risk draws: move by move, in order
     for k in kinds:
         all_deterministic = all_deterministic and deterministic(k)
     if all_deterministic:  # nothing draws: each negotiation to its end
@@ -104,6 +108,14 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
             elif a == P:
                 level[i] = last[1 - mv, i]
         n_running = still
+        if breakdown > 0.0 and move >= 1:  # after each counter-offer, in ascending order
+            still = 0
+            for j in range(n_running):
+                i = running[j]
+                if rng.random() >= breakdown:
+                    running[still] = i
+                    still += 1
+            n_running = still
     return actions, level, n_moves, -1, -1
 
 

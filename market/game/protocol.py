@@ -125,11 +125,14 @@ class Lockstep:
         ok = (a >= 0) & (a < self.protocol.n_actions)
         return ok & self.protocol.legal(self.move)[np.where(ok, a, 0)]
 
-    def play(self, chosen: np.ndarray) -> None:
+    def play(self, chosen: np.ndarray, rng: np.random.Generator | None = None) -> None:
         """Play the move: ``chosen[i]`` is the action of negotiation ``i`` (ignored if it ended).
 
         Offers go on the table, accept ends with a deal at the opponent's
-        last offer, reject ends without one.
+        last offer, reject ends without one. With a breakdown risk Q, each
+        negotiation that counter-offered (an offer at move 1 or later) then
+        draws one uniform from ``rng``, in ascending order, and ends with no
+        deal when it is below Q.
         """
         P = self.protocol.prices
         rows = np.flatnonzero(self.active)
@@ -143,6 +146,12 @@ class Lockstep:
         acc = a == P
         self.level[rows[acc]] = self.last[1 - mv[acc], rows[acc]]
         self.active[rows[~offered]] = False
+        q = self.protocol.breakdown
+        if q > 0 and self.move >= 1 and offered.any():
+            if rng is None:
+                raise ValueError("a game with a breakdown risk needs a generator to play")
+            countered = rows[offered]
+            self.active[countered[rng.random(countered.size) < q]] = False
         self.move += 1
 
     def record(self) -> BatchRecord:
@@ -208,5 +217,5 @@ def negotiate(
                         f"strategy {name!r} played an illegal action at move {state.move}"
                     )
                 chosen[rows] = a
-        state.play(chosen)
+        state.play(chosen, rng)
     return state.record()

@@ -35,6 +35,16 @@ class BatchRecord:
         return self.level > 0
 
     @property
+    def broke_down(self) -> np.ndarray:
+        """The negotiations that ended on an offer: the talks broke down after it (a game
+        with a breakdown risk; never otherwise, where only accept or reject ends one)."""
+        n = len(self.level)
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        last = self.actions[np.arange(n), np.maximum(self.n_moves - 1, 0)]
+        return (self.n_moves > 0) & (last >= 0) & (last < self.protocol.prices)
+
+    @property
     def rounds_used(self) -> np.ndarray:
         """Rounds in which at least one move happened (a round = one move by each side)."""
         return (self.n_moves + 1) // 2

@@ -10,11 +10,15 @@ view's sidebar controls, and the parameters table of the market guide
 parameter is one :class:`Param` here plus the code that uses it.
 
 This module holds data only (no numpy, no strategies), so that building a
-command's flags costs nothing at start-up.
+command's flags costs nothing at start-up. The game's breakdown risk and
+costs per offer are the game's own declarations (:mod:`market.game.pressure`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from market.game import pressure
 from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
 from market.parameters import Control, Param
 
@@ -58,6 +62,10 @@ PARAMETERS: tuple[Param, ...] = (
     Param("buyer_discount", "float", None, "the Buyer's factor (overrides --discount)",
           0, 1, optional=True, flag="--buyer-discount", metavar="D",
           control=Control("Buyer's discount per offer", 0.5, 1.0)),
+    # the rest of the game's time pressure: its one declaration, with the view's controls
+    replace(pressure.BREAKDOWN, control=Control("Breakdown risk per counter-offer", 0.0, 0.5)),
+    replace(pressure.SELLER_COST, control=Control("Seller's cost per offer", 0.0, 0.2)),
+    replace(pressure.BUYER_COST, control=Control("Buyer's cost per offer", 0.0, 0.2)),
     Param("period", "int", 10,
           "steps per trading period K; one unit per trader per period", 1, STEPS_MAX,
           flag="--period", control=Control("Steps per trading period", 1, 50)),

@@ -130,12 +130,12 @@ def _smoke(module: types.ModuleType) -> None:
 
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
     kinds = np.zeros(2, np.int64)
-    rules = (2, 1, exchange.OPEN_RANDOM, 0.0, 1.0, 1.0, 1.0, 1.0)
+    rules = (2, 1, exchange.OPEN_RANDOM, 0.0, 1.0, 1.0, (1.0, 1.0, 0.0, 0.0), 0.0)
     module.market_step(rules, -1, side(), side(), np.zeros(0, np.int64), kinds, 1,
                        store.arrays, np.random.default_rng(0))
     seat = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 2, np.int64))
     module.negotiate_rows((2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64), kinds, 1,
-                          store.arrays, np.random.default_rng(0))
+                          store.arrays, np.random.default_rng(0), 0.0)
 
 
 @dataclass
@@ -189,9 +189,9 @@ class LockstepEngine:
             first, rng, tl)
         pr = m.protocol
         prices, deal, gain_s, gain_b = exchange.settle_deals(
-            ps, pb, record.level, record.n_moves, m.grid_lo, m.grid_step, pr.seller_discount,
-            pr.buyer_discount, S.reservation, B.reservation, S.cash, B.cash, S.earnings,
-            B.earnings, S.trades, B.trades, S.traded, B.traded)
+            ps, pb, record.level, record.n_moves, m.grid_lo, m.grid_step,
+            exchange.worth(pr, m.span), S.reservation, B.reservation, S.cash, B.cash,
+            S.earnings, B.earnings, S.trades, B.trades, S.traded, B.traded)
         reward = exchange.pay(deal, gain_s, gain_b, m.span, S.team[ps], B.team[pb],
                                   m.team_size)
         exchange.learn(m.strategies, m.books, ps, pb, record, reward, tl)
@@ -237,7 +237,7 @@ class CompiledEngine:
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         pr = m.protocol
         rules = (pr.prices, pr.rounds, m.open_mode, m.grid_lo, m.grid_step, m.span,
-                 float(pr.seller_discount), float(pr.buyer_discount))
+                 exchange.worth(pr, m.span), float(pr.breakdown))
         packed, actions, bad, bad_g = self.module.market_step(
             rules, time_left, S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi),
             m.team_size, self.kinds, self.n_groups_s, self.store.arrays, rng)
@@ -287,7 +287,7 @@ def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray |
 
     actions, level, n_moves, bad, bad_g = module.negotiate_rows(
         (protocol.prices, protocol.rounds), opens, seat(seller), seat(buyer), tl, kinds,
-        len(seller.strategies), store.arrays, rng)
+        len(seller.strategies), store.arrays, rng, float(protocol.breakdown))
     if bad >= 0:
         raise illegal(strategies[bad_g], bad)
     return BatchRecord(protocol, actions, opens.astype(np.int8), level, n_moves)

@@ -25,7 +25,7 @@ from market.game import jit
 from market.game.grid import PriceGrid
 from market.game.jit import njit
 from market.game.record import BatchRecord
-from market.game.rules import BUYER, SELLER
+from market.game.rules import BUYER, SELLER, Protocol
 from market.sim.agents import TraderArrays
 from market.sim.ledger import Settlement
 from strategies.base import Strategy
@@ -55,7 +55,7 @@ def openers(n: int, mode: int, rng: np.random.Generator) -> np.ndarray:
 
 @njit(cache=True)
 def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, n_moves: np.ndarray,
-                 grid_lo: float, grid_step: float, disc_s: float, disc_b: float,
+                 grid_lo: float, grid_step: float, worth: tuple[float, float, float, float],
                  res_s: np.ndarray, res_b: np.ndarray, cash_s: np.ndarray,
                  cash_b: np.ndarray, earn_s: np.ndarray, earn_b: np.ndarray,
                  trades_s: np.ndarray, trades_b: np.ndarray, traded_s: np.ndarray,
@@ -64,12 +64,15 @@ def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, n_moves: np.
 
     Returns each pair's price (NaN without a deal), whether it dealt, and the
     Sellers' (price - cost) and Buyers' (value - price) gains, one per deal.
-    With time costs (``disc_s``/``disc_b`` below 1, the game's factors per
-    offer) a deal on the ``k``-th offer (ended at move ``k + 1``, ``n_moves[i]
-    = k + 2``) is worth ``d ** k`` of its gain to each side: the price still
-    changes hands in full, but the surplus a side earns, and so a learner's
-    reward and the market's efficiency, shrink with the delay.
+    ``worth``: the game's time pressure on a deal, ``(Seller's discount,
+    Buyer's discount, Seller's cost, Buyer's cost)``, the costs in money per
+    offer. A deal on the ``k``-th offer (ended at move ``k + 1``,
+    ``n_moves[i] = k + 2``) is worth ``d ** k`` of its gain to each side, less
+    ``k`` costs: the price still changes hands in full, but the surplus a side
+    earns, and so a learner's reward and the market's efficiency, shrink with
+    the delay (a negotiation that fails earns nothing, whatever it cost).
     """
+    disc_s, disc_b, cost_s, cost_b = worth
     n = ps.size
     prices = np.full(n, np.nan)
     deal = level > 0
@@ -87,6 +90,10 @@ def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, n_moves: np.
             gain_s[j] *= disc_s ** float(n_moves[i] - 2)
         if disc_b < 1.0:
             gain_b[j] *= disc_b ** float(n_moves[i] - 2)
+        if cost_s > 0.0:
+            gain_s[j] -= (n_moves[i] - 2) * cost_s
+        if cost_b > 0.0:
+            gain_b[j] -= (n_moves[i] - 2) * cost_b
         cash_s[s] += p
         cash_b[b] -= p
         earn_s[s] += gain_s[j]
@@ -128,15 +135,23 @@ def pay(deal: np.ndarray, gain_s: np.ndarray, gain_b: np.ndarray, span: float,
     return reward
 
 
+def worth(protocol: Protocol, span: float) -> tuple[float, float, float, float]:
+    """The game's time pressure on a deal, as :func:`settle_deals` takes it: each side's
+    discount factor, then its cost per offer in money (its share of the surplus times the
+    price range ``span``, which is the surplus of 1 of the two-agent game)."""
+    return (float(protocol.seller_discount), float(protocol.buyer_discount),
+            float(protocol.seller_cost) * span, float(protocol.buyer_cost) * span)
+
+
 def settle(books: Sequence[TraderArrays], ps: np.ndarray, pb: np.ndarray, record: BatchRecord,
            grid: PriceGrid) -> Settlement:
     """:func:`settle_deals` on both sides' arrays, as the ledger's :class:`Settlement`."""
     S, B = books
     pr = record.protocol
     prices, deal, gain_s, gain_b = settle_deals(
-        ps, pb, record.level, record.n_moves, grid.lo, grid.step, pr.seller_discount,
-        pr.buyer_discount, S.reservation, B.reservation, S.cash, B.cash, S.earnings,
-        B.earnings, S.trades, B.trades, S.traded, B.traded)
+        ps, pb, record.level, record.n_moves, grid.lo, grid.step,
+        worth(pr, grid.hi - grid.lo), S.reservation, B.reservation, S.cash, B.cash,
+        S.earnings, B.earnings, S.trades, B.trades, S.traded, B.traded)
     return Settlement(record, deal, prices, gain_s, gain_b)
 
 

@@ -67,7 +67,8 @@ def _kwargs(self: Any) -> dict[str, Any]:
 
 
 def _protocol(self: Any) -> Protocol:
-    return Protocol(self.prices, self.rounds, *self.discounts)
+    return Protocol(self.prices, self.rounds, *self.discounts, breakdown=self.breakdown,
+                    seller_cost=self.seller_cost, buyer_cost=self.buyer_cost)
 
 
 def _discounts(self: Any) -> tuple[float, float]:

@@ -86,7 +86,25 @@ def _random_config(rng: np.random.Generator) -> dict:
                    revision_rate=float(rng.uniform(0.1, 1.0)),
                    selection=float(rng.uniform(0, 5)), mutation=float(rng.uniform(0, 0.3)),
                    inherit=str(rng.choice(["fresh", "copy"])))
+    if rng.integers(3) == 0:  # a breakdown risk and costs per offer, sometimes (drawn last,
+        cfg.update(breakdown=float(rng.uniform(0, 0.5)),  # so earlier configs are as before)
+                   seller_cost=float(rng.choice([0.0, 0.05])),
+                   buyer_cost=float(rng.choice([0.0, 0.1])))
     return cfg
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_each_built_in_strategy_plays_alike_on_both_paths_under_breakdown_risk_and_costs(name):
+    """The talks break down by draws from the model's generator, in the same order on both
+    paths (deterministic strategies included, which then play move by move); costs come off
+    the deals' gains."""
+    kw = dict(n_sellers=23, n_buyers=19, seller_mix={name: 1.0}, buyer_mix={name: 1.0},
+              period=4, seed=11, breakdown=0.3, seller_cost=0.02, buyer_cost=0.05, rounds=4)
+    model = _assert_same(kw, 12)
+    free = _run("compiled", 12, **{**kw, "breakdown": 0.0, "seller_cost": 0.0,
+                                    "buyer_cost": 0.0})
+    if free.summary()["deals"]:  # (two hardliners never deal: nothing for time to change)
+        assert not model.model_frame().equals(free.model_frame())
 
 
 @pytest.mark.parametrize("parts", ["both", "state", "wait"])
@@ -179,6 +197,28 @@ def test_negotiations_outside_a_market_are_the_same_compiled_or_not(case):
     for field in ("actions", "first", "level", "n_moves"):
         assert np.array_equal(getattr(a, field), getattr(b, field)), field
     assert a_rng.bit_generator.state == b_rng.bit_generator.state
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_negotiations_that_may_break_down_are_the_same_compiled_or_not(case):
+    from market.game import protocol as lockstep
+    from market.game.rules import Protocol
+
+    rng = np.random.default_rng(case + 50)
+    proto = Protocol(int(rng.integers(2, 9)), int(rng.integers(2, 6)),
+                     breakdown=float(rng.uniform(0.05, 0.6)))
+    n = int(rng.integers(50, 300))
+    seller, buyer = _random_side(rng, 0, proto, n), _random_side(rng, 1, proto, n)
+    first = rng.integers(0, 2, n)
+    a_rng, b_rng = np.random.default_rng(case), np.random.default_rng(case)
+    a = engine.negotiate(proto, seller, buyer, first, a_rng)
+    b = lockstep.negotiate(proto, seller, buyer, first, b_rng)
+    for field in ("actions", "first", "level", "n_moves"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    assert a_rng.bit_generator.state == b_rng.bit_generator.state
+    broke = a.broke_down
+    assert not (broke & (a.level > 0)).any()
+    assert (a.n_moves[broke] >= 2).all()  # never after the opening offer
 
 
 def test_the_lockstep_notice_is_one_plain_line_once_per_command(tmp_path):

@@ -89,3 +89,43 @@ def test_the_market_command_refuses_a_bad_factor_in_one_line(flag, tmp_path):
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and flag in r.stderr and "(0, 1]" in r.stderr
     assert not out.exists()
+
+
+def test_a_cost_per_offer_comes_off_each_deals_gain_in_money(duel):
+    """A deal on the k-th offer earns each side its gain less k times its cost, a share of
+    the price range (the two-agent game's surplus of 1); the price is paid in full."""
+    record = duel("zi-c", "zi-c", n=N, seed=2, seller_range=(3, 5), buyer_range=(1, 3))
+    ps, pb = np.arange(N), np.random.default_rng(1).permutation(N)
+    grid = PriceGrid(0.0, 100.0, 5)
+    free = exchange.settle(_books(3), ps, pb, record, grid)
+    costly = dataclasses.replace(record, protocol=dataclasses.replace(
+        record.protocol, seller_cost=0.02, buyer_cost=0.05))
+    s = exchange.settle(_books(3), ps, pb, costly, grid)
+    k = record.n_moves[record.level > 0] - 2
+    assert (k > 0).any()
+    assert np.allclose(s.seller_gain, free.seller_gain - k * 0.02 * 100.0)
+    assert np.allclose(s.buyer_gain, free.buyer_gain - k * 0.05 * 100.0)
+    assert np.array_equal(s.prices, free.prices, equal_nan=True)
+
+
+def test_no_breakdown_risk_and_no_costs_are_the_market_as_before_bit_for_bit():
+    plain, zeros = _market(), _market(breakdown=0.0, seller_cost=0.0, buyer_cost=0.0)
+    for frame in ("model_frame", "periods_frame", "prices_frame", "agent_frame"):
+        assert getattr(plain, frame)().equals(getattr(zeros, frame)())
+
+
+def test_a_breakdown_risk_ends_talks_without_a_deal():
+    risky = _market(breakdown=0.5, rounds=5)
+    plain = _market(rounds=5)
+    assert risky.summary()["deals"] < plain.summary()["deals"]
+
+
+@pytest.mark.parametrize("flag,value", [("--breakdown", "1"), ("--seller-cost", "-0.5"),
+                                        ("--buyer-cost", "nan")])
+def test_the_market_refuses_bad_pressure_in_one_line(flag, value):
+    root = params.__file__.rsplit("/market/", 1)[0]
+    out = subprocess.run([sys.executable, "run.py", "market", flag, value, "--steps", "1"],
+                         capture_output=True, text=True, cwd=root)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{flag} must be a number in [0, 1)" in lines[0], out.stderr
