@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from typing import Any
 
 from market.cli import common
@@ -63,6 +64,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seed of every random choice (default 0)")
     p.add_argument("--step", action="store_true",
                    help="wait for a key between rounds, q quits (only when stdin is a terminal)")
+    common.add_pressure(p)  # the game's time pressure (a Q-table file's own, by default)
 
 
 def _check_ranges(args: argparse.Namespace) -> None:
@@ -110,11 +112,14 @@ def _game(args: argparse.Namespace) -> tuple[Any, Any, str]:
     lo = min(args.buyer_min, args.seller_min)
     hi = max(args.buyer_max, args.seller_max)
     fixed = strategy_specs.fixed_game({"--seller": args.seller, "--buyer": args.buyer})
+    given = common.pressure(args)
     if fixed is None:
-        return game.game_for(lo, hi, 10 if args.rounds is None else args.rounds)
+        protocol, grid, note = game.game_for(lo, hi, 10 if args.rounds is None else args.rounds)
+        return replace(protocol, **given), grid, note
     if args.rounds is not None and args.rounds != fixed[0].rounds:
         raise UsageError(f"--rounds {args.rounds} does not match the Q-table file's "
                          f"T={fixed[0].rounds}")
+    common.refuse_other_game("the Q-table file", fixed[0], given)
     sides = [opt.removeprefix("--") for opt in fixed[1]]
     protocol, grid, note = game.game_for(lo, hi, fixed[0].rounds, fixed[0], sides)
     return protocol, grid, f"note: {note}"

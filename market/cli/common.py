@@ -175,6 +175,22 @@ def pressure(args: argparse.Namespace) -> dict[str, float]:
     return given
 
 
+def refuse_other_game(name: str, have: Any, asked: dict[str, float]) -> None:
+    """Refuse time pressure on the command line that differs from the game a file's tables
+    were trained in, naming both."""
+    asked = dict(asked)
+    ds, db = asked.pop("seller_discount", None), asked.pop("buyer_discount", None)
+    if ds is not None and (have.seller_discount, have.buyer_discount) != (ds, db):
+        raise UsageError(f"--discount: {name} holds tables trained with discount Seller "
+                         f"{have.seller_discount:g}, Buyer {have.buyer_discount:g}, not "
+                         f"Seller {ds:g}, Buyer {db:g}")
+    for field, value in asked.items():
+        if getattr(have, field) != value:
+            flag = "--" + field.replace("_", "-")
+            raise UsageError(f"{flag}: {name} holds tables trained with {field} "
+                             f"{getattr(have, field):g}, not {value:g}")
+
+
 def path_text(name: str) -> Callable[[str], str]:
     """argparse ``type=`` for a file or folder name: not blank, no NUL character.
 

@@ -22,7 +22,14 @@ from dataclasses import replace
 from typing import Any
 
 from market.cli import common
-from market.cli.common import add_pressure, emit_json, int_in, path_text, pressure
+from market.cli.common import (
+    add_pressure,
+    emit_json,
+    int_in,
+    path_text,
+    pressure,
+    refuse_other_game,
+)
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.game import qtable
@@ -193,22 +200,6 @@ def pressure_record(protocol: Any) -> dict[str, Any]:
     if protocol.costly:
         out["cost"] = {"seller": protocol.seller_cost, "buyer": protocol.buyer_cost}
     return out
-
-
-def refuse_other_game(name: str, have: Any, asked: dict[str, float]) -> None:
-    """Refuse time pressure on the command line that differs from the game a file's tables
-    were trained in, naming both."""
-    asked = dict(asked)
-    ds, db = asked.pop("seller_discount", None), asked.pop("buyer_discount", None)
-    if ds is not None and (have.seller_discount, have.buyer_discount) != (ds, db):
-        raise UsageError(f"--discount: {name} holds tables trained with discount Seller "
-                         f"{have.seller_discount:g}, Buyer {have.buyer_discount:g}, not "
-                         f"Seller {ds:g}, Buyer {db:g}")
-    for field, value in asked.items():
-        if getattr(have, field) != value:
-            flag = "--" + field.replace("_", "-")
-            raise UsageError(f"{flag}: {name} holds tables trained with {field} "
-                             f"{getattr(have, field):g}, not {value:g}")
 
 
 def _discount_text(result: dict[str, Any]) -> str:

@@ -14,13 +14,13 @@ from pathlib import Path
 
 from market.cli import common
 from market.cli.common import (
-    add_discounts,
-    discounts,
+    add_pressure,
     emit_json,
     int_in,
     int_range,
     number_in,
     path_text,
+    pressure,
 )
 from market.cli.progress import progress_bar
 from market.errors import UsageError
@@ -41,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="price levels P (default 5)")
     p.add_argument("--rounds", type=int_in("--rounds", 1, ROUNDS_MAX), default=5,
                    help="rounds T (default 5)")
-    add_discounts(p)  # time costs: payoffs discounted per offer, per side
+    add_pressure(p)  # time pressure: payoffs discounted and costed per offer, breakdowns
     p.add_argument("--seller-range", type=int_range("--seller-range"),
                    default=None, metavar="LO,HI",
                    help="Seller's acceptable levels (default: 1,P, the whole range; LO-HI is "
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
     plan = plan_tournament(args.prices, args.rounds, args.strategies, args.repetitions,
                            args.seed, args.seller_range, args.buyer_range, args.genius,
-                           args.qtable, quiet=args.json, discount=discounts(args))
+                           args.qtable, quiet=args.json, pressure=pressure(args))
     start = None
     if args.start is not None:
         from market.sim.params import parse_mix

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from market.game.grid import PriceGrid
+from market.game.pressure import PRESSURE
 from market.game.protocol import Side, negotiate
 from market.game.record import NegotiationRecord
 from market.game.rules import Negotiator, Protocol
@@ -89,6 +90,7 @@ def record_dict(record: NegotiationRecord, grid: PriceGrid) -> dict[str, Any]:
             "price": price(record.deal_level) if record.deal_level else None,
         },
         "rounds_used": record.rounds_used,
+        **({"broke_down": True} if record.broke_down else {}),
     }
 
 
@@ -104,6 +106,7 @@ def game_for(
     if fixed is None:
         grid = PriceGrid.whole_units(lo, hi)
         return Protocol(grid.prices, rounds), grid, ""
+    pressure = {d.name: getattr(fixed, d.name) for d in PRESSURE}  # the tables' game
     P, T = fixed.prices, fixed.rounds
     grid = PriceGrid(float(lo), float(hi), P)
     sides = fixed_by or []
@@ -112,4 +115,4 @@ def game_for(
         f"the {' and '.join(sides)} Q-table{'s fix' if len(sides) > 1 else ' fixes'} "
         f"P={P}, T={T}: price range {lo}-{hi} mapped onto {P} levels ({levels})"
     )
-    return Protocol(P, T), grid, note
+    return Protocol(P, T, **pressure), grid, note

@@ -77,6 +77,7 @@ class BatchRecord:
             first=SIDE_NAMES[int(self.first[i])],
             deal_level=lvl if lvl > 0 else None,
             rounds_used=int(self.rounds_used[i]),
+            broke_down=bool(self.broke_down[i]),
         )
 
 
@@ -96,6 +97,7 @@ class NegotiationRecord:
     first: str = "seller"
     deal_level: int | None = None
     rounds_used: int = 0
+    broke_down: bool = False  # the talks ended on an offer (a game with a breakdown risk)
 
     @property
     def deal(self) -> bool:

@@ -29,6 +29,7 @@ import pandas as pd
 
 from market.errors import UsageError
 from market.files import all_or_nothing, write_text
+from market.game.pressure import PRESSURE
 from market.game.protocol import Side, negotiation_bytes
 from market.game.record import two_agent_rewards
 from market.game.rules import BUYER, SELLER, Negotiator, Protocol
@@ -84,6 +85,9 @@ class TournamentResult:
             **({"seller_discount": self.protocol.seller_discount,
                 "buyer_discount": self.protocol.buyer_discount}
                if self.protocol.discounted else {}),
+            **({"breakdown": self.protocol.breakdown} if self.protocol.breakdown > 0 else {}),
+            **({"seller_cost": self.protocol.seller_cost,
+                "buyer_cost": self.protocol.buyer_cost} if self.protocol.costly else {}),
             "repetitions": self.repetitions,
             "seed": self.seed,
             "seller_range": list(self.seller_range),
@@ -157,6 +161,8 @@ class TournamentPlan:
         """The file the self-play tables are kept in, inside the output folder."""
         pr = self.protocol
         costs = (f"_d{pr.seller_discount:g}-{pr.buyer_discount:g}" if pr.discounted else "")
+        costs += f"_q{pr.breakdown:g}" if pr.breakdown > 0 else ""
+        costs += f"_c{pr.seller_cost:g}-{pr.buyer_cost:g}" if pr.costly else ""
         return f"qlearning_selfplay_P{pr.prices}_T{pr.rounds}{costs}.npz"
 
     def entrants(self, cache: Any, progress: Callable[[int, int], None] | None = None
@@ -170,14 +176,17 @@ class TournamentPlan:
 def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int, seed: int,
                     seller_range: tuple[int, int] | None, buyer_range: tuple[int, int] | None,
                     genius: str | None, qtable: str | None, quiet: bool = False,
-                    discount: tuple[float, float] | None = None) -> TournamentPlan:
+                    discount: tuple[float, float] | None = None,
+                    pressure: dict[str, float] | None = None) -> TournamentPlan:
     """Check the command's values (each error one line naming its option) and the
     tournament's size and time up front; the plan to run. ``discount``: the game's time
-    costs (Seller, Buyer factors per offer; None: none), which the payoffs count."""
+    costs (Seller, Buyer factors per offer; None: none), which the payoffs count;
+    ``pressure``: any of the game's time pressure as :class:`Protocol` fields (a breakdown
+    risk, costs per offer; discounts too)."""
     from market.game.table_files import load_tables
     from strategies import registry, specs
 
-    protocol = Protocol(prices, rounds, *(discount or (1.0, 1.0)))
+    protocol = Protocol(prices, rounds, *(discount or (1.0, 1.0)), **(pressure or {}))
     names = [s.strip() for s in strategies.split(",") if s.strip()] or None
     if names is None and strategies.strip():  # "," or ", ,": a list of nothing
         raise UsageError(f"--strategies names no strategy (got {strategies!r}); give "
@@ -467,8 +476,7 @@ def selfplay_config(protocol: Protocol, seed: int = 0, seeds: int = SELFPLAY_SEE
     from market.game import training
 
     return training.preset("default", prices=protocol.prices, rounds=protocol.rounds,
-                           seller_discount=protocol.seller_discount,
-                           buyer_discount=protocol.buyer_discount,
+                           **{d.name: getattr(protocol, d.name) for d in PRESSURE},
                            seed=seed, seeds=seeds, test_episodes=0, **overrides)
 
 

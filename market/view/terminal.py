@@ -174,7 +174,9 @@ def render_frame(frame: Frame, scale: Scale, ranges: Ranges, rounds: int) -> Tex
 
 def outcome_label(record: NegotiationRecord, grid: PriceGrid) -> str:
     """``DEAL at <price>`` or ``NO DEAL``: the banner's words, in the terminal and the browser."""
-    return f"DEAL at {fmt(money(grid, record.deal_level))}" if record.deal else "NO DEAL"
+    if record.deal:
+        return f"DEAL at {fmt(money(grid, record.deal_level))}"
+    return "NO DEAL (the talks broke down)" if record.broke_down else "NO DEAL"
 
 
 def banner_colours(deal: bool) -> tuple[str, str]:

@@ -188,3 +188,31 @@ class TestRenderer:
         grid, _, record = legacy
         data = record_dict(record, grid)
         assert data["outcome"]["price"] == 32 and data["moves"][0]["price"] == 0
+
+
+def test_a_breakdown_risk_can_end_the_talks_and_says_so():
+    ended = []
+    for seed in range(6):
+        res = baseline("--breakdown", "0.5", "--seed", str(seed), "--json")
+        assert res.returncode == 0, res.stderr
+        data = json.loads(res.stdout)
+        if data.get("broke_down"):
+            assert not data["outcome"]["deal"] and data["moves"][-1]["action"] == "offer"
+            ended.append(seed)
+    assert ended  # at 0.5 per counter-offer, some of six talks break down
+    text = baseline("--breakdown", "0.5", "--seed", str(ended[0])).stdout
+    assert "NO DEAL (the talks broke down)" in text
+    assert "broke_down" not in baseline("--json").stdout  # the document's game as before
+
+
+def test_tables_trained_under_time_pressure_play_their_game_and_refuse_another(tmp_path):
+    path = tmp_path / "costly.npz"
+    game = Protocol(5, 5, seller_cost=0.05)
+    rng = np.random.default_rng(0)
+    shape = (qtable.n_rows(game), game.n_actions)
+    save_tables(path, TablePair(game, rng.random(shape), rng.random(shape)))
+    ok = baseline("--seller", f"qlearning:{path}", "--json")
+    assert ok.returncode == 0, ok.stderr
+    bad = baseline("--seller", f"qlearning:{path}", "--seller-cost", "0.1")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "trained with seller_cost 0.05, not 0.1" in bad.stderr

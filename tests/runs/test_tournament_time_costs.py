@@ -65,3 +65,30 @@ def test_the_command_refuses_a_bad_factor_in_one_line(tmp_path):
                        timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--discount" in r.stderr
     assert not (tmp_path / "t").exists()
+
+
+def test_a_breakdown_risk_ends_some_talks_and_costs_come_off_the_deals():
+    plan = plan_tournament(5, 5, "averaging,boulware", 40, 3, None, None, None, None,
+                           quiet=True, pressure={"breakdown": 0.3, "seller_cost": 0.02})
+    assert plan.protocol == Protocol(5, 5, breakdown=0.3, seller_cost=0.02)
+    assert plan.cache_name == "qlearning_selfplay_P5_T5_q0.3_c0.02-0.npz"
+    risky = run_tournament(plan.entrants(None), plan.protocol, 40, 3)
+    plain = run_tournament(plan.entrants(None), Protocol(5, 5), 40, 3)
+    assert (risky.deal_rate.to_numpy() <= plain.deal_rate.to_numpy()).all()
+    assert (risky.deal_rate.to_numpy() < plain.deal_rate.to_numpy()).any()
+    record = risky.as_dict()
+    assert record["breakdown"] == 0.3 and record["seller_cost"] == 0.02
+    assert "breakdown" not in plain.as_dict()
+
+
+def test_rewards_are_less_the_costs_of_the_offers_before_the_deal(duel):
+    record = duel("averaging", "averaging", n=60, seed=1, seller_range=(2, 5),
+                  buyer_range=(1, 4))
+    plain = two_agent_rewards(record)
+    record.protocol = Protocol(5, 5, seller_cost=0.05, buyer_cost=0.1)
+    s, b = two_agent_rewards(record)
+    k = np.maximum(record.n_moves - 2, 0)
+    deal = record.level > 0
+    assert np.allclose(s[deal], plain[0][deal] - 0.05 * k[deal])
+    assert np.allclose(b[deal], plain[1][deal] - 0.1 * k[deal])
+    assert (s[~deal] == 0).all() and (b[~deal] == 0).all()  # a failure costs nothing
