@@ -27,7 +27,11 @@ the surplus over the reservation level, divided by the width of the grid,
 ``(p - floor) / (P - 1)`` for the Seller and ``(ceiling - p) / (P - 1)``
 for the Buyer). With time costs (``seller_discount``, ``buyer_discount`` in
 (0, 1]; default 1) a side's reward for a deal on the ``k``-th offer is
-multiplied by its factor to the power ``k``, as in the exact evaluator.
+multiplied by its factor to the power ``k``, and less ``k`` times its cost
+per offer (``seller_cost``, ``buyer_cost``), as in the exact evaluator. With
+a breakdown risk (``breakdown``) the talks end with no deal, after a
+counter-offer, with that probability (drawn from the environment's
+generator).
 
 An action the rules do not allow now is played as reject (the protocol's
 walk-away), so an agent that ignores the mask still plays the game.
@@ -72,6 +76,9 @@ class Settings:
     reward: str = "two-agent"
     seller_discount: float = 1.0
     buyer_discount: float = 1.0
+    breakdown: float = 0.0
+    seller_cost: float = 0.0
+    buyer_cost: float = 0.0
 
     def __post_init__(self) -> None:
         for name, value, lo in (("prices", self.prices, 2), ("rounds", self.rounds, 1)):
@@ -105,7 +112,8 @@ class Settings:
     @property
     def protocol(self) -> Protocol:
         return Protocol(int(self.prices), int(self.rounds), self.seller_discount,
-                        self.buyer_discount)
+                        self.buyer_discount, self.breakdown, self.seller_cost,
+                        self.buyer_cost)
 
 
     def range_of(self, side: int) -> tuple[int, int]:
@@ -167,17 +175,19 @@ class Episode:
             return np.zeros(self.protocol.n_actions, dtype=np.int8)
         return self.protocol.legal(self.state.move).astype(np.int8)
 
-    def play(self, action: int) -> bool:
+    def play(self, action: int, rng: np.random.Generator | None = None) -> bool:
         """Play the mover's ``action``; an illegal one is played as reject. Returns legality.
 
         ``action`` must be an action of the space (:func:`action_index`); one the
-        rules forbid at this move is the documented illegal move.
+        rules forbid at this move is the documented illegal move. ``rng``: the
+        environment's generator, which draws whether the talks break down after a
+        counter-offer (a game with a breakdown risk needs it).
         """
         action = action_index(action, self.protocol.n_actions)
         legal = bool(self.state.legal(np.array([action]))[0])
         a = int(action) if legal else self.protocol.reject
         self.history.append((self.mover, a))
-        self.state.play(np.array([a], dtype=np.int64))
+        self.state.play(np.array([a], dtype=np.int64), rng)
         return legal
 
     def play_strategy(self, strategy: Negotiator, rng: np.random.Generator) -> None:
@@ -187,7 +197,7 @@ class Episode:
             name = getattr(strategy, "name", type(strategy).__name__)
             raise RuntimeError(f"strategy {name!r} played an illegal action at move "
                                f"{self.state.move}")
-        self.play(int(a[0]))
+        self.play(int(a[0]), rng)
 
     def rewards(self) -> tuple[float, float]:
         """(Seller, Buyer) rewards of the outcome so far (0, 0 until a deal)."""
@@ -203,6 +213,9 @@ class Episode:
         if self.protocol.discounted:  # the deal was accepted at move len(history) - 1
             ds, db = self.protocol.discount_factors(len(self.history) - 1)
             s, b = s * ds, b * db
+        if self.protocol.costly:  # less the costs of the offers made before the accepted one
+            k = len(self.history) - 2
+            s, b = s - k * self.protocol.seller_cost, b - k * self.protocol.buyer_cost
         return s, b
 
     def render(self) -> str:

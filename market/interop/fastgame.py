@@ -31,12 +31,16 @@ from market.sim.exchange import OPEN_RANDOM
 
 
 @njit(cache=True, inline="always")
-def _play(i, s, a, P, move, last, prev, level, done, ended):  # noqa: ANN001, ANN202
-    """Side ``s`` plays action ``a`` in row ``i`` (protocol.Lockstep.play for one row)."""
+def _play(i, s, a, P, move, last, prev, level, done, ended, breakdown, rng):  # noqa: ANN001, ANN202
+    """Side ``s`` plays action ``a`` in row ``i`` (protocol.Lockstep.play for one row: a
+    counter-offer draws whether the talks break down, when they may)."""
     move[i] += 1
     if a < P:
         prev[s, i] = last[s, i]
         last[s, i] = a + 1
+        if breakdown > 0.0 and move[i] >= 2 and rng.random() < breakdown:
+            done[i] = True
+            ended[i] = True
         return
     if a == P:
         level[i] = last[1 - s, i]
@@ -48,12 +52,13 @@ def _play(i, s, a, P, move, last, prev, level, done, ended):  # noqa: ANN001, AN
 def step(env, actions, autoreset, rows_state, seat, kind, st, rng, outs):  # noqa: ANN001, ANN201
     """One step of every row (see the module docstring); ``actions[i] < 0``: no action
     (a reset row, or the start of all rows). ``env``: ``(side, P, T, open_mode,
-    reward_mode, floor, ceiling, discount)`` (``discount``: this side's factor per offer, 1:
-    no time cost); ``rows_state``: ``(first, move, last, prev, level, done)``, changed in
-    place; ``seat``: the opponent's ``(lo, hi, member, time_left)``; writes ``outs``:
-    ``(obs, mask, reward, ended, illegal)``. Returns the move of an illegal action of the
-    opponent, -1 if none."""
-    side, P, T, open_mode, reward_mode, floor, ceiling, discount = env
+    reward_mode, floor, ceiling, discount, cost, breakdown)`` (``discount``, ``cost``:
+    this side's factor and cost per offer, 1 and 0: no time cost; ``breakdown``: the risk
+    after each counter-offer); ``rows_state``: ``(first, move, last, prev, level,
+    done)``, changed in place; ``seat``: the opponent's ``(lo, hi, member,
+    time_left)``; writes ``outs``: ``(obs, mask, reward, ended, illegal)``. Returns the
+    move of an illegal action of the opponent, -1 if none."""
+    side, P, T, open_mode, reward_mode, floor, ceiling, discount, cost, breakdown = env
     first, move, last, prev, level, done = rows_state
     obs, mask, reward, ended, illegal = outs
     n = first.size
@@ -76,7 +81,7 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, rng, outs):  # noq
         if a < lo_a or a >= hi_a:
             illegal[i] = True
             a = P + 1
-        _play(i, side, a, P, move, last, prev, level, done, ended)
+        _play(i, side, a, P, move, last, prev, level, done, ended, breakdown, rng)
     # the opponent's turns, grouped by move (each group one compiled decision)
     rows = np.empty(n, dtype=np.int64)
     chosen = np.zeros(n, dtype=np.int64)
@@ -94,7 +99,7 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, rng, outs):  # noq
         for r in rg:
             if chosen[r] < lo_a or chosen[r] >= hi_a:
                 return m  # the opponent broke the rules (not a built-in strategy's doing)
-            _play(r, opp, chosen[r], P, move, last, prev, level, done, ended)
+            _play(r, opp, chosen[r], P, move, last, prev, level, done, ended, breakdown, rng)
     for i in range(n):
         t = min(max((move[i] - 1) // 2 if move[i] > 0 else -1, -1), T - 1)
         obs[i, 0], obs[i, 1], obs[i, 2] = last[opp, i], t + 1, last[side, i]
@@ -111,6 +116,8 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, rng, outs):  # noq
                 reward[i] = ((p - floor) if side == SELLER else (ceiling - p)) / (P - 1)
             if discount < 1.0:  # the accepted offer was made at move move[i] - 2
                 reward[i] *= discount ** float(move[i] - 2)
+            if cost > 0.0:
+                reward[i] -= (move[i] - 2) * cost
     return -1
 
 

@@ -17,10 +17,12 @@ two-agent reward by default (``reward="surplus"``: its surplus).
 **Arguments**: ``side="seller"``, ``opponent="averaging"`` (any strategy
 spec, or a strategy object), ``prices=5``, ``rounds=5``, and as the
 PettingZoo environment: ``first``, ``seller_range``, ``buyer_range``,
-``reward``, ``seller_discount``, ``buyer_discount``, ``render_mode``.
+``reward``, ``seller_discount``, ``buyer_discount``, ``breakdown``,
+``seller_cost``, ``buyer_cost``, ``render_mode``.
 
-**Version history**: v0, the first release (the discounts were added later
-with 1 as their default).
+**Version history**: v0, the first release (the discounts, then the
+breakdown risk and the costs per offer, were added later with defaults that
+leave the game as it was).
 
 
 The agent plays ``side`` (``"seller"`` or ``"buyer"``); the opponent is any
@@ -86,10 +88,14 @@ class BargainingEnv(gym.Env):
         reward: str = "two-agent",
         seller_discount: float = 1.0,
         buyer_discount: float = 1.0,
+        breakdown: float = 0.0,
+        seller_cost: float = 0.0,
+        buyer_cost: float = 0.0,
         render_mode: str | None = None,
     ) -> None:
         self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward,
-                                 seller_discount, buyer_discount)
+                                 seller_discount, buyer_discount, breakdown, seller_cost,
+                                 buyer_cost)
         if side not in SIDE_NAMES:
             raise UsageError(f"side must be 'seller' or 'buyer' (got {side!r})")
         if render_mode not in (None, "ansi"):
@@ -130,7 +136,7 @@ class BargainingEnv(gym.Env):
             return self._row_step(action)
         if self.episode is None or self.episode.done:
             raise RuntimeError("the negotiation is over: call reset()")
-        legal = self.episode.play(action)
+        legal = self.episode.play(action, self.np_random)
         self._opponent_moves()
         done = self.episode.done
         reward = self.episode.rewards()[self.side] if done else 0.0

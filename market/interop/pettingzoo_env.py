@@ -18,19 +18,23 @@ This environment is part of the two-agent game (``market.interop``).
 
 **Rewards**: at the end of the negotiation, the protocol's two-agent rewards
 (Seller ``p / P``, Buyer ``1 - p / P`` at a deal on level ``p``, both 0
-without one; discounted per offer with time costs); ``reward="surplus"``
+without one; discounted and less the costs per offer with time costs);
+``reward="surplus"``
 pays each side its surplus over its reservation range.
 
 **Arguments**: ``env(prices=5, rounds=5, *, first="random", seller_range=None,
 buyer_range=None, reward="two-agent", seller_discount=1.0, buyer_discount=1.0,
-render_mode=None)``: ``prices`` P and ``rounds`` T of the protocol; ``first``
+breakdown=0.0, seller_cost=0.0, buyer_cost=0.0, render_mode=None)``: ``prices`` P and ``rounds`` T of the protocol; ``first``
 the first mover (``"seller"``, ``"buyer"`` or ``"random"`` per reset);
 ``seller_range``/``buyer_range`` each side's acceptable levels; ``reward``
 ``"two-agent"`` or ``"surplus"``; the discounts each side's factor per offer
-in (0, 1]; ``render_mode`` ``"ansi"`` or None.
+in (0, 1]; ``breakdown`` the risk in [0, 1) that the talks end with no deal
+after each counter-offer; the costs each side's cost per offer made before a
+deal, in [0, 1); ``render_mode`` ``"ansi"`` or None.
 
-**Version history**: v0, the first release (the discounts were added later
-with 1, the game without time costs, as their default).
+**Version history**: v0, the first release (the discounts, then the
+breakdown risk and the costs, were added later with defaults that leave the
+game without time costs).
 
 
 Alternating offers are turn-based, which is what PettingZoo's AEC API
@@ -97,11 +101,15 @@ class BargainingEnv(AECEnv):
         reward: str = "two-agent",
         seller_discount: float = 1.0,
         buyer_discount: float = 1.0,
+        breakdown: float = 0.0,
+        seller_cost: float = 0.0,
+        buyer_cost: float = 0.0,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
         self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward,
-                                 seller_discount, buyer_discount)
+                                 seller_discount, buyer_discount, breakdown, seller_cost,
+                                 buyer_cost)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi' (got {render_mode!r})")
         self.render_mode = render_mode
@@ -153,7 +161,7 @@ class BargainingEnv(AECEnv):
             return
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        legal = self.episode.play(action)
+        legal = self.episode.play(action, self._rng)
         self.infos[agent] = {} if legal else {"illegal_action": int(action)}
         if self.episode.done:
             seller, buyer = self.episode.rewards()

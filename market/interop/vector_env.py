@@ -15,9 +15,11 @@
 **Arguments**: ``num_envs=1024``, ``side="seller"``, ``opponent="averaging"``
 (a strategy with a compiled decision), ``prices=5``, ``rounds=5``, and
 ``first``, ``seller_range``, ``buyer_range``, ``reward``,
-``seller_discount``, ``buyer_discount`` as the single environment.
+``seller_discount``, ``buyer_discount``, ``breakdown``, ``seller_cost``,
+``buyer_cost`` as the single environment.
 
-**Version history**: v0, the first release.
+**Version history**: v0, the first release (the breakdown risk and the
+costs added later, off by default).
 
 
 ``BargainingVectorEnv(num_envs, side, opponent, ...)`` holds ``num_envs``
@@ -104,6 +106,8 @@ class Rows:
         self.reward_mode = 0 if settings.reward == "two-agent" else 1
         self.floor, self.ceiling = settings.seller_range[0], settings.buyer_range[1]
         self.discount = float((settings.seller_discount, settings.buyer_discount)[side])
+        self.cost = float((settings.seller_cost, settings.buyer_cost)[side])
+        self.breakdown = float(settings.breakdown)
         self.obs = np.zeros((n, 4), dtype=np.int64)
         self.mask = np.zeros((n, p.n_actions), dtype=np.int8)
         self.reward = np.zeros(n)
@@ -114,7 +118,7 @@ class Rows:
         """Advance every row (``actions[i] < 0``: start row ``i`` anew)."""
         P, T = self.protocol.prices, self.protocol.rounds
         env = (self.side, P, T, self.open_mode, self.reward_mode, self.floor, self.ceiling,
-               self.discount)
+               self.discount, self.cost, self.breakdown)
         bad = self.module.step(
             env, actions, autoreset,
             (self.first, self.move, self.last, self.prev, self.level, self.done),
@@ -155,6 +159,9 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
         reward: str = "two-agent",
         seller_discount: float = 1.0,
         buyer_discount: float = 1.0,
+        breakdown: float = 0.0,
+        seller_cost: float = 0.0,
+        buyer_cost: float = 0.0,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not (
                 1 <= num_envs <= NUM_ENVS_MAX):
@@ -163,7 +170,8 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
         if side not in SIDE_NAMES:
             raise UsageError(f"side must be 'seller' or 'buyer' (got {side!r})")
         self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward,
-                                 seller_discount, buyer_discount)
+                                 seller_discount, buyer_discount, breakdown, seller_cost,
+                                 buyer_cost)
         self.side = SIDE_NAMES.index(side)
         protocol = self.settings.protocol
         opp = (specs.build(opponent, 1 - self.side, protocol, option="opponent")

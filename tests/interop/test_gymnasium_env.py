@@ -20,6 +20,7 @@ from market.interop.gymnasium_env import ENV_ID, BargainingEnv  # noqa: E402
     {"side": "buyer", "opponent": "zi-c", "prices": 7, "rounds": 3},
     {"opponent": "spe", "first": "buyer", "reward": "surplus", "seller_range": (2, 5)},
     {"opponent": "negmas:NaiveTitForTatNegotiator", "rounds": 3},
+    {"opponent": "zi-c", "breakdown": 0.3, "seller_cost": 0.05, "buyer_cost": 0.02},
 ])
 def test_check_env_passes(kwargs):
     if kwargs["opponent"].startswith("negmas"):

@@ -18,6 +18,7 @@ from market.interop.pettingzoo_env import BargainingEnv, env  # noqa: E402
     {"prices": 5, "rounds": 3},
     {"prices": 4, "rounds": 2, "first": "buyer", "reward": "surplus", "seller_range": (2, 4),
      "buyer_range": (1, 3)},
+    {"prices": 5, "rounds": 4, "breakdown": 0.3, "seller_cost": 0.05},
 ])
 def test_api_test_passes(kwargs, capsys):
     with warnings.catch_warnings():

@@ -25,11 +25,14 @@ def _slow(**kw) -> BargainingEnv:
 
 
 @pytest.mark.parametrize("opponent", OPPONENTS)
-@pytest.mark.parametrize("side,first", [("seller", "random"), ("buyer", "random"),
-                                        ("seller", "buyer")])
-def test_the_fast_single_environment_plays_the_same_game(opponent, side, first):
+@pytest.mark.parametrize("side,first,pressure", [
+    ("seller", "random", {}), ("buyer", "random", {}), ("seller", "buyer", {}),
+    ("buyer", "random", {"breakdown": 0.3, "buyer_cost": 0.05, "seller_cost": 0.02}),
+])
+def test_the_fast_single_environment_plays_the_same_game(opponent, side, first, pressure):
+    """Move by move and compiled alike, breakdown draws and costs included."""
     kw = dict(side=side, opponent=opponent, prices=6, rounds=4, first=first,
-              seller_range=(2, 6), buyer_range=(1, 5))
+              seller_range=(2, 6), buyer_range=(1, 5), **pressure)
     fast, slow = BargainingEnv(**kw), _slow(**kw)
     assert fast._row is not None
     agent = np.random.default_rng(7)
@@ -48,11 +51,14 @@ def test_the_fast_single_environment_plays_the_same_game(opponent, side, first):
             done = fa[2]
 
 
-@pytest.mark.parametrize("opponent", ["zi-c", "averaging", "qlearning"])
-def test_one_row_of_the_vector_environment_is_the_single_environment(opponent):
+@pytest.mark.parametrize("opponent,pressure", [
+    ("zi-c", {}), ("averaging", {}), ("qlearning", {}),
+    ("averaging", {"breakdown": 0.25, "buyer_cost": 0.04}), ("zi-c", {"breakdown": 0.4}),
+])
+def test_one_row_of_the_vector_environment_is_the_single_environment(opponent, pressure):
     """Next-step autoreset: the step after the last one starts the next negotiation."""
-    vec = BargainingVectorEnv(1, side="buyer", opponent=opponent)
-    single = _slow(side="buyer", opponent=opponent)
+    vec = BargainingVectorEnv(1, side="buyer", opponent=opponent, **pressure)
+    single = _slow(side="buyer", opponent=opponent, **pressure)
     obs, infos = vec.reset(seed=3)
     s_obs, s_info = single.reset(seed=3)
     agent = np.random.default_rng(0)
