@@ -53,7 +53,9 @@ class StrategyNegotiator(SAONegotiator):
     ``seed`` seeds the strategy's random choices (``zi-c``, ties of a
     Q-table). ``discounts``: the game's time costs, (Seller, Buyer) factors per
     offer; by default read from the utility function (a NegMAS
-    ``ExpDiscountedUFun``: its factor, taken for both sides), else none. Other
+    ``ExpDiscountedUFun``: its factor, taken for both sides), else none. The
+    mechanism's ``pend`` (its probability of ending at each step) is read as
+    the game's breakdown risk. Other
     keyword arguments go to ``SAONegotiator`` (``name``, ``ufun``, ...).
     """
 
@@ -110,7 +112,10 @@ class StrategyNegotiator(SAONegotiator):
         if discounts is None:
             d = float(getattr(self.ufun, "discount", None) or 1.0)
             discounts = (d, d)
-        self.protocol = Protocol(P, T, *discounts)
+        # NegMAS's own risk that a negotiation ends at each step (``pend``) is this game's
+        # breakdown risk: a strategy that plans for it (``spe``, a learner's game) sees it
+        pend = float(getattr(nmi, "pend", 0.0) or 0.0)
+        self.protocol = Protocol(P, T, *discounts, breakdown=pend if 0.0 < pend < 1.0 else 0.0)
         strategy = specs.build(self.spec, side, self.protocol, option="strategy")
         objective = getattr(strategy, "classifier", {}).get("objective")
         whole = (self.lo, self.hi) == (1, P)

@@ -125,3 +125,18 @@ def test_spe_refuses_a_reserved_value_it_cannot_honour_and_checks_memory_first()
     assert out.level >= 0
     with pytest.raises(UsageError, match="spe's backward induction for P=1000, T=1000"):
         SubgamePerfect(0, 1, protocol=Protocol(1000, 1000))
+
+
+def test_negmas_own_ending_risk_is_read_as_the_games_breakdown_risk():
+    """``pend``, NegMAS's probability that a negotiation ends at each step, is this game's
+    breakdown risk: a strategy built by the adapter plays the game with it."""
+    issues = [make_issue((0, 20), "price")]
+    seller_u = AffineUtilityFunction(weights=[0.05], issues=issues, reserved_value=0.0)
+    buyer_u = AffineUtilityFunction(weights=[-0.05], bias=1.0, issues=issues,
+                                    reserved_value=0.0)
+    mech = SAOMechanism(issues=issues, n_steps=6, pend=0.25)
+    s, b = StrategyNegotiator("boulware"), StrategyNegotiator("conceder")
+    mech.add(s, ufun=seller_u)
+    mech.add(b, ufun=buyer_u)
+    mech.run()
+    assert s.protocol == Protocol(21, 6, breakdown=0.25) == b.protocol
