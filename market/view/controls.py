@@ -34,6 +34,7 @@ from market.view.settings import (
     DISCOUNTS,
     FIRST_MOVERS,
     NUMBERS,
+    PRESSURE_SLIDERS,
     REVISION_CHOICES,
     REVISION_SLIDERS,
     SWITCHES,
@@ -188,6 +189,10 @@ def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
         for key, label in DISCOUNTS.items():
             solara.SliderFloat(f"{label}: {settings[key]:.2f}", value=settings[key],
                                min=DISCOUNT_MIN, max=1.0, step=DISCOUNT_STEP,
+                               on_value=lambda v, key=key: set_value(key, float(v)))
+        for key, spec in PRESSURE_SLIDERS.items():
+            solara.SliderFloat(f"{spec.label}: {settings[key]:.2f}", value=settings[key],
+                               min=spec.lo, max=spec.hi, step=spec.step,
                                on_value=lambda v, key=key: set_value(key, float(v)))
         solara.InputInt("Seed", value=settings["seed"], on_value=lambda v: set_value("seed", v))
 

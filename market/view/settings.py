@@ -50,6 +50,13 @@ SWITCHES: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
 DISCOUNTS: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
                              if d.name.endswith("discount") and d.control is not None}
 DISCOUNT_MIN, DISCOUNT_STEP = float(BY_NAME["seller_discount"].control.lo), 0.01
+#: the game's other time pressure: the breakdown risk per counter-offer and each side's cost
+#: per offer, sliders over the declared controls' ranges (0: none, the default)
+PRESSURE_SLIDERS: dict[str, Number] = {
+    name: Number(c.label, c.lo, c.hi, 0.01)  # type: ignore[arg-type]
+    for name in ("breakdown", "seller_cost", "buyer_cost")
+    if (c := BY_NAME[name].control) is not None
+}
 #: strategy revision (:mod:`market.sim.revision`): its protocol and inheritance are choices,
 #: its rates sliders over the declared controls' ranges
 REVISION_CHOICES: dict[str, tuple[str, ...]] = {
@@ -79,6 +86,9 @@ DEFAULTS: dict[str, Any] = {
     "common_wallet": False,
     "seller_discount": 1.0,
     "buyer_discount": 1.0,
+    "breakdown": 0.0,
+    "seller_cost": 0.0,
+    "buyer_cost": 0.0,
     "revision": "none",
     "revision_rate": 0.1,
     "selection": 1.0,
@@ -146,6 +156,9 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
     for key in DISCOUNTS:  # only where set: a market without time costs is built as before
         if settings.get(key, 1.0) != 1.0:
             kwargs[key] = settings[key]
+    for key in PRESSURE_SLIDERS:  # likewise without a breakdown risk or costs
+        if settings.get(key, 0.0) != 0.0:
+            kwargs[key] = settings[key]
     if settings.get("revision", "none") != "none":  # likewise without revision
         for key in (*REVISION_CHOICES, *REVISION_SLIDERS):
             kwargs[key] = settings[key]
@@ -164,6 +177,7 @@ __all__ = [
     "DISCOUNTS",
     "FIRST_MOVERS",
     "NUMBERS",
+    "PRESSURE_SLIDERS",
     "REVISION_CHOICES",
     "REVISION_SLIDERS",
     "SWITCHES",

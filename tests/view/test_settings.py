@@ -117,3 +117,16 @@ def test_the_discount_sliders_are_the_discounts_alone():
     assert set(REVISION_SLIDERS) == {"revision_rate", "selection", "mutation"}
     kwargs = model_kwargs(default_settings())
     assert not set(kwargs) & {"revision", "revision_rate", "selection", "mutation", "inherit"}
+
+
+def test_the_breakdown_risk_and_costs_are_sliders_passed_only_where_set():
+    from market.view.settings import PRESSURE_SLIDERS
+
+    assert set(PRESSURE_SLIDERS) == {"breakdown", "seller_cost", "buyer_cost"}
+    plain = model_kwargs(default_settings())
+    assert not set(PRESSURE_SLIDERS) & set(plain)  # a market without them, built as before
+    s = {**default_settings(), "breakdown": 0.2, "buyer_cost": 0.05}
+    got = model_kwargs(s)
+    assert got["breakdown"] == 0.2 and got["buyer_cost"] == 0.05 and "seller_cost" not in got
+    with pytest.raises(ValueError, match=r"breakdown must be a number in \[0, 1\)"):
+        model_kwargs({**default_settings(), "breakdown": 1.0})
