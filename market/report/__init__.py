@@ -33,6 +33,7 @@ SECTIONS: dict[str, str] = {
     "clock": "clock",
     "mixes": "mixes",
     "survival": "survival",
+    "pressure": "pressure",
     "legacy": "legacy",
 }
 

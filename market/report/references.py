@@ -10,6 +10,8 @@ REFERENCES: tuple[str, ...] = (
     "Jonker, C., Kraus, S., Lin, R., Robu, V. and Williams, C. R. (2013). Evaluating practical "
     "negotiating agents: results and analysis of the 2011 international competition. "
     "*Artificial Intelligence* 198, 73-103.",
+    "Binmore, K., Rubinstein, A. and Wolinsky, A. (1986). The Nash bargaining solution in "
+    "economic modelling. *RAND Journal of Economics* 17(2), 176-188.",
     "Binmore, K., Shaked, A. and Sutton, J. (1985). Testing noncooperative bargaining theory: "
     "a preliminary study. *American Economic Review* 75(5), 1178-1180.",
     "Busoniu, L., Babuska, R. and De Schutter, B. (2008). A comprehensive survey of "
@@ -32,8 +34,14 @@ REFERENCES: tuple[str, ...] = (
     "Lanctot, M., Zambaldi, V., Gruslys, A., Lazaridou, A., Tuyls, K., Pérolat, J., Silver, "
     "D. and Graepel, T. (2017). A unified game-theoretic approach to multiagent reinforcement "
     "learning. *Advances in Neural Information Processing Systems* 30.",
+    "Lanctot, M., Lockhart, E., Lespiau, J.-B., Zambaldi, V., Upadhyay, S., Pérolat, J., "
+    "Srinivasan, S., Timbers, F., Tuyls, K., Omidshafiei, S. et al. (2019). OpenSpiel: a "
+    "framework for reinforcement learning in games. arXiv:1908.09453.",
     "Ma, C. A. and Manove, M. (1993). Bargaining with deadlines and imperfect player control. "
     "*Econometrica* 61(6), 1313-1339.",
+    "Mohammad, Y., Nakadai, S. and Greenwald, A. (2021). NegMAS: a platform for automated "
+    "negotiations. In *PRIMA 2020: Principles and Practice of Multi-Agent Systems*, LNCS "
+    "12568, 343-351. Springer.",
     "Nowak, M. A., Sasaki, A., Taylor, C. and Fudenberg, D. (2004). Emergence of cooperation "
     "and evolutionary stability in finite populations. *Nature* 428, 646-650.",
     "Neelin, J., Sonnenschein, H. and Spiegel, M. (1988). A further test of noncooperative "
