@@ -154,11 +154,14 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
     ref_episodes = ref_cycles * 100
     many = preset("seed", seeds=seeds, test_episodes=0)
     one = preset("default", seeds=1, test_episodes=0)
+    # the same run under a breakdown risk and costs per offer (issue: the kernel's speed)
+    pressed = one.replace(breakdown=0.1, seller_cost=0.01, buyer_cost=0.02)
     twenty = preset("default", seeds=20)
 
     # Interleaved, so that load from other work on a shared machine hits the reference and
     # the compiled trainer alike; train() times its own training loop (no NashConv, no test).
     ref_rates, many_rates, one_rates, twenty_s, twenty_wall = [], [], [], [], []
+    pressed_rates: list[float] = []
     for _ in range(repeats):
         ref_t = median_time(lambda: reference_train(cycles=ref_cycles), 1)[0]
         ref_rates.append(ref_episodes / ref_t)
@@ -166,6 +169,8 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
         many_rates.append(many.total_episodes * seeds / res.train_seconds)
         res = train(one, nash_conv=False, exact=False)
         one_rates.append(one.total_episodes / res.train_seconds)
+        res = train(pressed, nash_conv=False, exact=False)
+        pressed_rates.append(pressed.total_episodes / res.train_seconds)
         if not quick:  # as `run.py train --seeds 20` runs it: NashConv per cycle, exact test
             wall, times = median_time(lambda: twenty_s.append(train(twenty).train_seconds), 1)
             twenty_wall.append(wall)
@@ -178,6 +183,15 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
         BenchRow("training", "compiled, 1 seed, default preset", _median(one_rates),
                  "episodes/s", target=at_least(5_000_000, ">= 5,000,000"),
                  note=f"{one.total_episodes:,} episodes per run", spread=spread(one_rates)),
+        BenchRow("training", "compiled, 1 seed, under a breakdown risk and costs",
+                 _median(pressed_rates), "episodes/s", spread=spread(pressed_rates),
+                 note="the same run with --breakdown 0.1 --seller-cost 0.01 --buyer-cost 0.02"),
+        BenchRow("training", "breakdown risk and costs / without, 1 seed",
+                 _median([p / o for p, o in zip(pressed_rates, one_rates, strict=True)]), "x",
+                 target=at_least(0.8, ">= 0.8x"),
+                 spread=spread([p / o for p, o in zip(pressed_rates, one_rates, strict=True)]),
+                 note="episodes/s, timed alternately in the same run (a breakdown also "
+                      "shortens episodes)"),
         BenchRow("training", f"compiled, {seeds:,} seeds of the document's preset",
                  _median(many_rates), "episodes/s", spread=spread(many_rates),
                  note=f"{many.total_episodes:,} episodes x {seeds:,} seeds, {threads} thread(s)"),
