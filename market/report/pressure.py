@@ -23,6 +23,7 @@ import pandas as pd
 from market.game import evaluation
 from market.game.rules import SELLER, Protocol
 from market.game.training import PRESETS, preset, train
+from market.report.against_spe import HEAD, NASH_TOL, TAIL, TARGET, measure
 from market.report.section import Context, Section
 from market.report.stats import share
 
@@ -38,8 +39,6 @@ RELATED = (
     "equilibria by trial is the same question as with discounting (the time-costs section)."
 )
 P = 20
-NASH_TOL = 0.01
-TARGET = 0.9
 CYCLES_PER_ROUND = 1000
 
 
@@ -78,31 +77,13 @@ def _point(ctx: Context, T: int, game: dict[str, float], seeds: int, k: int) -> 
                  seed=ctx.seed_for(NAME, k), **game,
                  cycles=ctx.pick(max(PRESETS["perfect"].cycles, CYCLES_PER_ROUND * T), 150))
     res = train(cfg, nash_conv=False, exact=False)
-    s_pol = evaluation.greedy_policy(res.seller, protocol)
-    b_pol = evaluation.greedy_policy(res.buyer, protocol)
-    nc = np.asarray(evaluation.nash_conv(s_pol, b_pol, protocol, policies=True))
-    level, move = evaluation.deals(s_pol, b_pol, protocol, SELLER, policies=True)
-    spe_level = int(evaluation.deals(*evaluation.spe(protocol), protocol, SELLER,
-                                     policies=True)[0][0])
-    spe_set = sorted({lv for lv, _, _ in evaluation.spe_outcomes(protocol)["seller"]
-                      if lv > 0})
-    sure = level >= 0
-    near = sure & (np.abs(level - spe_level) <= 1)
-    nash = nc <= NASH_TOL
-    learned = level[sure & (level > 0)] / P
-    q = np.percentile(learned, [10, 50, 90]) if learned.size else (np.nan,) * 3
+    m = measure(res.seller, res.buyer, protocol)
     return {
         "kind": "breakdown" if "breakdown" in game else "costs",
         "breakdown": protocol.breakdown, "seller_cost": protocol.seller_cost,
         "buyer_cost": protocol.buyer_cost, "T": T, "seeds": seeds,
-        "episodes_per_seed": cfg.total_episodes,
-        "spe_level": spe_level, "spe_share": spe_level / P,
-        "spe_set_levels": " ".join(str(x) for x in spe_set), **_theory(protocol),
-        "learned_share_p10": q[0], "learned_share_median": q[1], "learned_share_p90": q[2],
-        "no_deal": int((sure & (level == 0)).sum()), "lotteries": int((~sure).sum()),
-        "deal_after_first_offer": int((sure & (move > 1)).sum()),
-        "nashconv_median": float(np.median(nc)), "nash": int(nash.sum()),
-        "near_spe": int(near.sum()), "both": int((nash & near).sum()),
+        "episodes_per_seed": cfg.total_episodes, **{k: m[k] for k in HEAD},
+        **_theory(protocol), **{k: m[k] for k in TAIL},
     }
 
 

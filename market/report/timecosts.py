@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from market.game import evaluation
 from market.game.rules import SELLER, Protocol
 from market.game.training import PRESETS, preset, train
+from market.report.against_spe import HEAD, NASH_TOL, TAIL, TARGET, measure
 from market.report.section import Context, Section
 from market.report.stats import share
 
@@ -42,9 +42,6 @@ RELATED = (
     "Spiegel 1988)."
 )
 P = 20
-#: the issue's target: NashConv at most this and the share within one level, on >= 90% of seeds
-NASH_TOL = 0.01
-TARGET = 0.9
 #: training budget per point: cycles of 1,000 episodes per round of the game (a game of T
 #: rounds has about T times the states), never below the preset's own 1,500
 CYCLES_PER_ROUND = 1000
@@ -79,31 +76,13 @@ def _point(ctx: Context, T: int, ds: float, db: float, seeds: int, k: int,
                  seller_discount=ds, buyer_discount=db, seed=ctx.seed_for(NAME, k),
                  cycles=cycles if cycles is not None else budget(ctx, T), **over)
     res = train(cfg, nash_conv=False, exact=False)
-    s_pol = evaluation.greedy_policy(res.seller, protocol)
-    b_pol = evaluation.greedy_policy(res.buyer, protocol)
-    nc = np.asarray(evaluation.nash_conv(s_pol, b_pol, protocol, policies=True))
-    level, move = evaluation.deals(s_pol, b_pol, protocol, SELLER, policies=True)
-    spe_level = int(evaluation.deals(*evaluation.spe(protocol), protocol, SELLER,
-                                     policies=True)[0][0])
-    spe_set = sorted({lv for lv, _, _ in evaluation.spe_outcomes(protocol)["seller"]})
-    sure = level >= 0
-    near = sure & (np.abs(level - spe_level) <= 1)
-    near_set = sure & (np.abs(level[:, None] - np.asarray(spe_set)[None]).min(axis=1) <= 1)
-    nash = nc <= NASH_TOL
-    learned = level[sure] / P
-    q = np.percentile(learned, [10, 50, 90]) if learned.size else (np.nan,) * 3
+    m = measure(res.seller, res.buyer, protocol)
     return {
         "T": T, "seller_discount": ds, "buyer_discount": db, "seeds": seeds,
-        "episodes_per_seed": cfg.total_episodes,
-        "spe_level": spe_level, "spe_share": spe_level / P,
-        "spe_set_levels": " ".join(str(x) for x in spe_set),
+        "episodes_per_seed": cfg.total_episodes, **{k: m[k] for k in HEAD},
         "horizon_split": evaluation.horizon_split(ds, db, 2 * T - 1)[SELLER],
         "rubinstein_split": evaluation.rubinstein_split(ds, db)[SELLER],
-        "learned_share_p10": q[0], "learned_share_median": q[1], "learned_share_p90": q[2],
-        "lotteries": int((~sure).sum()), "deal_after_first_offer": int((sure & (move > 1)).sum()),
-        "nashconv_median": float(np.median(nc)), "nash": int(nash.sum()),
-        "near_spe": int(near.sum()), "near_spe_set": int(near_set.sum()),
-        "both": int((nash & near).sum()), "both_set": int((nash & near_set).sum()),
+        **{k: m[k] for k in TAIL},
     }
 
 
