@@ -41,3 +41,28 @@ class RunFailed(RuntimeError):
 class Notice(UserWarning):
     """Something the user should know while the work goes on; the command line prints it as
     one line on stderr (``run.py COMMAND: note: ...``), once per command."""
+
+
+def signal_under(exc: BaseException) -> BaseException | None:
+    """The Ctrl-C (``KeyboardInterrupt``) or SIGTERM (a ``SystemExit``) behind ``exc``, if any.
+
+    A signal that arrives while numba's compiled code runs makes its
+    dispatcher hand back a result with the signal's exception set; Python then
+    raises a ``SystemError`` caused by it (one per layer of numba's that the
+    signal crossed). Code that records or retries
+    failures (``except Exception``) must not take that for a failure of its
+    own: it is the user stopping the command.
+    """
+    seen = 0
+    while isinstance(exc, SystemError) and exc.__cause__ is not None and seen < 8:
+        exc, seen = exc.__cause__, seen + 1  # numba's layers: each wraps the one below
+        if not isinstance(exc, Exception):
+            return exc
+    return None
+
+
+def reraise_signal(exc: BaseException) -> None:
+    """Raise the signal's own exception if ``exc`` stands for one (:func:`signal_under`)."""
+    cause = signal_under(exc)
+    if cause is not None:
+        raise cause from None

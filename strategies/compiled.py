@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from market.errors import CompileError
+from market.errors import CompileError, reraise_signal
 from market.game import generated, jit
 from market.game.jit import njit
 from market.game.record import BatchRecord
@@ -491,6 +491,7 @@ def batch_module(f: Form) -> types.ModuleType:
             with _announce(f"compiling {f.name}'s rule (first run only)"):
                 module = generated.smoke_or_repair(module, lambda m: _smoke(m, f))
         except Exception as exc:
+            reraise_signal(exc)
             if jit.numba is None:
                 raise
             raise compile_failure(f.name, exc) from None

@@ -244,3 +244,43 @@ def test_ctrl_c_at_the_terminal_stops_a_batch_in_one_line(tmp_path, scheduler):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+#: commands whose work is mostly compiled code (market steps, a batch in one process,
+#: training, the exact evaluator), each long enough to be interrupted mid-work
+LONG = {
+    "market": ["market", "--sellers", "3000", "--buyers", "3000", "--steps", "100000"],
+    "batch": ["batch", "--param", "n_buyers=2000,3000", "--iterations", "20", "--steps",
+              "20000", "--processes", "1", "--out", "{tmp}/b.parquet"],
+    "train": ["train", "--seeds", "64", "--cycles", "3000", "--episodes", "2000"],
+}
+
+
+@pytest.mark.parametrize("delay", [0.3, 2.5, 6.0])
+@pytest.mark.parametrize("command", list(LONG))
+def test_ctrl_c_anywhere_ends_a_command_in_one_line_with_130(command, delay, tmp_path):
+    """At start-up, while compiling or inside a compiled step: numba hands the interrupt
+    back as a SystemError caused by it, which a run's own error handling took for a failed
+    run (a batch went on) or a compile failure; now it is the command's end, one line."""
+    args = [a.format(tmp=tmp_path) for a in LONG[command]]
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        time.sleep(delay)
+        if proc.poll() is not None:
+            pytest.skip(f"{command} ended before the interrupt")
+        os.killpg(proc.pid, signal.SIGINT)
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+        took = time.monotonic() - started
+        lines = [x for x in err.strip().splitlines() if not x.startswith(("[progress] ",
+                                                                          "compil"))]
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err and "SystemError" not in err, err
+        assert len(lines) <= 2 and "interrupted" in lines[-1], err
+        assert took < 5, f"{command} took {took:.1f} s to stop"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

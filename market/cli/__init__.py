@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 
 from market.cli import common
 from market.cli.progress import progress_bar
-from market.errors import CompileError, Notice, RunFailed, UsageError
+from market.errors import CompileError, Notice, RunFailed, UsageError, signal_under
 from market.processes import Terminated, sigterm_exits
 
 #: modules every command needs (import name, distribution), checked before any is imported
@@ -255,7 +255,12 @@ def run_command(args: argparse.Namespace) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except (Terminated, RunFailed, UsageError, ValueError, CompileError, MemoryError, OSError,
-            KeyboardInterrupt) as exc:
+            KeyboardInterrupt, SystemError) as exc:
+        if isinstance(exc, SystemError):  # Ctrl-C or SIGTERM inside compiled code
+            under = signal_under(exc)
+            if under is None:
+                raise
+            exc = under
         if isinstance(exc, DEBUG_RAISES) and os.environ.get("NEGOTIATION_DEBUG"):
             raise
         for kinds, say, code in ENDINGS:

@@ -655,7 +655,7 @@ def rubinstein_split(seller_discount: float, buyer_discount: float,
     gets ``(1 - d_other) / (1 - d_s d_b)``.
 
     With a ``breakdown`` risk Q after each rejection (Binmore, Rubinstein and
-    Wolinsky 1986, sec. 4), a side's continuation is worth ``1 - Q`` of itself,
+    Wolinsky 1986), a side's continuation is worth ``1 - Q`` of itself,
     so each factor becomes ``d (1 - Q)``; without discounting the first
     proposer gets ``1 / (2 - Q)``, which tends to the equal split as Q -> 0.
     """

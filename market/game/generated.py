@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from market.errors import reraise_signal
 from market.game import jit
 
 #: marks a template's stand-in import, replaced by the generated definitions
@@ -221,7 +222,8 @@ def smoke_or_repair(module: types.ModuleType, smoke: Callable[[types.ModuleType]
     try:
         smoke(module)
         return module
-    except Exception:
+    except Exception as exc:
+        reraise_signal(exc)  # Ctrl-C while compiling: no damaged file to remove
         if not drop_cache(module):
             raise
     module = _reimport(module)  # fresh dispatchers, no cache state

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from market.errors import CompileError
+from market.errors import CompileError, reraise_signal
 from market.game import episodes, generated
 from market.game.generated import announce_compiles
 from market.game.jit import IMPORT_ERROR as _IMPORT_ERROR
@@ -102,6 +102,7 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
         with announce_compiles(on_compile):
             module = generated.smoke_or_repair(compiled_module(), _smoke)
     except Exception as exc:
+        reraise_signal(exc)
         raise CompileError(f"numba cannot compile the training kernel on this machine "
                            f"({type(exc).__name__}: {_first_line(exc)})") from exc
     _module = module

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.errors import UsageError
+from market.errors import UsageError, reraise_signal
 from market.files import DATA_FILE_MAX, read_regular
 from market.limits import BATCH_RUNS_MAX
 from market.runs.grid import (
@@ -164,6 +164,7 @@ def run_one(spec: RunSpec, per_step: bool = False) -> RunOutcome:
         if per_step:
             steps_df = step_table(model, spec.run)
     except Exception as exc:  # a failing run is recorded, the batch goes on
+        reraise_signal(exc)  # ... but Ctrl-C inside a compiled step stops it
         row["error"] = f"{type(exc).__name__}: {exc}"
         if os.environ.get("NEGOTIATION_DEBUG"):
             row["error"] += "\n" + traceback.format_exc()

@@ -64,6 +64,12 @@ class TraderArrays:
         return (self.reservation, self.strategy, self.member, self.team, self.cash,
                 self.earnings, self.trades, self.traded, lo, hi)
 
+    @property
+    def ledger_arrays(self) -> tuple[np.ndarray, ...]:
+        """What settling a deal reads and changes: ``(reservation, cash, earnings, trades,
+        traded)`` (:func:`market.sim.exchange.settle_deals`)."""
+        return self.reservation, self.cash, self.earnings, self.trades, self.traded
+
     def __len__(self) -> int:
         return len(self.reservation)
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.errors import CompileError, Notice
+from market.errors import CompileError, Notice, reraise_signal
 from market.game import generated, jit, loops
 from market.game import protocol as lockstep
 from market.game.protocol import IllegalAction, Side
@@ -101,6 +101,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
             with announce_compiles(announce):
                 module = generated.smoke_or_repair(module, _smoke)
         except Exception as exc:
+            reraise_signal(exc)
             raise CompileError(f"numba cannot compile the market engine on this machine "
                                f"({type(exc).__name__}: {_first_line(exc)})") from exc
         if started and on_compile is None:  # the wait's end, as its start was said
@@ -189,9 +190,8 @@ class LockstepEngine:
             first, rng, tl)
         pr = m.protocol
         prices, deal, gain_s, gain_b = exchange.settle_deals(
-            ps, pb, record.level, record.n_moves, m.grid_lo, m.grid_step,
-            exchange.worth(pr, m.span), S.reservation, B.reservation, S.cash, B.cash,
-            S.earnings, B.earnings, S.trades, B.trades, S.traded, B.traded)
+            ps, pb, record.level, record.n_moves, (m.grid_lo, m.grid_step),
+            exchange.worth(pr, m.span), S.ledger_arrays, B.ledger_arrays)
         reward = exchange.pay(deal, gain_s, gain_b, m.span, S.team[ps], B.team[pb],
                                   m.team_size)
         exchange.learn(m.strategies, m.books, ps, pb, record, reward, tl)

@@ -55,12 +55,14 @@ def openers(n: int, mode: int, rng: np.random.Generator) -> np.ndarray:
 
 @njit(cache=True)
 def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, n_moves: np.ndarray,
-                 grid_lo: float, grid_step: float, worth: tuple[float, float, float, float],
-                 res_s: np.ndarray, res_b: np.ndarray, cash_s: np.ndarray,
-                 cash_b: np.ndarray, earn_s: np.ndarray, earn_b: np.ndarray,
-                 trades_s: np.ndarray, trades_b: np.ndarray, traded_s: np.ndarray,
-                 traded_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                 grid: tuple[float, float], worth: tuple[float, float, float, float],
+                 sellers: tuple[np.ndarray, ...], buyers: tuple[np.ndarray, ...]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Pay every deal of pairs (``ps[i]``, ``pb[i]``) at its level's price; mark both traded.
+
+    ``grid``: ``(lo, step)``, level ``k``'s price is ``lo + (k - 1) step``;
+    ``sellers``/``buyers``: each side's ``(reservation, cash, earnings, trades,
+    traded)``, changed in place.
 
     Returns each pair's price (NaN without a deal), whether it dealt, and the
     Sellers' (price - cost) and Buyers' (value - price) gains, one per deal.
@@ -73,6 +75,9 @@ def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, n_moves: np.
     the delay (a negotiation that fails earns nothing, whatever it cost).
     """
     disc_s, disc_b, cost_s, cost_b = worth
+    grid_lo, grid_step = grid
+    res_s, cash_s, earn_s, trades_s, traded_s = sellers
+    res_b, cash_b, earn_b, trades_b, traded_b = buyers
     n = ps.size
     prices = np.full(n, np.nan)
     deal = level > 0
@@ -149,9 +154,8 @@ def settle(books: Sequence[TraderArrays], ps: np.ndarray, pb: np.ndarray, record
     S, B = books
     pr = record.protocol
     prices, deal, gain_s, gain_b = settle_deals(
-        ps, pb, record.level, record.n_moves, grid.lo, grid.step,
-        worth(pr, grid.hi - grid.lo), S.reservation, B.reservation, S.cash, B.cash,
-        S.earnings, B.earnings, S.trades, B.trades, S.traded, B.traded)
+        ps, pb, record.level, record.n_moves, (grid.lo, grid.step),
+        worth(pr, grid.hi - grid.lo), S.ledger_arrays, B.ledger_arrays)
     return Settlement(record, deal, prices, gain_s, gain_b)
 
 

@@ -50,8 +50,8 @@ def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_group
         return packed(ps, pb, first, level, n_moves, np.zeros(n), np.zeros(0), np.zeros(0)), \
             actions, bad, bad_g
     prices, deal, gain_s, gain_b = exchange.settle_deals(
-        ps, pb, level, n_moves, grid_lo, grid_step, worth, s_res, b_res, s_cash,
-        b_cash, s_earn, b_earn, s_trades, b_trades, s_traded, b_traded)
+        ps, pb, level, n_moves, (grid_lo, grid_step), worth,
+        (s_res, s_cash, s_earn, s_trades, s_traded), (b_res, b_cash, b_earn, b_trades, b_traded))
     reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], team_size)
     config = st[3]
     n_groups = kinds.size
