@@ -205,6 +205,7 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
             "s", target=at_most(2.0, "<= 2 s"), spread=spread(twenty_s),
             note=f"20 x {twenty.total_episodes:,} episodes; with NashConv per cycle and the "
                  f"test: {_median(twenty_wall):.2f} s"))
+    rows.append(_estimate_row(quick))
     if quick:  # a smoke test: no cold compile (seconds); the load from this machine's cache
         warm = [compile_probe(None)["ready"] for _ in range(repeats)]
         rows.append(BenchRow("training", "kernel load, warm numba cache", _median(warm), "s",
@@ -213,6 +214,38 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
     else:
         rows.extend(_compile_rows(max(1, min(repeats, 2)), repeats))
     return rows
+
+
+#: runs whose time the ``train`` command's estimate must get within a factor of two (the
+#: default preset with these overrides): large tables, where the exact evaluation is most of
+#: the run; long games; many seeds
+ESTIMATED = (dict(prices=200, rounds=5, cycles=20), dict(prices=400, rounds=5, cycles=10),
+             dict(prices=20, rounds=20, seeds=8, cycles=100), dict(seeds=400))
+
+
+def _estimate_row(quick: bool) -> BenchRow:
+    """The worst factor between ``train``'s time estimate and the command's measured run
+    (started in a fresh process, as a user runs it: training, NashConv after every cycle,
+    the test and its exact expectation)."""
+    import time
+
+    from market.game.training import preset
+
+    root = str(Path(__file__).resolve().parents[2])
+    factors, said = [], []
+    for over in ESTIMATED[:1] if quick else ESTIMATED:
+        cfg = preset("default", **over)
+        flags = [x for k, v in over.items() for x in (f"--{k}", str(v))]
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "run.py", "train", "--preset", "default", *flags,
+                        "--json"], cwd=root, capture_output=True, check=True, timeout=600)
+        took = time.perf_counter() - t0
+        est = cfg.estimated_seconds()
+        factors.append(max(est / took, took / est))
+        said.append(f"{est:.1f} s for {took:.1f} s")
+    return BenchRow("training", "train's time estimate against the measured run, worst factor",
+                    max(factors), "x", target=at_most(2.0, "<= 2x"), spread=spread(factors),
+                    note="estimated for measured: " + "; ".join(said))
 
 
 def _threads() -> int:

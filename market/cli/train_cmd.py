@@ -133,15 +133,9 @@ def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
                      status=status)
 
 
-#: measured here (2 cores, every seed in parallel): about 22 ns per episode and move of the
-#: game (2T), test and evaluation included (2,000 seeds at P = T = 5: 64 s; 10,000 at
-#: P = 2, T = 1: 58 s); a run estimated over an hour is refused
-SECONDS_PER_EPISODE_MOVE = 22e-9
-
-
 def estimated_seconds(cfg: Any) -> float:
-    """The training's cost on this kind of machine, from the measured rate above."""
-    return cfg.seeds * cfg.total_episodes * 2 * cfg.rounds * SECONDS_PER_EPISODE_MOVE
+    """The run's cost on this kind of machine (:meth:`TrainConfig.estimated_seconds`)."""
+    return float(cfg.estimated_seconds())
 
 
 def check_cost(cfg: Any, quiet: bool) -> None:

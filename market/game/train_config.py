@@ -27,6 +27,21 @@ TEST_LOOPS = ("protocol", "original")
 EPSILON_CLOCKS = ("cycle", "run")
 
 
+#: measured here (2 cores), a ``train`` command's time: starting (imports, loading the
+#: compiled kernel) about 0.8 s; a training or test episode's move about 8 ns plus 1.2 ns per
+#: price level (the greedy choice scans its row) per seed, on one core (a single seed), half
+#: that per seed when several share the two cores; each exact evaluation (NashConv after
+#: every cycle and after the test, the test's expectation) about 0.5 ms plus 100 ns per table
+#: cell, 250 ns where each seed's tables are small (under 1,000 cells: the per-seed work
+#: weighs more). Fitted on eight runs from P = 2 with 10,000 seeds to P = 1,000: the
+#: estimate was 0.7-1.6 times the measured time (`bench --only training` checks it)
+SECONDS_TO_START = 0.8
+SECONDS_PER_MOVE, SECONDS_PER_MOVE_AND_LEVEL = 8e-9, 1.2e-9
+SECONDS_PER_EVALUATION = 5e-4
+SECONDS_PER_EVALUATED_CELL, SECONDS_PER_SMALL_TABLE_CELL, SMALL_TABLE = 100e-9, 250e-9, 1000
+
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Everything that defines a training run (and nothing that does not).
@@ -130,6 +145,22 @@ class TrainConfig:
     @property
     def total_episodes(self) -> int:
         return self.cycles * self.episodes
+
+    def estimated_seconds(self) -> float:
+        """The run's cost on this kind of machine, from the measured rates above: the
+        episodes (training and test) and the exact evaluations (NashConv after every cycle
+        and after the test, the test's exact expectation). ``bench --only training`` sets it
+        beside measured runs."""
+        P, T = self.prices, self.rounds
+        moves = self.seeds * (self.total_episodes + self.test_episodes) * 2 * T
+        play = moves * (SECONDS_PER_MOVE + SECONDS_PER_MOVE_AND_LEVEL * P)
+        if self.seeds > 1:
+            play /= 2  # the seeds share both cores
+        per_seed = 2 * (2 if self.role_aware else 1) * (P * T + 2) * (P + 2)
+        per_cell = (SECONDS_PER_SMALL_TABLE_CELL if per_seed < SMALL_TABLE
+                    else SECONDS_PER_EVALUATED_CELL)
+        evaluation = SECONDS_PER_EVALUATION + per_cell * per_seed * self.seeds
+        return SECONDS_TO_START + play + (self.cycles + 2) * evaluation
 
     def replace(self, **changes: Any) -> TrainConfig:
         return dataclasses.replace(self, **changes)

@@ -174,11 +174,11 @@ def test_a_tournament_with_every_anac_agent_is_refused_at_once_with_its_estimate
 
 def test_a_training_past_its_measured_cost_is_refused_and_a_long_one_announced(capsys):
     out = _run("train", "--seeds", "100000", "--prices", "2", "--rounds", "1", "--cycles",
-               "1000")
-    assert out.returncode == 2 and "would take about 1.2 hours" in out.stderr, out.stderr
+               "3000")
+    assert out.returncode == 2 and "would take about 2.2 hours" in out.stderr, out.stderr
     from market.cli.train_cmd import check_cost
     from market.game.training import preset
 
     check_cost(preset("default", seeds=100_000, prices=2, rounds=1), quiet=False)
-    assert "training 100,000 seed(s) of 150,000 episodes at P=2, T=1: about 11 minutes" in (
+    assert "training 100,000 seed(s) of 150,000 episodes at P=2, T=1: about 7 minutes" in (
         capsys.readouterr().err)
