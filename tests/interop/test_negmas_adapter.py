@@ -134,9 +134,12 @@ def test_negmas_own_ending_risk_is_read_as_the_games_breakdown_risk():
     seller_u = AffineUtilityFunction(weights=[0.05], issues=issues, reserved_value=0.0)
     buyer_u = AffineUtilityFunction(weights=[-0.05], bias=1.0, issues=issues,
                                     reserved_value=0.0)
-    mech = SAOMechanism(issues=issues, n_steps=6, pend=0.25)
-    s, b = StrategyNegotiator("boulware"), StrategyNegotiator("conceder")
-    mech.add(s, ufun=seller_u)
-    mech.add(b, ufun=buyer_u)
-    mech.run()
+    for _ in range(50):  # NegMAS may end a session before its first step: run another
+        mech = SAOMechanism(issues=issues, n_steps=6, pend=0.25)
+        s, b = StrategyNegotiator("boulware"), StrategyNegotiator("conceder")
+        mech.add(s, ufun=seller_u)
+        mech.add(b, ufun=buyer_u)
+        mech.run()
+        if s.strategy is not None and b.strategy is not None:
+            break
     assert s.protocol == Protocol(21, 6, breakdown=0.25) == b.protocol
