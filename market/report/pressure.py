@@ -167,6 +167,23 @@ def _texts(table: pd.DataFrame) -> tuple[str, str]:
         why += (": where a responder's continuation is worth less than one price level, "
                 "the last proposer's advantage survives the rounding. " if gap > 1 / P else
                 ", within one price level. ")
+    if len(risky) and not risky["target_met"].all():
+        by_q = risky.groupby("breakdown")["nashconv_median"].median()
+        why += ("What misses under the risk is mostly NashConv: its median over seeds is "
+                + ", ".join(f"{v:.3f} at Q = {q:g}" for q, v in by_q.items())
+                + f" (the target {NASH_TOL}). ")
+        nash_only = risky[(risky["nash"] >= TARGET * risky["seeds"])
+                          & (risky["near_spe"] < TARGET * risky["seeds"])]
+        for _, r in nash_only.iterrows():
+            why += (f"At T = {int(r['T'])}, {_game_text(r)} the learners do reach an "
+                    f"equilibrium ({int(r['nash'])} of {int(r['seeds'])} seeds at NashConv <= "
+                    f"{NASH_TOL}) but not the grid's SPE ({int(r['near_spe'])} within a "
+                    f"level): a Nash equilibrium that is not subgame perfect. ")
+        why += ("A likely cause, not tested here: under the risk the value after a "
+                "counter-offer is learned from draws (the talks go on, or end with 0), and "
+                "the preset's learning rate, falling to 0.02, keeps averaging over them, so "
+                "values stay off by a fraction of a level's worth; a learning rate that "
+                "falls to 0, or more episodes, would be the next thing to try. ")
     costly = table[table["kind"] == "costs"]
     if len(costly):
         sizes = costly["spe_set_levels"].str.split().map(len)
