@@ -165,9 +165,12 @@ def pressure(args: argparse.Namespace) -> dict[str, float]:
     from market.game.pressure import PRESSURE
 
     given: dict[str, float] = {}
-    asked = discounts(args)
-    if asked is not None:
-        given.update(seller_discount=asked[0], buyer_discount=asked[1])
+    if args.discount is not None:  # both sides; a side's own flag overrides it
+        given.update(seller_discount=args.discount, buyer_discount=args.discount)
+    for side in ("seller", "buyer"):
+        own = getattr(args, f"{side}_discount")
+        if own is not None:
+            given[f"{side}_discount"] = own
     for d in PRESSURE:
         value = getattr(args, flag_dest(d.flag), None) if d.flag else None
         if value is not None:
@@ -180,10 +183,14 @@ def refuse_other_game(name: str, have: Any, asked: dict[str, float]) -> None:
     were trained in, naming both."""
     asked = dict(asked)
     ds, db = asked.pop("seller_discount", None), asked.pop("buyer_discount", None)
-    if ds is not None and (have.seller_discount, have.buyer_discount) != (ds, db):
+    if ds is not None and db is not None and (have.seller_discount,
+                                              have.buyer_discount) != (ds, db):
         raise UsageError(f"--discount: {name} holds tables trained with discount Seller "
                          f"{have.seller_discount:g}, Buyer {have.buyer_discount:g}, not "
                          f"Seller {ds:g}, Buyer {db:g}")
+    for field, value in (("seller_discount", ds), ("buyer_discount", db)):
+        if value is not None and (ds is None or db is None):  # one side given: that side
+            asked[field] = value
     for field, value in asked.items():
         if getattr(have, field) != value:
             flag = "--" + field.replace("_", "-")

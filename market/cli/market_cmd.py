@@ -32,7 +32,7 @@ from market.files import (
     write_text,
 )
 from market.limits import STEPS_MAX
-from market.sim.declared import PARAMETERS, flag_names
+from market.sim.declared import ENGINES, PARAMETERS, flag_names
 
 HELP = "run a market of many Buyers and Sellers with mixed strategies"
 
@@ -52,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="steps to run (default 100)")
     p.add_argument("--seed", type=int_in("--seed", 0), default=0,
                    help="seed of every random draw (default 0)")
-    p.add_argument("--engine", choices=("auto", "compiled", "lockstep"), default="auto",
+    p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="how steps run: auto (compiled when every strategy has a compiled "
                         "rule, default), compiled, or lockstep (each strategy's act; the same "
                         "tables, slower; plays a rule numba cannot compile as Python)")

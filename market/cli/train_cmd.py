@@ -86,10 +86,12 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
         if loaded.seller.shape[0] != loaded.buyer.shape[0]:
             raise UsageError(f"--load: {args.load} mixes role-aware and document-layout tables")
         have = (loaded.protocol.seller_discount, loaded.protocol.buyer_discount)
-        if asked and have != asked:
+        given = common.pressure(args)  # a side not given is the file's
+        want = (given.get("seller_discount", have[0]), given.get("buyer_discount", have[1]))
+        if want != have:
             raise UsageError(f"--load: {args.load} holds tables trained with discount Seller "
                              f"{have[0]:g}, Buyer {have[1]:g}, not the requested Seller "
-                             f"{asked[0]:g}, Buyer {asked[1]:g}")
+                             f"{want[0]:g}, Buyer {want[1]:g}")
         for d in PRESSURE:  # the rest of the game's time pressure: the file's, or refused
             mine = getattr(loaded.protocol, d.name)
             if d.flag and over.get(d.name) is not None and over[d.name] != mine:

@@ -195,10 +195,21 @@ def env(**kwargs: Any) -> AECEnv:
 
 def parallel_env(**kwargs: Any) -> Any:
     """A ``ParallelEnv`` through PettingZoo's turn-based conversion: at each step only the
-    agent whose turn it is acts (the other's action is ignored)."""
-    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+    agent whose turn it is acts (the other's action is ignored, and may be left out; the
+    mover's missing action is refused naming it, where PettingZoo's conversion raised a
+    bare ``KeyError``)."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
-    return turn_based_aec_to_parallel(env(**kwargs))
+    class TurnBased(turn_based_aec_to_parallel_wrapper):
+        def step(self, actions: dict[str, Any]) -> Any:
+            mover = self.aec_env.agent_selection if self.agents else None
+            if mover is not None and (not isinstance(actions, dict) or mover not in actions):
+                got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
+                raise ValueError(f"actions must hold the action of {mover!r}, whose turn it "
+                                 f"is (got {got})")
+            return super().step(actions)
+
+    return TurnBased(env(**kwargs))
 
 
 class FlatObservation(wrappers.BaseWrapper):

@@ -67,6 +67,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from market.errors import UsageError
 from market.game.rules import SIDE_NAMES
 from market.interop.episode import Settings, check_seed
+from market.limits import check_memory
 from market.sim.engine import compiled_module
 from market.sim.exchange import OPEN_RANDOM
 from strategies import compiled, specs
@@ -74,6 +75,11 @@ from strategies.base import Strategy
 
 #: sub-environments at most (memory: a few hundred bytes each)
 NUM_ENVS_MAX = 10_000_000
+
+
+#: a row's state, its outputs and a step's temporaries: about 130 bytes plus its action
+#: mask (one byte per action), doubled for the copies a step hands back
+ROW_BYTES, ROW_BYTES_PER_ACTION = 400, 2
 
 
 class Rows:
@@ -178,6 +184,9 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
                if isinstance(opponent, str) else opponent)
         self.opponent = opp
         self.num_envs = int(num_envs)
+        check_memory(self.num_envs * ROW_BYTES_PER_ACTION * protocol.n_actions
+                     + self.num_envs * ROW_BYTES, f"{self.num_envs:,} rows at P={protocol.prices}",
+                     "lower num_envs or prices")  # up front, not a MemoryError mid-way
         self.rows = Rows(self.num_envs, self.settings, self.side, opp)
         self.single_observation_space = spaces.Box(0, self.settings.observation_high(),
                                                    shape=(4,), dtype=np.int64)

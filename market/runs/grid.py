@@ -33,6 +33,7 @@ from market.files import (
 )
 from market.limits import GRID_POINTS_MAX
 from market.sim import params as market_params
+from market.sim.declared import ENGINES, PARAMETERS
 
 #: fills each side's share left by the named strategies
 DEFAULT_FILL = "averaging"
@@ -192,6 +193,10 @@ def _check_point(point: dict[str, Any], fill: str, steps: int | None) -> None:
     from strategies import specs
 
     kwargs = model_kwargs(point, fill)
+    engine = kwargs.pop("engine", "auto")  # how the model runs: not one of its parameters
+    if engine not in ENGINES:
+        raise UsageError(f"parameter engine must be one of {', '.join(ENGINES)} "
+                         f"(got {engine!r})")
     try:
         p = market_params.check(kwargs, steps=steps)
         for side in ("seller", "buyer"):  # the fill, even where no share leaves room
@@ -230,11 +235,15 @@ def _coerce(key: str, v: Any, allowed: tuple[type, ...]) -> Any:
             return v
     elif isinstance(v, str) and str in allowed:
         return v
-    names = " or ".join(_TYPE_WORDS.get(t, t.__name__) for t in allowed)
+    declared = DECLARED.get(key)
+    names = (declared.allowed() if declared is not None  # the range too, as the model says it
+             else " or ".join(_TYPE_WORDS.get(t, t.__name__) for t in allowed))
     raise UsageError(f"parameter {key} must be {names} (got {v!r})")
 
 
 _TYPE_WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a name"}
+#: the market's declared parameters, whose allowed values a refusal states
+DECLARED = {d.name: d for d in PARAMETERS}
 
 
 def grid_points(grid: dict[str, list[Any]]) -> int:

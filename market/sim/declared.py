@@ -35,6 +35,9 @@ INHERIT = ("fresh", "copy")
 #: which of the market clock's changes learners get (``strategies.base.CLOCK_PARTS``, the
 #: learner's numbering, which this layer cannot import; a test holds the two equal)
 CLOCK_PARTS = ("both", "state", "wait")
+#: the engines a model may be asked for (:func:`market.sim.engine.choose`): how it runs, not
+#: what it models, so not one of the parameters below
+ENGINES = ("auto", "compiled", "lockstep")
 
 
 PARAMETERS: tuple[Param, ...] = (

@@ -186,7 +186,12 @@ def check_mix(name: str, mix: dict[str, float]) -> dict[str, float]:
         raise ValueError(f"{name} must name at least one strategy")
     out = {}
     for spec, share in mix.items():
-        specs.parse(spec, name)
+        try:
+            specs.parse(spec, name)
+        except ValueError as exc:
+            if any(":" in k for k in mix):  # a file name cut at its ',' (or '=')
+                raise UsageError(f"{exc}{MIX_FILE_HINT}") from None
+            raise
         try:
             share = float(share)
         except (TypeError, ValueError):
@@ -203,6 +208,11 @@ def check_mix(name: str, mix: dict[str, float]) -> dict[str, float]:
     return {k: v / total for k, v in out.items()}
 
 
+#: said when a mix names a file: ',' and '=' separate a mix's entries and shares
+MIX_FILE_HINT = ("; a file named in a mix cannot hold ',' or '=': rename it, or link it "
+                 "under a plain name (ln -s 'a,b.npz' ab.npz)")
+
+
 def parse_mix(text: str, name: str) -> dict[str, float]:
     """``"a=0.5,b=0.5"`` (a bare ``"a"`` is ``a=1``) -> shares as typed, for :func:`check`."""
     mix: dict[str, float] = {}
@@ -216,8 +226,9 @@ def parse_mix(text: str, name: str) -> dict[str, float]:
         try:
             value = float(share)
         except ValueError:
+            hint = MIX_FILE_HINT if ":" in spec else ""
             raise UsageError(
-                f"{name}: share of {spec!r} must be a number (got {share!r})"
+                f"{name}: share of {spec!r} must be a number (got {share!r}){hint}"
             ) from None
         if spec in mix:
             raise UsageError(f"{name}: strategy {spec!r} is named twice")
@@ -308,6 +319,7 @@ MESA_PARAMETERS: dict[str, tuple[tuple[type, ...] | None, Any]] = {
 ENGINE_PARAMETERS: dict[str, tuple[tuple[type, ...] | None, Any]] = {
     "engine": ((str,), "auto"),
 }
+
 
 
 #: the scalar type a grid may sweep, by kind of parameter (None: not a scalar)

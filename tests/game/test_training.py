@@ -421,7 +421,9 @@ def test_tables_remember_their_time_costs(tmp_path):
     assert again.returncode == 0 and json.loads(again.stdout)["config"]["buyer_discount"] == 0.9
     other = run_cli("--load", str(path), "--cycles", "0", "--seller-discount", "0.5")
     assert other.returncode == 2 and other.stderr.strip().endswith(
-        "trained with discount Seller 0.9, Buyer 0.9, not the requested Seller 0.5, Buyer 1")
+        "trained with discount Seller 0.9, Buyer 0.9, not the requested Seller 0.5, Buyer 0.9")
+    same = run_cli("--load", str(path), "--cycles", "0", "--seller-discount", "0.9", "--json")
+    assert same.returncode == 0, same.stderr  # the Buyer's factor is the file's, not 1
     plain = run_cli("-P", "3", "-T", "2", "--cycles", "1", "--episodes", "10", "--json")
     assert "seller_discount" not in json.loads(plain.stdout)["config"]  # the document's game
 

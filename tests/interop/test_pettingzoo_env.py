@@ -108,3 +108,15 @@ def test_supersuits_observation_wrappers_take_the_flat_environment():
     game.reset(seed=0)
     obs, *_ = game.last()
     assert obs.dtype == np.float32 and obs.shape == (11,) and (obs >= 0).all() and (obs <= 1).all()
+
+
+def test_the_parallel_environment_names_the_missing_movers_action():
+    from market.interop.pettingzoo_env import parallel_env
+
+    par = parallel_env()
+    par.reset(seed=0)
+    mover = par.aec_env.agent_selection
+    other = "buyer" if mover == "seller" else "seller"
+    with pytest.raises(ValueError, match=f"actions must hold the action of '{mover}'"):
+        par.step({other: 0})
+    par.step({mover: 0})  # the other's action may be left out

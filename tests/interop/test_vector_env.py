@@ -126,3 +126,10 @@ class _PythonOnly:
 
     def act(self, obs, rng):
         return np.full(len(obs), obs.protocol.reject)
+
+
+def test_a_vector_environment_too_large_for_memory_is_refused_up_front():
+    from market.errors import UsageError
+
+    with pytest.raises(UsageError, match="rows at P=1000 would need about .* of memory"):
+        BargainingVectorEnv(10_000_000, prices=1000)

@@ -258,3 +258,15 @@ def test_every_flag_of_the_market_command_comes_from_a_declaration():
     flags = {s for a in parser._actions for s in a.option_strings} - {"-h", "--help"}
     own = {"--steps", "--seed", "--engine", "--out"}
     assert flags - own == {d.flag for d in PARAMETERS if d.flag}
+
+
+@pytest.mark.parametrize("mix, words", [
+    ("qlearning:a,b.npz=1", "unknown strategy 'b.npz'"),
+    ("qlearning:a=b.npz=1", "share of 'qlearning:a' must be a number"),
+])
+def test_a_file_name_a_mix_cannot_hold_says_how_to_name_it(mix, words):
+    from market.sim import params as p
+
+    with pytest.raises(ValueError) as exc:
+        p.check_mix("seller_mix", p.parse_mix(mix, "seller_mix"))
+    assert words in str(exc.value) and "cannot hold ',' or '='" in str(exc.value)
