@@ -35,6 +35,7 @@ from market.game import episodes, generated
 from market.game.generated import announce_compiles
 from market.game.jit import IMPORT_ERROR as _IMPORT_ERROR
 from market.game.jit import numba
+from market.processes import compiled_code
 
 if numba is not None and "NUMBA_THREADING_LAYER" not in os.environ:
     # numba's own thread pool starts a parallel region in well under a millisecond even
@@ -157,7 +158,7 @@ def _call(module, q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e
         log = np.zeros((0, 0, 0), dtype=np.int64)
     n, _, R, S, A = q.shape
     P = A - 2
-    with _lock:
+    with _lock, compiled_code():
         module.run(q.reshape(n, -1), rng, counts, log, (int(R), int(P), int((S - 2) // P)),
                    (eps, lr, int(e0), int(per_cycle)),
                    (np.asarray(learns, dtype=np.bool_), float(gamma), float(bonus)),

@@ -44,6 +44,7 @@ from market.game.protocol import IllegalAction, Side
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, Protocol
 from market.interop import fastgame
+from market.processes import compiled_code
 from market.sim import exchange, kernel
 from market.sim.agents import TraderArrays
 from strategies import compiled, registry
@@ -238,9 +239,10 @@ class CompiledEngine:
         pr = m.protocol
         rules = (pr.prices, pr.rounds, m.open_mode, m.grid_lo, m.grid_step, m.span,
                  exchange.worth(pr, m.span), float(pr.breakdown))
-        packed, actions, bad, bad_g = self.module.market_step(
-            rules, time_left, S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi),
-            m.team_size, self.kinds, self.n_groups_s, self.store.arrays, rng)
+        with compiled_code():
+            packed, actions, bad, bad_g = self.module.market_step(
+                rules, time_left, S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi),
+                m.team_size, self.kinds, self.n_groups_s, self.store.arrays, rng)
         if bad >= 0:
             raise illegal(self._strategies[bad_g], bad)
         ints = packed[:5].astype(np.int64)  # exact: indices and levels are far below 2**53
@@ -285,9 +287,10 @@ def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray |
         return tuple(np.ascontiguousarray(a, dtype=np.int64)
                      for a in (side.group, side.member, side.lo, side.hi))
 
-    actions, level, n_moves, bad, bad_g = module.negotiate_rows(
-        (protocol.prices, protocol.rounds), opens, seat(seller), seat(buyer), tl, kinds,
-        len(seller.strategies), store.arrays, rng, float(protocol.breakdown))
+    with compiled_code():
+        actions, level, n_moves, bad, bad_g = module.negotiate_rows(
+            (protocol.prices, protocol.rounds), opens, seat(seller), seat(buyer), tl, kinds,
+            len(seller.strategies), store.arrays, rng, float(protocol.breakdown))
     if bad >= 0:
         raise illegal(strategies[bad_g], bad)
     return BatchRecord(protocol, actions, opens.astype(np.int8), level, n_moves)
