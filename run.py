@@ -7,7 +7,11 @@ Thin on purpose: parsing, dispatch and error reporting live in
 
 import sys
 
-from market.cli import main
+try:
+    from market.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the first imports load: one line, as everywhere
+    print("run.py: interrupted", file=sys.stderr)
+    sys.exit(130)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -180,6 +180,14 @@ def console() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # while starting (the imports, the parser): a command's own
+        print(f"{common.PROG}: interrupted", file=sys.stderr)  # run ends in run_command
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:  # before the parser: building it imports the commands, and numba with them
         check_dependencies()
