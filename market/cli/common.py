@@ -182,16 +182,13 @@ def refuse_other_game(name: str, have: Any, asked: dict[str, float]) -> None:
     """Refuse time pressure on the command line that differs from the game a file's tables
     were trained in, naming both."""
     asked = dict(asked)
-    ds, db = asked.pop("seller_discount", None), asked.pop("buyer_discount", None)
-    if ds is not None and db is not None and (have.seller_discount,
-                                              have.buyer_discount) != (ds, db):
-        raise UsageError(f"--discount: {name} holds tables trained with discount Seller "
-                         f"{have.seller_discount:g}, Buyer {have.buyer_discount:g}, not "
-                         f"Seller {ds:g}, Buyer {db:g}")
-    for field, value in (("seller_discount", ds), ("buyer_discount", db)):
-        if value is not None and (ds is None or db is None):  # one side given: that side
-            asked[field] = value
-    for field, value in asked.items():
+    if "seller_discount" in asked and "buyer_discount" in asked:  # both: said as a pair
+        ds, db = asked.pop("seller_discount"), asked.pop("buyer_discount")
+        if (have.seller_discount, have.buyer_discount) != (ds, db):
+            raise UsageError(f"--discount: {name} holds tables trained with discount Seller "
+                             f"{have.seller_discount:g}, Buyer {have.buyer_discount:g}, not "
+                             f"Seller {ds:g}, Buyer {db:g}")
+    for field, value in asked.items():  # one side's factor, the risk, the costs
         if getattr(have, field) != value:
             flag = "--" + field.replace("_", "-")
             raise UsageError(f"{flag}: {name} holds tables trained with {field} "

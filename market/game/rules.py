@@ -110,11 +110,14 @@ class Protocol:
         offer of move ``move - 1``): each side's share, discounted, minus its costs."""
         frac = np.asarray(level) / self.prices
         seller, buyer = frac, 1.0 - frac
-        if self.discounted:  # Python's d ** k, looked up per move (numpy's power may differ
-            factors = np.array([self.discount_factors(m)  # in the last bit)
-                                for m in range(2 * self.rounds)])
-            f = factors[np.maximum(np.asarray(move), 0)]
-            seller, buyer = seller * f[..., 0], buyer * f[..., 1]
+        if self.discounted:  # Python's d ** k (numpy's power may differ in the last bit)
+            if np.ndim(move) == 0:  # one move: the evaluator's sweep, move by move
+                ds, db = self.discount_factors(int(move))
+            else:  # a batch: looked up per move
+                factors = np.array([self.discount_factors(m) for m in range(2 * self.rounds)])
+                f = factors[np.maximum(np.asarray(move), 0)]
+                ds, db = f[..., 0], f[..., 1]
+            seller, buyer = seller * ds, buyer * db
         if self.costly:
             k = np.maximum(np.asarray(move) - 1, 0)
             seller = seller - k * float(self.seller_cost)

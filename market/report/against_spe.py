@@ -13,13 +13,43 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from market.game import evaluation
 from market.game.rules import SELLER, Protocol
+from market.game.training import PRESETS
+from market.report.section import Context
+from market.report.stats import share
 
 #: the target: NashConv at most this and the share within one level, on >= TARGET of seeds
 NASH_TOL = 0.01
 TARGET = 0.9
+#: training budget per point: cycles of 1,000 episodes per round of the game (a game of T
+#: rounds has about T times the states), never below the ``perfect`` preset's own
+CYCLES_PER_ROUND = 1000
+
+
+def budget(ctx: Context, T: int) -> int:
+    """Training cycles at horizon ``T`` (see :data:`CYCLES_PER_ROUND`)."""
+    return ctx.pick(max(PRESETS["perfect"].cycles, CYCLES_PER_ROUND * T), 150)
+
+
+def budget_text(ctx: Context) -> str:
+    """The budget in words, for a section's experiment."""
+    return ("150,000 episodes per seed" if ctx.quick else
+            f"{CYCLES_PER_ROUND * 1000:,} episodes per seed per round, at least "
+            f"{PRESETS['perfect'].total_episodes:,}")
+
+
+def verdicts(table: pd.DataFrame, counts: tuple[str, ...]) -> pd.DataFrame:
+    """Wilson intervals (``COL_lo``, ``COL_hi``) of each count's share of the seeds, and
+    whether the point meets the target (``target_met``), added to ``table``."""
+    for col in counts:
+        est = [share(int(h), int(n)) for h, n in zip(table[col], table["seeds"], strict=True)]
+        table[f"{col}_lo"] = [e.lo for e in est]
+        table[f"{col}_hi"] = [e.hi for e in est]
+    table["target_met"] = table["both"] >= TARGET * table["seeds"]
+    return table
 
 
 def measure(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol) -> dict[str, Any]:
@@ -59,4 +89,5 @@ TAIL = ("learned_share_p10", "learned_share_median", "learned_share_p90", "lotte
         "deal_after_first_offer", "nashconv_median", "nash", "near_spe", "near_spe_set",
         "both", "both_set")
 
-__all__ = ["HEAD", "NASH_TOL", "TAIL", "TARGET", "measure"]
+__all__ = ["CYCLES_PER_ROUND", "HEAD", "NASH_TOL", "TAIL", "TARGET", "budget", "budget_text",
+           "measure", "verdicts"]

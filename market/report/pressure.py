@@ -22,10 +22,18 @@ import pandas as pd
 
 from market.game import evaluation
 from market.game.rules import SELLER, Protocol
-from market.game.training import PRESETS, preset, train
-from market.report.against_spe import HEAD, NASH_TOL, TAIL, TARGET, measure
+from market.game.training import preset, train
+from market.report.against_spe import (
+    HEAD,
+    NASH_TOL,
+    TAIL,
+    TARGET,
+    budget,
+    budget_text,
+    measure,
+    verdicts,
+)
 from market.report.section import Context, Section
-from market.report.stats import share
 
 NAME = "pressure"
 TITLE = "Under a breakdown risk or costs per offer, do the learners find the equilibrium?"
@@ -39,7 +47,6 @@ RELATED = (
     "equilibria by trial is the same question as with discounting (the time-costs section)."
 )
 P = 20
-CYCLES_PER_ROUND = 1000
 
 
 def _grid(ctx: Context) -> tuple[tuple[int, ...], list[dict[str, float]]]:
@@ -75,7 +82,7 @@ def _point(ctx: Context, T: int, game: dict[str, float], seeds: int, k: int) -> 
     protocol = Protocol(P, T, **game)
     cfg = preset("perfect", prices=P, rounds=T, seeds=seeds, test_episodes=0,
                  seed=ctx.seed_for(NAME, k), **game,
-                 cycles=ctx.pick(max(PRESETS["perfect"].cycles, CYCLES_PER_ROUND * T), 150))
+                 cycles=budget(ctx, T))
     res = train(cfg, nash_conv=False, exact=False)
     m = measure(res.seller, res.buyer, protocol)
     return {
@@ -94,13 +101,7 @@ def _train(ctx: Context, todo: list[tuple[int, dict[str, float]]], seeds: int) -
             update(description=f"T={T} {_label(game)}")
             rows.append(_point(ctx, T, game, seeds, k))
             update(advance=1)
-    table = pd.DataFrame(rows)
-    for col in ("nash", "near_spe", "both"):
-        est = [share(int(h), int(n)) for h, n in zip(table[col], table["seeds"], strict=True)]
-        table[f"{col}_lo"] = [e.lo for e in est]
-        table[f"{col}_hi"] = [e.hi for e in est]
-    table["target_met"] = table["both"] >= TARGET * table["seeds"]
-    return table
+    return verdicts(pd.DataFrame(rows), ("nash", "near_spe", "both"))
 
 
 def _of(df: pd.DataFrame, col: str) -> list[str]:
@@ -205,9 +206,7 @@ def run(ctx: Context) -> Section:
     todo = [(T, g) for T in horizons for g in games]
     table = _train(ctx, todo, seeds)
     answer, why = _texts(table)
-    budget = ("150,000 episodes per seed" if ctx.quick else
-              f"{CYCLES_PER_ROUND * 1000:,} episodes per seed per round, at least "
-              f"{PRESETS['perfect'].total_episodes:,}")
+    budget_words = budget_text(ctx)
     return Section(
         name=NAME, title=TITLE, related=RELATED,
         question=("Discounting is one kind of impatience. The other two standard kinds are a "
@@ -216,7 +215,7 @@ def run(ctx: Context) -> Section:
                   "each, and where they miss it, by how much and why?"),
         experiment=(f"As in the time-costs section: self-play Q-learners with the `perfect` "
                     f"preset (`train --preset perfect --breakdown Q` or `--seller-cost C "
-                    f"--buyer-cost C`) and a budget that grows with the horizon ({budget}) "
+                    f"--buyer-cost C`) and a budget that grows with the horizon ({budget_words}) "
                     f"at P = {P}, T in {', '.join(map(str, horizons))}, breakdown risks "
                     f"{', '.join(_label(g) for g in games if 'breakdown' in g)} and costs "
                     f"{', '.join(_label(g) for g in games if 'breakdown' not in g)} (Seller, "

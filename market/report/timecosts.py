@@ -23,9 +23,17 @@ import pandas as pd
 from market.game import evaluation
 from market.game.rules import SELLER, Protocol
 from market.game.training import PRESETS, preset, train
-from market.report.against_spe import HEAD, NASH_TOL, TAIL, TARGET, measure
+from market.report.against_spe import (
+    HEAD,
+    NASH_TOL,
+    TAIL,
+    TARGET,
+    budget,
+    budget_text,
+    measure,
+    verdicts,
+)
 from market.report.section import Context, Section
-from market.report.stats import share
 
 NAME = "timecosts"
 TITLE = "With time costs, do the learners find the split theory predicts?"
@@ -42,9 +50,6 @@ RELATED = (
     "Spiegel 1988)."
 )
 P = 20
-#: training budget per point: cycles of 1,000 episodes per round of the game (a game of T
-#: rounds has about T times the states), never below the preset's own 1,500
-CYCLES_PER_ROUND = 1000
 #: what each part of the preset does, at two points the default misses (label, overrides);
 #: the full preset is the grid's own run
 ABLATION = (
@@ -61,11 +66,6 @@ def _grid(ctx: Context) -> tuple[tuple[int, ...], tuple[tuple[float, float], ...
     pairs = ctx.pick(((0.5, 0.5), (0.7, 0.7), (0.9, 0.9), (0.95, 0.95), (0.99, 0.99),
                       (0.9, 0.7), (0.7, 0.9)), ((0.9, 0.9), (0.9, 0.7)))
     return horizons, pairs
-
-
-def budget(ctx: Context, T: int) -> int:
-    """Training cycles at horizon ``T`` (see :data:`CYCLES_PER_ROUND`)."""
-    return ctx.pick(max(PRESETS["perfect"].cycles, CYCLES_PER_ROUND * T), 150)
 
 
 def _point(ctx: Context, T: int, ds: float, db: float, seeds: int, k: int,
@@ -109,12 +109,7 @@ def _train(ctx: Context, todo: list[tuple[int, float, float]],
                                                  r["buyer_discount"]) == (T, ds, db))
             parts.append({"training": "perfect preset, the grid's budget", **grid_row})
     table = pd.DataFrame(rows)
-    for col in ("nash", "near_spe", "both", "both_set"):
-        est = [share(int(h), int(n)) for h, n in zip(table[col], table["seeds"], strict=True)]
-        table[f"{col}_lo"] = [e.lo for e in est]
-        table[f"{col}_hi"] = [e.hi for e in est]
-    table["target_met"] = table["both"] >= TARGET * table["seeds"]
-    return table, pd.DataFrame(parts)
+    return verdicts(table, ("nash", "near_spe", "both", "both_set")), pd.DataFrame(parts)
 
 
 def _of(df: pd.DataFrame, col: str) -> list[str]:
@@ -163,9 +158,7 @@ def run(ctx: Context) -> Section:
     table, ablation = _train(ctx, todo, points, seeds)
     show, parts_show = _shown(table, ablation)
     answer, why = _texts(table, ablation)
-    per_round = ("150,000 episodes per seed" if ctx.quick else
-                 f"{CYCLES_PER_ROUND * 1000:,} episodes per seed per round, at least "
-                 f"{PRESETS['perfect'].total_episodes:,}")
+    per_round = budget_text(ctx)
     return Section(
         name=NAME, title=TITLE, related=RELATED,
         question=("When each side discounts a later deal (a factor per offer), theory fixes "

@@ -33,7 +33,7 @@ from market.files import (
 )
 from market.limits import GRID_POINTS_MAX
 from market.sim import params as market_params
-from market.sim.declared import ENGINES, PARAMETERS
+from market.sim.declared import BY_NAME, ENGINES
 
 #: fills each side's share left by the named strategies
 DEFAULT_FILL = "averaging"
@@ -235,15 +235,14 @@ def _coerce(key: str, v: Any, allowed: tuple[type, ...]) -> Any:
             return v
     elif isinstance(v, str) and str in allowed:
         return v
-    declared = DECLARED.get(key)
+    declared = BY_NAME.get(key)
     names = (declared.allowed() if declared is not None  # the range too, as the model says it
              else " or ".join(_TYPE_WORDS.get(t, t.__name__) for t in allowed))
     raise UsageError(f"parameter {key} must be {names} (got {v!r})")
 
 
 _TYPE_WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a name"}
-#: the market's declared parameters, whose allowed values a refusal states
-DECLARED = {d.name: d for d in PARAMETERS}
+
 
 
 def grid_points(grid: dict[str, list[Any]]) -> int:
