@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -78,3 +82,29 @@ def duel() -> Callable[..., BatchRecord]:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261122)
+
+
+def _can_mount_read_only() -> bool:
+    """Whether a test may mount a folder read-only (root, in a mount namespace of its own):
+    the only way to make a folder unwritable to root, who ignores file modes."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount --bind /tmp /tmp && "
+                            "mount -o remount,bind,ro /tmp && ! touch /tmp/.ro-probe"],
+                           capture_output=True, timeout=30, check=False)
+    return probe.returncode == 0
+
+
+@pytest.fixture
+def read_only() -> Callable[..., list[str]]:
+    """``read_only(cmd, *folders)``: ``cmd`` run with ``folders`` mounted read-only for it
+    alone (nobody else sees the mount); skips where that cannot be done."""
+    if not _can_mount_read_only():
+        pytest.skip("cannot mount a folder read-only here (needs root and unshare)")
+
+    def wrap(cmd: list[str], *folders: Path) -> list[str]:
+        mounts = " && ".join(f"mount --bind {f} {f} && mount -o remount,bind,ro {f}"
+                             for f in folders)
+        return ["unshare", "-m", "sh", "-c", f'{mounts} && exec "$@"', "sh", *cmd]
+
+    return wrap

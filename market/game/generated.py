@@ -33,17 +33,19 @@ import hashlib
 import importlib.util
 import inspect
 import os
+import shutil
 import sys
 import tempfile
 import threading
 import time
 import types
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from market.errors import reraise_signal
-from market.game import jit
+from market.game import compile_cache, jit
 
 #: marks a template's stand-in import, replaced by the generated definitions
 BOUND = "# bound when generated"
@@ -87,9 +89,7 @@ def template_text(module: types.ModuleType) -> str:
     return "\n".join(keep) + "\n"
 
 
-def py_function(f: Any) -> Any:
-    """The Python function under a numba dispatcher (or the function itself)."""
-    return getattr(f, "py_func", f)
+py_function = compile_cache.py_function
 
 
 def sources(functions: Iterable[Any], templates: Sequence[types.ModuleType]) -> list[Path]:
@@ -98,37 +98,10 @@ def sources(functions: Iterable[Any], templates: Sequence[types.ModuleType]) -> 
     their globals (and attributes of modules they name)."""
     files: set[Path] = {Path(__file__), Path(jit.__file__)}
     files.update(Path(inspect.getfile(m)) for m in templates)
-    seen: set[int] = set()
-    stack = [f for f in functions if f is not None]
+    roots = [f for f in functions if f is not None]
     for m in templates:
-        stack.extend(v for v in vars(m).values() if hasattr(v, "py_func"))
-    while stack:
-        py = py_function(stack.pop())
-        if not isinstance(py, types.FunctionType) or id(py) in seen:
-            continue
-        seen.add(id(py))
-        try:
-            files.add(Path(inspect.getfile(py)))
-        except TypeError:
-            continue
-        names = _code_names(py.__code__)
-        for name in names:
-            value = py.__globals__.get(name)
-            if isinstance(value, types.ModuleType):
-                stack.extend(getattr(value, a) for a in names
-                             if hasattr(getattr(value, a, None), "py_func"))
-            elif hasattr(value, "py_func") or (
-                    isinstance(value, types.FunctionType) and value is not py):
-                stack.append(value)
-    return sorted(files)
-
-
-def _code_names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _code_names(const)
-    return names
+        roots.extend(v for v in vars(m).values() if hasattr(v, "py_func"))
+    return sorted(files | compile_cache.reachable(roots))
 
 
 def module(prefix: str, text: str, bound: dict[str, Any] | None = None,
@@ -154,7 +127,11 @@ def module(prefix: str, text: str, bound: dict[str, Any] | None = None,
         name = f"{prefix}_{digest.hexdigest()[:20]}"
         folder = cache_dir()
         path = folder / f"{name}.py"
-        if not path.is_file():
+        if not _holds(path, text):
+            if path.exists() or path.is_symlink():  # damaged, cut short, or not a file
+                warnings.warn(f"the generated module {path} was damaged; written anew",
+                              compile_cache.CacheNotice, stacklevel=2)
+                _remove(path)
             tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_text(text)
             stamp = 1_000_000_000 + int(digest.hexdigest()[:6], 16)
@@ -168,6 +145,22 @@ def module(prefix: str, text: str, bound: dict[str, Any] | None = None,
         if key is not None:
             _modules[memo] = loaded
         return loaded
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether ``path`` is a file holding ``text`` (a generated file is never edited)."""
+    try:
+        return path.is_file() and path.read_text(errors="replace") == text
+    except OSError:
+        return False
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def memoised(prefix: str, key: Any) -> types.ModuleType | None:

@@ -12,30 +12,51 @@ rounding of a concession level once in a long run. So every strategy that
 needs ``exp`` or ``power`` calls :func:`exp` and :func:`power` here, which run
 the same compiled code the engine inlines (:func:`exp1`, :func:`power1`).
 
-When numba cannot be imported, :data:`njit` leaves functions as plain Python
+Every ``cache=True`` here and in the project goes through :func:`njit`, whose
+cache can never play old code (:mod:`market.game.compile_cache`).
+
+When numba cannot be imported, :func:`njit` leaves functions as plain Python
 (the lockstep path still runs; the compiled engine refuses with one line).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
+from market.game import compile_cache
+
 try:  # numba is a dependency; a broken install must end in one line, not a traceback
     import numba
-    from numba import njit, prange
+    from numba import prange
     from numba.np.random.random_methods import random_interval
 except Exception as exc:  # pragma: no cover - exercised through a subprocess test
     numba = None
     IMPORT_ERROR: Exception | None = exc
-
-    def njit(*args, **kwargs):  # type: ignore[no-redef]
-        return (lambda f: f) if not (args and callable(args[0])) else args[0]
-
     prange = range
 else:
     IMPORT_ERROR = None
+
+
+def njit(*args: Any, **kwargs: Any) -> Any:
+    """``numba.njit``, its ``cache=True`` guarded (:mod:`market.game.compile_cache`): the
+    cache is keyed on every source compiled in, and a damaged or unwritable cache is a
+    notice, not an error. Without numba, the function itself (plain Python)."""
+    cache = kwargs.pop("cache", False)
+
+    def wrap(f: Any) -> Any:
+        if numba is None:
+            return f
+        dispatcher = numba.njit(**kwargs)(f)
+        if cache:
+            guarded = compile_cache.guarded_cache(dispatcher.py_func)
+            if guarded is not None:
+                dispatcher._cache = guarded  # what numba's enable_caching() sets
+        return dispatcher
+
+    return wrap(args[0]) if args and callable(args[0]) else wrap
 
 
 @njit(cache=True, inline="always")

@@ -66,14 +66,26 @@ print(int(rec.actions[0, 0]) + 1)
 """
 
 
-def test_an_edited_rule_is_compiled_anew_never_played_stale(tmp_path):
-    path = tmp_path / "edited.py"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NEGOTIATION_MARKET_CACHE": str(tmp_path)}
+@pytest.mark.parametrize("place", ["default", "NUMBA_CACHE_DIR", "read-only"])
+def test_an_edited_rule_is_compiled_anew_never_played_stale(place, tmp_path, request):
+    """Wherever numba keeps its cache: our cache folder, ``NUMBA_CACHE_DIR``, or its user
+    folder when the package, the rule's folder and our cache folder are all read-only."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    path = rules / "edited.py"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NEGOTIATION_MARKET_CACHE": str(rules / "c"),
+           "XDG_CACHE_HOME": str(tmp_path / "user")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    if place == "NUMBA_CACHE_DIR":
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")
+    cmd = [sys.executable, "-c", SCRIPT.format(spec=f"{path}:Midpoint")]
+    if place == "read-only":
+        cmd = request.getfixturevalue("read_only")(cmd, ROOT, rules)
     opening = []
     for level in (3, 7):  # the rule's opening offer, edited between two runs
         path.write_text(_doc_module().replace("return (lo + hi) // 2", f"return {level}"))
-        out = subprocess.run([sys.executable, "-c", SCRIPT.format(spec=f"{path}:Midpoint")],
-                             env=env, capture_output=True, text=True, check=True, timeout=300)
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
         opening.append(int(out.stdout.split()[-1]))
     assert opening == [3, 7]
 

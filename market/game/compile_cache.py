@@ -1,0 +1,181 @@
+"""numba's on-disk cache, guarded: never old code, never a traceback from a bad cache file.
+
+Every function the project compiles with ``cache=True`` (through
+:func:`market.game.jit.njit`) keeps its machine code in numba's cache with
+three guards numba's own ``FunctionCache`` lacks:
+
+- **Keyed on every source compiled in.** numba keys a cache entry on the
+  function's bytecode and checks its own file's time stamp only; a function
+  it inlines *from another file* can change without numba noticing, and the
+  old machine code plays on (beside the sources, under ``NUMBA_CACHE_DIR``,
+  or in numba's user folder when ``__pycache__`` cannot be written). Here the
+  key also holds the sha256 of every source file whose compiled functions the
+  function can reach (:func:`reachable`), so an edit anywhere is a miss.
+- **A damaged file is discarded.** An index or data file that cannot be read
+  (garbage, cut short, empty, unreadable) is removed and the function
+  compiled afresh, with one notice line; numba would raise its unpickling
+  error on every run.
+- **A folder that cannot be written is worked around.** The function is
+  compiled in memory for this run, with one notice line, instead of failing
+  on ``Permission denied``.
+
+The generated modules (:mod:`market.game.generated`) are named by the same
+digest, so their own cache files can never be stale either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import shutil
+import types
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from market.errors import Notice, reraise_signal
+
+
+class CacheNotice(Notice):
+    """numba's cache could not be used as is (damaged or not writable); the work goes on."""
+
+
+def py_function(f: Any) -> Any:
+    """The Python function under a numba dispatcher (or the function itself)."""
+    return getattr(f, "py_func", f)
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def reachable(functions: Iterable[Any]) -> set[Path]:
+    """Every source file of ``functions`` and of every compiled function they call, followed
+    through their globals (and the attributes of modules they name)."""
+    files: set[Path] = set()
+    seen: set[int] = set()
+    stack = [f for f in functions if f is not None]
+    while stack:
+        py = py_function(stack.pop())
+        if not isinstance(py, types.FunctionType) or id(py) in seen:
+            continue
+        seen.add(id(py))
+        try:
+            files.add(Path(inspect.getfile(py)))
+        except TypeError:
+            continue
+        names = _code_names(py.__code__)
+        for name in names:
+            value = py.__globals__.get(name)
+            if isinstance(value, types.ModuleType):
+                stack.extend(getattr(value, a) for a in names
+                             if hasattr(getattr(value, a, None), "py_func"))
+            elif hasattr(value, "py_func") or (
+                    isinstance(value, types.FunctionType) and value is not py):
+                stack.append(value)
+    return files
+
+
+_digests: dict[Path, str] = {}
+
+
+def file_digest(path: Path) -> str:
+    """The sha256 of a source file's bytes (read once per process)."""
+    if path not in _digests:
+        try:
+            _digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            _digests[path] = "unreadable"
+    return _digests[path]
+
+
+_said: set[str] = set()
+
+
+def _notice(text: str, once: str = "") -> None:
+    """Warn ``text``; with ``once``, only the first time this process meets that case."""
+    if once:
+        if once in _said:
+            return
+        _said.add(once)
+    warnings.warn(text, CacheNotice, stacklevel=3)
+
+
+def guarded_cache(py_func: Any) -> Any:
+    """A numba cache for ``py_func`` with the guards above, or None (with one notice) when
+    numba finds no folder it may write to: the function then compiles in memory."""
+    from numba.core.caching import FunctionCache
+
+    class GuardedCache(FunctionCache):
+        _sources: str | None = None
+
+        def _index_key(self, sig: Any, codegen: Any) -> Any:
+            if self._sources is None:
+                digest = hashlib.sha256()
+                for path in sorted(reachable([self._py_func])):
+                    digest.update(f"{path}:{file_digest(path)}\n".encode())
+                self._sources = digest.hexdigest()
+            return (*super()._index_key(sig, codegen), self._sources)
+
+        def load_overload(self, sig: Any, target_context: Any) -> Any:
+            try:
+                return super().load_overload(sig, target_context)
+            except Exception as exc:
+                reraise_signal(exc)
+                self._discard(exc)
+                return None  # a miss: numba compiles it
+
+        def save_overload(self, sig: Any, data: Any) -> None:
+            try:
+                super().save_overload(sig, data)
+            except Exception as exc:
+                reraise_signal(exc)
+                self.disable()
+                _notice(f"numba cannot write its cache ({_reason(exc)}); what it cannot "
+                        "write is compiled in memory for this run", once="write")
+
+        def _files(self) -> list[Path]:
+            folder = Path(self._cache_path)
+            base = self._impl.filename_base
+            return [folder / f"{base}.nbi", *folder.glob(f"{base}.*.nbc")]
+
+        def _discard(self, exc: BaseException) -> None:
+            """Remove this function's damaged cache files, so its next save starts afresh."""
+            failed = []
+            for path in self._files():
+                try:
+                    if path.is_dir() and not path.is_symlink():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink(missing_ok=True)
+                except OSError:
+                    failed.append(path)
+            name = getattr(self._py_func, "__qualname__", "?")
+            if failed:
+                self.disable()
+                _notice(f"numba's cache of {name} cannot be read ({_reason(exc)}) nor removed "
+                        f"({failed[0]}); compiled in memory for this run")
+            else:
+                _notice(f"numba's cache of {name} was damaged ({_reason(exc)}); removed, "
+                        "compiling afresh")
+
+    try:
+        return GuardedCache(py_func)
+    except Exception as exc:  # numba's "no locator available": no folder it may write to
+        reraise_signal(exc)
+        _notice(f"numba has no cache folder it may write to ({_reason(exc)}); "
+                "compiling in memory for this run", once="locator")
+        return None
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"[:160]
+
+
+__all__ = ["CacheNotice", "file_digest", "guarded_cache", "py_function", "reachable"]

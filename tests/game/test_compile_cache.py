@@ -1,0 +1,136 @@
+"""numba's cache, guarded (market.game.compile_cache): never old code, never a traceback.
+
+Small modules compiled with the project's ``njit(cache=True)`` in a fresh
+process each run: a function inlined from another file is edited between
+runs under every place numba keeps its cache (beside the sources, under
+``NUMBA_CACHE_DIR``, in its user folder when the sources' folder is
+read-only, nowhere at all); damaged cache files are discarded with one
+notice each.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+A = """
+from market.game.jit import njit
+
+
+@njit(cache=True, inline="always")
+def g(x):
+    return x + {step}
+"""
+
+B = """
+from market.game.jit import njit
+from a import g
+
+
+@njit(cache=True)
+def f(x):
+    return g(x)
+
+
+@njit(cache=True)
+def h(x):
+    return x * 2
+"""
+
+CALL = "import warnings; warnings.simplefilter('always'); import b; print(b.f(1), b.h(2))"
+
+
+def _run(src: Path, env: dict[str, str], wrap: Callable[..., list[str]] | None = None,
+         call: str = CALL) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-c", call]
+    if wrap is not None:  # the sources' folder (and its __pycache__) read-only
+        cmd = wrap(cmd, src)
+    return subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True, timeout=120,
+                          check=False)
+
+
+PLACES = ["beside the sources", "NUMBA_CACHE_DIR", "read-only sources", "nowhere writable"]
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_an_edit_to_an_inlined_function_in_another_file_is_compiled_anew(place, tmp_path,
+                                                                         request):
+    """numba keys its cache on the function's own file only; f inlines g from a.py. With
+    the guard, every run computes what the sources say, wherever the cache lives."""
+    wrap = None
+    if place in ("read-only sources", "nowhere writable"):
+        wrap = request.getfixturevalue("read_only")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "b.py").write_text(B)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{src}",
+           "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    if place == "NUMBA_CACHE_DIR":
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    if place == "nowhere writable":  # numba's user folder inside the read-only mount too
+        env["XDG_CACHE_HOME"] = env["HOME"] = str(src / "cache")
+    seen = []
+    for step in (1, 5, 1):
+        (src / "a.py").write_text(A.format(step=step))
+        out = _run(src, env, wrap)
+        assert out.returncode == 0, out.stderr
+        seen.append(out.stdout.split())
+        notes = [line for line in out.stderr.splitlines() if "CacheNotice" in line]
+        if place == "nowhere writable":
+            assert len(notes) == 1 and "compiling in memory" in notes[0], out.stderr
+        else:
+            assert notes == [], out.stderr
+    assert seen == [["2", "4"], ["6", "4"], ["2", "4"]]
+    cached = {"beside the sources": src / "__pycache__",
+              "NUMBA_CACHE_DIR": tmp_path / "numba-cache",
+              "read-only sources": tmp_path / "user-cache"}.get(place)
+    if cached is not None:
+        assert list(cached.rglob("b.f-*.nbi")), "the cache was written where numba keeps it"
+    assert not (src / "__pycache__").exists() or place == "beside the sources"
+
+
+DAMAGES = {
+    "index garbage": ("nbi", b"garbage\n"),
+    "index empty": ("nbi", b""),
+    "data garbage": ("nbc", b"\x80\x04garbage"),
+    "data empty": ("nbc", b""),
+    "index is a folder": ("nbi", None),
+}
+
+#: one function per damage, each with its own cache files
+MANY = "from market.game.jit import njit\n" + "".join(
+    f"\n\n@njit(cache=True)\ndef h{k}(x):\n    return x * {k + 2}\n" for k in range(len(DAMAGES)))
+CALL_MANY = ("import warnings; warnings.simplefilter('always'); import many; "
+             f"print(*[getattr(many, 'h' + str(k))(1) for k in range({len(DAMAGES)})])")
+
+
+def test_a_damaged_cache_file_is_discarded_and_rebuilt_with_one_notice(tmp_path):
+    (tmp_path / "many.py").write_text(MANY)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    right = [str(k + 2) for k in range(len(DAMAGES))]
+    assert _run(tmp_path, env, call=CALL_MANY).stdout.split() == right
+    for k, (suffix, content) in enumerate(DAMAGES.values()):
+        for path in (tmp_path / "__pycache__").glob(f"many.h{k}-*.{suffix}"):
+            if content is None:
+                path.unlink()
+                (path / "inside").mkdir(parents=True)
+            else:
+                path.write_bytes(content)
+    out = _run(tmp_path, env, call=CALL_MANY)
+    assert out.returncode == 0 and out.stdout.split() == right, out.stderr
+    notes = [line for line in out.stderr.splitlines() if "CacheNotice" in line]
+    assert len(notes) == len(DAMAGES), out.stderr
+    for k, damage in enumerate(DAMAGES):
+        assert sum(f"numba's cache of h{k} was damaged" in n for n in notes) == 1, damage
+    assert "Traceback" not in out.stderr
+    again = _run(tmp_path, env, call=CALL_MANY)  # rebuilt: the next run loads without a word
+    assert again.stdout.split() == right and "CacheNotice" not in again.stderr
