@@ -206,6 +206,7 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
             note=f"20 x {twenty.total_episodes:,} episodes; with NashConv per cycle and the "
                  f"test: {_median(twenty_wall):.2f} s"))
     rows.append(_estimate_row(quick))
+    rows.append(_evaluate_estimate_row(quick))
     if quick:  # a smoke test: no cold compile (seconds); the load from this machine's cache
         warm = [compile_probe(None)["ready"] for _ in range(repeats)]
         rows.append(BenchRow("training", "kernel load, warm numba cache", _median(warm), "s",
@@ -246,6 +247,40 @@ def _estimate_row(quick: bool) -> BenchRow:
     return BenchRow("training", "train's time estimate against the measured run, worst factor",
                     max(factors), "x", target=at_most(2.0, "<= 2x"), spread=spread(factors),
                     note="estimated for measured: " + "; ".join(said))
+
+
+#: games whose ``evaluate --spe`` time the command's estimate must get within a factor of
+#: two: square and long tables, small and large (where memory makes each cell dearer), and
+#: the outcome sets under time pressure
+EVALUATED = ((300, 20, {}), (1000, 12, {}), (50, 400, {}),
+             (100, 70, {"seller_discount": 0.9, "buyer_discount": 0.9}),
+             (700, 10, {"seller_cost": 0.01, "buyer_cost": 0.02}))
+
+
+def _evaluate_estimate_row(quick: bool) -> BenchRow:
+    """The worst factor between ``evaluate --spe``'s time estimate and the command's
+    measured run, started in a fresh process as a user runs it."""
+    import time
+
+    from market.game import evaluation
+    from market.game.rules import Protocol
+
+    root = str(Path(__file__).resolve().parents[2])
+    factors, said = [], []
+    for prices, rounds, pressure in EVALUATED[:1] if quick else EVALUATED:
+        flags = [x for k, v in pressure.items() for x in (f"--{k.replace('_', '-')}", str(v))]
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "run.py", "evaluate", "--spe", "--prices", str(prices),
+                        "--rounds", str(rounds), *flags, "--json"], cwd=root,
+                       capture_output=True, check=True, timeout=600)
+        took = time.perf_counter() - t0
+        est = evaluation.cost(Protocol(prices, rounds, **pressure))[1]
+        factors.append(max(est / took, took / est))
+        said.append(f"P={prices}, T={rounds}{' ' if flags else ''}{' '.join(flags)}: "
+                    f"{est:.1f} s for {took:.1f} s")
+    return BenchRow("training", "evaluate --spe's time estimate against the measured run, "
+                    "worst factor", max(factors), "x", target=at_most(2.0, "<= 2x"),
+                    spread=spread(factors), note="estimated for measured: " + "; ".join(said))
 
 
 def _threads() -> int:

@@ -32,7 +32,6 @@ from market.cli.common import (
 )
 from market.cli.progress import progress_bar
 from market.errors import UsageError
-from market.game import qtable
 from market.limits import check_memory, check_time
 
 HELP = ("exact evaluation: values, best responses, NashConv and subgame perfection of saved "
@@ -54,23 +53,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_pressure(p)  # with --spe: the equilibrium of the game under time pressure
 
 
-#: measured here (2 cores), whole command: exact evaluation peaks at about 190 bytes per
-#: policy cell of one side (2 x S x A cells) and takes about 0.45 us per cell (1.8 s at 3.6
-#: million cells, P = 300, T = 20; 5.3 s at 12 million, P = 1000, T = 6; 10 s at 24 million,
-#: P = 1000, T = 12), so memory, not time, is what bounds it
-BYTES_PER_CELL = 200
-SECONDS_PER_CELL = 0.45e-6
-
-
 def check_cost(protocol: Any, quiet: bool) -> None:
     """Refuse an evaluation that would not fit in memory or take over an hour, with the
     estimate; say the estimate first when it is over ten seconds."""
+    from market.game import evaluation
 
-    cells = 2 * qtable.n_rows(protocol) * protocol.n_actions
+    peak, seconds = evaluation.cost(protocol)
     what = f"evaluating P={protocol.prices}, T={protocol.rounds}"
-    check_memory(cells * BYTES_PER_CELL, what, "lower --prices or --rounds")
-    check_time(0.5 + SECONDS_PER_CELL * cells, what, "lower --prices or --rounds",
-               quiet)
+    check_memory(peak, what, "lower --prices or --rounds")
+    check_time(seconds, what, "lower --prices or --rounds", quiet)
 
 
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
@@ -115,7 +106,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         outcomes = evaluation.outcomes(seller, buyer, protocol, policies=policies)
         update(advance=1, description="the game's pure subgame-perfect outcomes")
         spe_outcomes = (evaluation.spe_outcome_offers(protocol)
-                        if outcome_sets_affordable(protocol)
+                        if evaluation.outcome_sets_affordable(protocol)
                         else {})
     names = ("seller", "buyer")
     rows = [
@@ -151,18 +142,6 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         "theory": _theory(protocol),
         "test": test,
     }
-
-
-#: with time costs the outcome sets run over levels and moves, O(T^2 P^2): computed up to
-#: this much work (P x T about 7,000: measured 1.5-2.2 s here), left out above it
-OUTCOME_SET_WORK_MAX = 2 * 10**8
-
-
-def outcome_sets_affordable(protocol: Any) -> bool:
-    """Whether :func:`~market.game.evaluation.spe_outcomes` is cheap at this size (always
-    without time costs, where it is O(T P^2) and inside the command's cost model)."""
-    P, T = protocol.prices, protocol.rounds
-    return not protocol.timed or 4 * P * P * T * T <= OUTCOME_SET_WORK_MAX
 
 
 def _theory(protocol: Any) -> dict[str, Any] | None:
@@ -202,15 +181,26 @@ def pressure_record(protocol: Any) -> dict[str, Any]:
     return out
 
 
+def num(x: float, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant digits, more where fewer would print a whole number
+    that ``x`` is not (a discount of 0.99999999 is not "1", a share of 4e-9 not "0")."""
+    for d in range(digits, 18):
+        text = f"{x:.{d}g}"
+        if float(text) != round(float(text)) or float(text) == x:
+            return text
+    return repr(x)
+
+
 def _discount_text(result: dict[str, Any]) -> str:
     d = result["discount"]
     text = ("" if d["seller"] == d["buyer"] == 1.0
-            else f", discount per offer: Seller {d['seller']:g}, Buyer {d['buyer']:g}")
+            else f", discount per offer: Seller {num(d['seller'], 6)}, Buyer "
+                 f"{num(d['buyer'], 6)}")
     if "breakdown" in result:
-        text += f", breakdown risk {result['breakdown']:g} per counter-offer"
+        text += f", breakdown risk {num(result['breakdown'], 6)} per counter-offer"
     if "cost" in result:
         c = result["cost"]
-        text += f", cost per offer: Seller {c['seller']:g}, Buyer {c['buyer']:g}"
+        text += f", cost per offer: Seller {num(c['seller'], 6)}, Buyer {num(c['buyer'], 6)}"
     return text
 
 
@@ -247,11 +237,11 @@ def run(args: argparse.Namespace) -> int:
     )
 
     def pairs(xs: list[list[float]]) -> str:
-        return ", ".join(f"({a:.3g}, {b:.3g})" for a, b in xs)
+        return ", ".join(f"({num(a)}, {num(b)})" for a, b in xs)
 
     def outcomes_text(xs: list[dict]) -> str:
         """Each outcome's rewards, and where it is reached when that matters (time costs)."""
-        return ", ".join(f"({o['seller']:.3g}, {o['buyer']:.3g})"
+        return ", ".join(f"({num(o['seller'])}, {num(o['buyer'])})"
                          + (f" at level {o['level']} on offer {o['offer']}"
                             if o["offer"] is not None else "") for o in xs)
 
@@ -263,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
                 "pure subgame-perfect outcomes: not computed at this size with time costs")
         if theory and "fixed_costs" in theory[key]:
             lo, hi = theory[key]["fixed_costs"]
-            share = f"{lo:.3g}" if lo == hi else f"anything in [{lo:.3g}, {hi:.3g}]"
+            share = num(lo) if lo == hi else f"anything in [{num(lo)}, {num(hi)}]"
             said += (f"; theory: the first proposer gets {share} in Rubinstein's infinite game "
                      "with fixed costs")
         elif theory:
@@ -271,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
                      else "Rubinstein's infinite one")
             said += (f"; theory: {pairs([theory[key]['finite_horizon']])} in this finite game "
                      f"without a grid, {pairs([theory[key]['rubinstein']])} in {limit}")
-        console.print(f"{first} first: outcome ({out[key][0]:.3g}, {out[key][1]:.3g}); {said}",
+        console.print(f"{first} first: outcome ({num(out[key][0])}, {num(out[key][1])}); {said}",
                       highlight=False)
     t = result["test"]
     console.print(

@@ -757,14 +757,54 @@ def exact_test(
     }
 
 
+#: with time pressure the outcome sets run over levels and moves, O(T^2 P^2): computed up to
+#: this much work (P x T about 7,000: measured 1.5-2.2 s here), left out above it
+OUTCOME_SET_WORK_MAX = 2 * 10**8
+
+#: measured on 2 cores, whole ``evaluate`` command, fresh process: the exact evaluation peaks
+#: at about 190 bytes per policy cell of one side (2 x S x A cells) and takes 0.4-0.75 us per
+#: cell, growing with the size (2.3 s at 3.6 million cells, P = 300, T = 20; 14.6 s at 24
+#: million, P = 1000, T = 12; 29.9 s at 40 million, P = 1000, T = 20); the outcome sets under
+#: time pressure about 3 ns per unit of their work (1.3-1.6 s at P = 100, T = 70)
+BYTES_PER_CELL = 200
+SECONDS_PER_CELL = 0.6e-6
+SECONDS_START = 0.5
+SECONDS_PER_OUTCOME_WORK = 3e-9
+
+
+def outcome_sets_affordable(protocol: Protocol) -> bool:
+    """Whether :func:`spe_outcome_offers` is cheap at this size (always without time
+    pressure, where it is O(T P^2) and inside :func:`cost`)."""
+    return not protocol.timed or _outcome_work(protocol) <= OUTCOME_SET_WORK_MAX
+
+
+def _outcome_work(protocol: Protocol) -> int:
+    return 4 * protocol.prices**2 * protocol.rounds**2
+
+
+def cost(protocol: Protocol) -> tuple[int, float]:
+    """The ``evaluate`` command's peak memory (bytes) and time (seconds) on this game: the
+    exact evaluation of a pair of policies, the greedy test's expectation, the subgame gaps
+    and, where affordable, the subgame-perfect outcome sets (checked against measured runs
+    by ``run.py bench --only training``)."""
+    cells = 2 * qtable.n_rows(protocol) * protocol.n_actions
+    seconds = SECONDS_START + SECONDS_PER_CELL * cells
+    if protocol.timed and outcome_sets_affordable(protocol):
+        seconds += SECONDS_PER_OUTCOME_WORK * _outcome_work(protocol)
+    return cells * BYTES_PER_CELL, seconds
+
+
 __all__ = [
+    "OUTCOME_SET_WORK_MAX",
     "TIE_TOL",
     "best_response",
+    "cost",
     "cost_split",
     "exact_test",
     "greedy_policy",
     "horizon_split",
     "nash_conv",
+    "outcome_sets_affordable",
     "outcomes",
     "report",
     "rubinstein_split",

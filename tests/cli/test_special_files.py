@@ -124,7 +124,7 @@ def test_a_long_evaluation_says_how_long_first(capsys):
     from market.game.rules import Protocol
 
     check_cost(Protocol(1000, 12), quiet=False)
-    assert "evaluating P=1000, T=12: about 11 s" in capsys.readouterr().err
+    assert "evaluating P=1000, T=12: about 15 s" in capsys.readouterr().err
     check_cost(Protocol(201, 10), quiet=False)
     assert capsys.readouterr().err == ""
 

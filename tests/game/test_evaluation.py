@@ -633,11 +633,11 @@ def test_pure_spe_outcomes_with_time_costs_match_the_literal_definition(P, T, ds
 
 
 def test_outcome_sets_with_time_costs_are_left_out_where_they_would_be_slow(capsys):
-    from market.cli import evaluate_cmd, main
+    from market.cli import main
     from market.game.rules import Protocol as Game
 
-    assert evaluate_cmd.outcome_sets_affordable(Game(1000, 49))  # no time costs: O(T P^2)
-    assert not evaluate_cmd.outcome_sets_affordable(Game(1000, 12, 0.9, 0.9))
+    assert ev.outcome_sets_affordable(Game(1000, 49))  # no time costs: O(T P^2)
+    assert not ev.outcome_sets_affordable(Game(1000, 12, 0.9, 0.9))
     assert main(["evaluate", "--spe", "--prices", "1000", "--rounds", "8", "--discount",
                  "0.95"]) == 0
     text = " ".join(capsys.readouterr().out.split())  # however the console lays it out
@@ -784,3 +784,14 @@ def test_train_refuses_to_go_on_from_tables_of_another_game(table_file):
     res = run_cli("train", "--load", str(table_file), "--cycles", "0", "--seller-cost", "0.1")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "trained with seller_cost 0, not the requested 0.1" in res.stderr
+
+
+def test_a_discount_near_one_is_printed_as_itself_and_its_outcomes_apart(capsys):
+    """0.99999999 printed as "1" read as no discount, and outcomes a few ulps apart as one
+    repeated pair: each number gets the digits that tell it from a whole number."""
+    from market.cli import main
+
+    assert main(["evaluate", "--spe", "--discount", "0.99999999"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "discount per offer: Seller 0.99999999, Buyer 0.99999999" in out
+    assert "(1, 0) at level 5 on offer 0, (0.99999999, 0) at level 5 on offer 1" in out
