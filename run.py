@@ -5,6 +5,7 @@ Thin on purpose: parsing, dispatch and error reporting live in
 :mod:`market.cli`, where the tests reach them.
 """
 
+import signal
 import sys
 
 try:
@@ -14,4 +15,8 @@ except KeyboardInterrupt:  # Ctrl-C while the first imports load: one line, as e
     sys.exit(130)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # the command's work is done and said: a Ctrl-C while Python shuts down (its exit
+    # handlers, a pool's threads) must not turn it into a crash report
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)

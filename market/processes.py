@@ -135,7 +135,8 @@ def compiled_code() -> Iterator[None]:
     """Around a call into compiled code: Ctrl-C or SIGTERM arriving within it is raised when
     it returns. Raised inside, the signal's exception unwinds through machine code (numba
     calls back into Python) that does not always check for one: a command interrupted
-    mid-step crashed with SIGSEGV, 4 times in 10 under load."""
+    mid-step crashed with SIGSEGV, 4 times in 10 under load. A first call that is still
+    compiling is Python code, and is interrupted at once (a compile takes seconds)."""
     _compiled[0] += 1
     try:
         yield
@@ -145,6 +146,19 @@ def compiled_code() -> Iterator[None]:
             signum = _pending[0]
             _pending.clear()
             _raise_for(signum)
+
+
+def _compiling(frame: Any) -> bool:
+    """Whether the interrupted Python code runs inside numba's compiler (a first call
+    compiling, or loading from the cache): Python code all the way, safe to interrupt, and
+    seconds long, so a signal is not held until the call returns."""
+    seen = 0
+    while frame is not None and seen < 400:
+        code = frame.f_code
+        if code.co_name == "_compile_for_args" and "numba" in code.co_filename:
+            return True
+        frame, seen = frame.f_back, seen + 1
+    return False
 
 
 def _raise_for(signum: int) -> None:
@@ -163,7 +177,7 @@ def sigterm_exits() -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
-        if _compiled[0] > 0:  # inside compiled code: raised when it returns
+        if _compiled[0] > 0 and not _compiling(frame):  # raised when the compiled call returns
             _pending.append(signum)
             return
         _raise_for(signum)
