@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
-from market.game import generated
+import pytest
+
+from market.game import compile_cache, generated
 
 
 def _fake(folder, name: str, used: float | None) -> None:
@@ -46,3 +49,19 @@ def test_a_module_is_written_once_per_digest_and_marked_used(tmp_path, monkeypat
     assert first.__name__ == second.__name__ != other.__name__
     assert len(list(folder.glob("probe_*.py"))) == 2
     assert (folder / f"{first.__name__}.used").exists()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut short", "empty", "a folder"])
+def test_a_damaged_generated_module_is_written_anew_with_one_notice(damage, tmp_path,
+                                                                    monkeypatch):
+    monkeypatch.setenv("NEGOTIATION_MARKET_CACHE", str(tmp_path))
+    text = "VALUE = 41 + 1\nNAME = 'probe'\n"
+    path = Path(generated.module("probe", text).__file__)
+    path.unlink()
+    if damage == "a folder":
+        (path / "inside").mkdir(parents=True)
+    else:
+        path.write_text({"garbage": "VALUE = (\n", "cut short": text[:10], "empty": ""}[damage])
+    with pytest.warns(compile_cache.CacheNotice, match="was damaged; written anew"):
+        again = generated.module("probe", text)
+    assert again.VALUE == 42 and path.read_text() == text
