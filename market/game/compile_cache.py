@@ -117,8 +117,8 @@ def guarded_cache(py_func: Any) -> Any:
         def _index_key(self, sig: Any, codegen: Any) -> Any:
             if self._sources is None:
                 digest = hashlib.sha256()
-                for path in sorted(reachable([self._py_func])):
-                    digest.update(f"{path}:{file_digest(path)}\n".encode())
+                for text in sorted(file_digest(p) for p in reachable([self._py_func])):
+                    digest.update(text.encode())  # by content, wherever the file lives
                 self._sources = digest.hexdigest()
             return (*super()._index_key(sig, codegen), self._sources)
 

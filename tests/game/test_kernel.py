@@ -307,22 +307,23 @@ print(repr(float(q.sum())))
 def test_an_edited_update_reaches_the_kernel_whatever_numbas_cache_holds(tmp_path):
     """numba checks only a cached function's own file; the kernel inlines the update from
     qtable.py. Edited in a copy of the package, under ``NUMBA_CACHE_DIR``, the edit is
-    trained with on the next run (a new generated module), and the original comes back."""
+    trained with on the next run (a new generated module). (That the original comes back
+    after an edit, wherever the cache lives, is held by test_compile_cache on small
+    modules: each kernel compile here costs seconds.)"""
     copy = tmp_path / "src"
     for name in ("market", "strategies"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
-    env = {**os.environ, "PYTHONPATH": str(copy), "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
-           "NEGOTIATION_MARKET_CACHE": str(tmp_path / "generated")}
     qtable_py = copy / "market" / "game" / "qtable.py"
     original = qtable_py.read_text()
     update = "return (1.0 - lr) * q_sa + lr * (reward + gamma * next_value)"
     assert update in original
+    qtable_py.write_text(original.replace(update, update.replace("reward", "2.0 * reward")))
     sums = []
-    for text in (original, original.replace(update, update.replace("reward", "2.0 * reward")),
-                 original):
-        qtable_py.write_text(text)
-        out = subprocess.run([sys.executable, "-c", _TRAIN_SCRIPT], env=env, cwd=tmp_path,
+    for path, env in ((ROOT, {}), (copy, {"NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+                                          "NEGOTIATION_MARKET_CACHE": str(tmp_path / "gen")})):
+        out = subprocess.run([sys.executable, "-c", _TRAIN_SCRIPT], cwd=tmp_path,
+                             env={**os.environ, "PYTHONPATH": str(path), **env},
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
         sums.append(float(out.stdout.split()[-1]))
-    assert sums[1] != sums[0] and sums[2] == sums[0]
+    assert sums[1] != sums[0]
