@@ -125,10 +125,11 @@ def test_a_killed_batch_on_a_local_dask_cluster_leaves_no_worker_and_no_noise(tm
 
 def test_a_killed_worker_is_one_line_and_the_batch_resumes(tmp_path):
     out = tmp_path / "r.parquet"
-    # runs of a few seconds each (the compiled engine steps a 200-trader market in ~0.2 ms),
-    # so the kill lands while runs are in flight, not while the pool shuts down
+    # runs of a second or two each (the compiled engine steps a 200-trader market in ~0.2
+    # ms): the first part is written with five runs to go, so the kill lands while runs are
+    # in flight, not while the pool shuts down
     args = [sys.executable, str(ROOT / "run.py"), "batch", "--param", "n_buyers=100,200",
-            "--iterations", "3", "--steps", "20000", "--processes", "2", "--out", str(out)]
+            "--iterations", "3", "--steps", "8000", "--processes", "2", "--out", str(out)]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:

@@ -44,6 +44,10 @@ CAPS: dict[str, dict[str, int]] = {
 }
 #: flags added to every such command
 FLAGS: dict[str, list[str]] = {"bench": ["--quick"], "report": ["--quick"]}
+#: option -> value given when the command has none: the benchmark's two quickest sections
+#: (every section's quick rows are run and checked by tests/bench/, the sections loop by
+#: tests/bench/test_framework.py; all of them here again took 20-50 s)
+DEFAULTS: dict[str, dict[str, str]] = {"bench": {"--only": "negmas,revision"}}
 #: commands not run here, and why
 SKIP = {"viz": "serves until Ctrl-C; tests/view/test_browser.py drives the server"}
 #: other programs the pages show, not run here, and why
@@ -75,6 +79,9 @@ def shorten(command: list[str]) -> list[str] | None:
                 args[i + 1] = str(cap)
         elif not any(a.startswith(option + "=") for a in args):
             args += [option, str(cap)]
+    for option, value in DEFAULTS.get(name, {}).items():
+        if option not in args and not any(a.startswith(option + "=") for a in args):
+            args += [option, value]
     return args + [f for f in FLAGS.get(name, []) if f not in args]
 
 

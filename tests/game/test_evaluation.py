@@ -638,7 +638,9 @@ def test_outcome_sets_with_time_costs_are_left_out_where_they_would_be_slow(caps
 
     assert ev.outcome_sets_affordable(Game(1000, 49))  # no time costs: O(T P^2)
     assert not ev.outcome_sets_affordable(Game(1000, 12, 0.9, 0.9))
-    assert main(["evaluate", "--spe", "--prices", "1000", "--rounds", "8", "--discount",
+    assert ev.outcome_sets_affordable(Game(100, 70, 0.9, 0.9))  # 4 P^2 T^2 just under 2e8
+    assert not ev.outcome_sets_affordable(Game(100, 71, 0.9, 0.9))
+    assert main(["evaluate", "--spe", "--prices", "100", "--rounds", "71", "--discount",
                  "0.95"]) == 0
     text = " ".join(capsys.readouterr().out.split())  # however the console lays it out
     assert "not computed at this size with time costs" in text

@@ -24,6 +24,7 @@ def sections_of(markdown: str) -> dict[str, str]:
     return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
 
 
+@pytest.mark.xdist_group("quick_report")  # with test_claims: one worker builds and reads it
 def test_the_quick_report_answers_every_question(quick_report):
     """One test reads the session's report (a second reader on another xdist worker would
     wait for it): every section, figure and table written, every answer from the run."""
