@@ -4,15 +4,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_run  # tests/support, on pytest's pythonpath
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "run.py"), *args], capture_output=True, text=True, cwd=ROOT
-    )
+run_cli = cli_run.run  # a command in this process (tests/support/cli_run.py)
 
 
 def test_help_lists_the_commands():

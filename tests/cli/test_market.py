@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_run  # tests/support, on pytest's pythonpath
 import pandas as pd
 import pytest
 
@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), "market", *args],
-                          capture_output=True, text=True, cwd=ROOT)
+    """``run.py market ARGS`` in this process (tests/support/cli_run.py)."""
+    return cli_run.run("market", *args)
 
 
 @pytest.mark.parametrize(

@@ -11,14 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_run  # tests/support, on pytest's pythonpath
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=60)
+_run = cli_run.run  # a command in this process (tests/support/cli_run.py)
 
 
 @pytest.mark.parametrize("special", ["fifo", "/dev/zero"])

@@ -6,10 +6,9 @@ then ``d``; columns offers ``1..P`` (index ``p-1``), accept ``P``, reject
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -351,10 +350,7 @@ def test_values_agree_with_monte_carlo_play(P, T, role_aware, seed):
 
 
 # --- command line ------------------------------------------------------------------------------
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "run.py"), *args], capture_output=True, text=True, cwd=ROOT
-    )
+run_cli = cli_run.run  # a command in this process (tests/support/cli_run.py)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pytest
 
@@ -18,9 +19,7 @@ from market.game.table_files import TablePair, load_tables, peek_tables, save_ta
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args],
-                          capture_output=True, text=True, cwd=ROOT)
+run_cli = cli_run.run  # a command in this process (tests/support/cli_run.py)
 
 
 @pytest.mark.parametrize("roles", [None, 2])

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pytest
 
@@ -28,8 +28,8 @@ COUNTS = ("seller_validated", "seller_rejected", "buyer_validated", "buyer_rejec
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), "train", *args],
-                          capture_output=True, text=True, cwd=ROOT)
+    """``run.py train ARGS`` in this process (tests/support/cli_run.py)."""
+    return cli_run.run("train", *args)
 
 
 def test_trainer_plays_the_table_it_had_before_its_last_training_cycle():

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_run  # tests/support, on pytest's pythonpath
 import pandas as pd
 import pytest
 
@@ -16,8 +17,16 @@ ARGS = ["batch", "--param", "n_buyers=4,6", "--iterations", "2", "--steps", "3",
 
 
 def _batch(out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), *ARGS, *extra, "--out",
-                           str(out)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    """The command, run in this process (tests/support/cli_run.py)."""
+    return cli_run.run(*ARGS, *extra, "--out", str(out))
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    """The batch's table, run once without damage."""
+    done = _batch(tmp_path_factory.mktemp("clean") / "clean.parquet")
+    assert done.returncode == 0, done.stderr
+    return pd.read_parquet(Path(json.loads(done.stdout)["files"][0]))
 
 
 def _interrupted(out: Path) -> Path:
@@ -62,9 +71,7 @@ def test_a_users_file_in_the_projects_parts_folder_survives_the_batch(tmp_path):
 
 @pytest.mark.parametrize("damage", ["edited", "list", "no key", "extra", "run is text",
                                     "steps 10**400"])
-def test_a_damaged_part_is_run_again_and_counted(tmp_path, damage):
-    clean = _batch(tmp_path / "clean.parquet")
-    assert clean.returncode == 0, clean.stderr
+def test_a_damaged_part_is_run_again_and_counted(tmp_path, damage, clean):
     out = tmp_path / "r.parquet"
     parts = _interrupted(out)
     f = parts / "run-0000001.json"
@@ -88,8 +95,7 @@ def test_a_damaged_part_is_run_again_and_counted(tmp_path, damage):
     summary = json.loads(done.stdout)
     assert summary["redone"] == 1 and summary["reused"] == 3
     pd.testing.assert_frame_equal(pd.read_parquet(out).drop(columns=["seconds"], errors="ignore"),
-                                  pd.read_parquet(tmp_path / "clean.parquet")
-                                  .drop(columns=["seconds"], errors="ignore"))
+                                  clean.drop(columns=["seconds"], errors="ignore"))
 
 
 def test_a_killed_writes_temporaries_are_removed_by_the_next_run_and_a_live_ones_kept(tmp_path):
