@@ -160,35 +160,11 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_a_killed_view_leaves_no_server_behind(sig):
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "viz", "--port", str(port)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True)
-    try:
-        assert "Market view" in proc.stdout.readline(), "the server did not come up"
-        children = descendants(proc.pid)
-        assert children
-        proc.send_signal(sig)
-        proc.wait(timeout=30)
-        assert wait_for(lambda: gone(children), 10), "the Solara server outlived run.py viz"
-        if sig == signal.SIGTERM:
-            assert proc.returncode == 143
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGHUP", "SIGINT", "SIGTERM early"])
-def test_the_view_leaves_no_temporary_folder_and_at_most_two_lines(how, tmp_path):
-    """Its asset folder is removed on every way of stopping; after SIGKILL, which allows no
-    cleanup, by the next start (a stale folder of a dead process, with the view's marker)."""
+def test_the_view_leaves_no_server_no_temporary_folder_and_at_most_two_lines(how, tmp_path):
+    """The Solara server ends with it, and its asset folder is removed, on every way of
+    stopping; after SIGKILL, which allows no cleanup, the folder goes at the next start (a
+    stale folder of a dead process, with the view's marker)."""
     import socket
 
     from market.cli.viz_cmd import TMP_PREFIX, remove_stale_folders
@@ -207,9 +183,11 @@ def test_the_view_leaves_no_temporary_folder_and_at_most_two_lines(how, tmp_path
         else:
             assert "Market view" in proc.stdout.readline(), "the server did not come up"
         children = descendants(proc.pid)
+        assert children or how.endswith("early"), "no server process found"
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
         assert wait_for(lambda: gone(children), 10), "the Solara server outlived run.py viz"
+        assert how != "SIGTERM" or proc.returncode == 143, err
         left = list(tmp_path.glob(f"{TMP_PREFIX}*"))
         if sig == signal.SIGKILL:
             assert left and remove_stale_folders(tmp_path) == left
@@ -230,7 +208,7 @@ def test_ctrl_c_at_the_terminal_stops_a_batch_in_one_line(tmp_path, scheduler):
     out = tmp_path / "r.parquet"
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "run.py"), "batch", "--param", "n_buyers=50,100",
-         "--iterations", "50", "--steps", "20000", "--processes", "2", *scheduler,
+         "--iterations", "50", "--steps", "5000", "--processes", "2", *scheduler,
          "--out", str(out)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True)
@@ -261,7 +239,7 @@ LONG = {
 }
 
 #: moments to interrupt at: at start-up, while compiling or loading, mid-work
-DELAYS = {"market": [0.3, 2.5, 6.0], "batch": [0.3, 2.5, 6.0], "train": [0.3, 2.5, 6.0],
+DELAYS = {"market": [0.3, 2.5], "batch": [0.3, 2.5], "train": [0.3, 2.5],
           "evaluate": [0.3, 3.0], "tournament": [1.0, 4.0], "report": [0.6, 4.0]}
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pytest
 
@@ -19,16 +19,13 @@ from market.game.table_files import TablePair, save_tables
 from market.view.terminal import Scale, frames, render, scale_for
 
 ROOT = Path(__file__).resolve().parents[2]
-PYTHON = ROOT / ".venv" / "bin" / "python"
 
 
 def baseline(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    python = str(PYTHON) if PYTHON.exists() else sys.executable
-    return subprocess.run(
-        [python, "run.py", "baseline", *args],
-        capture_output=True, text=True, cwd=ROOT, input=stdin, timeout=60,
-        env={"PATH": "/usr/bin:/bin", "TERM": "dumb"},
-    )
+    """``run.py baseline ARGS`` in this process (tests/support/cli_run.py), in a bare
+    environment: no terminal, no $COLUMNS."""
+    return cli_run.run("baseline", *args, cwd=ROOT, stdin=stdin,
+                       env={"PATH": "/usr/bin:/bin", "TERM": "dumb"})
 
 
 def table_file(path: Path, P: int = 5, T: int = 5, seed: int = 0) -> Path:

@@ -11,18 +11,25 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import subprocess
 from pathlib import Path
+from unittest import mock
 
 
-def run(*args: str, cwd: Path | str | None = None) -> subprocess.CompletedProcess:
-    """``run.py ARGS`` in this process (in ``cwd`` if given), as a completed process."""
+def run(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None,
+        stdin: str | None = None) -> subprocess.CompletedProcess:
+    """``run.py ARGS`` in this process (in ``cwd``, with only ``env`` as its environment
+    and ``stdin`` as its input, if given), as a completed process."""
     from market.cli import main
 
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.ExitStack() as stack:
         if cwd is not None:
             stack.enter_context(contextlib.chdir(cwd))
+        if env is not None:
+            stack.enter_context(mock.patch.dict(os.environ, env, clear=True))
+        stack.enter_context(mock.patch("sys.stdin", io.StringIO(stdin or "")))
         stack.enter_context(contextlib.redirect_stdout(stdout))
         stack.enter_context(contextlib.redirect_stderr(stderr))
         try:
