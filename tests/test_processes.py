@@ -240,7 +240,7 @@ LONG = {
 
 #: moments to interrupt at: at start-up, while compiling or loading, mid-work
 DELAYS = {"market": [0.3, 2.5], "batch": [0.3, 2.5], "train": [0.3, 2.5],
-          "evaluate": [0.3, 3.0], "tournament": [1.0, 4.0], "report": [0.6, 4.0]}
+          "evaluate": [0.3, 2.5], "tournament": [1.0, 2.5], "report": [0.6, 2.5]}
 
 
 @pytest.mark.parametrize(("command", "delay"),

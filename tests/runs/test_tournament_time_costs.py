@@ -52,8 +52,8 @@ def test_anac_agents_play_under_time_costs_with_discounted_utility_functions():
     pytest.importorskip("negmas_genius_agents")
     plan = plan_tournament(5, 5, "averaging", 4, 0, None, None, "AgentK", None, quiet=True,
                            discount=(0.9, 0.9))
-    res = run_tournament(plan.entrants(None), plan.protocol, 4, 0)
-    plain = run_tournament(plan.entrants(None), Protocol(5, 5), 4, 0)
+    res = run_tournament(plan.entrants(None), plan.protocol, 2, 0)
+    plain = run_tournament(plan.entrants(None), Protocol(5, 5), 2, 0)
     assert set(res.mean_payoff.index) == {"averaging", "genius:AgentK"}
     assert res.as_dict()["seller_discount"] == 0.9
     assert not res.mean_payoff.equals(plain.mean_payoff)
