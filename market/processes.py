@@ -135,30 +135,65 @@ def compiled_code() -> Iterator[None]:
     """Around a call into compiled code: Ctrl-C or SIGTERM arriving within it is raised when
     it returns. Raised inside, the signal's exception unwinds through machine code (numba
     calls back into Python) that does not always check for one: a command interrupted
-    mid-step crashed with SIGSEGV, 4 times in 10 under load. A first call that is still
-    compiling is Python code, and is interrupted at once (a compile takes seconds)."""
+    mid-step crashed with SIGSEGV, 4 times in 10 under load.
+
+    A first call that is still compiling is Python code, and is interrupted at once (a
+    compile takes seconds): from the handler when it interrupts numba's own Python code,
+    else at the start of numba's next compiler pass. Never from inside a callback of
+    LLVM's C code, which swallows the exception and with it the signal."""
+    _listen_to_compiler_passes()
     _compiled[0] += 1
     try:
         yield
     finally:
         _compiled[0] -= 1
-        if _compiled[0] == 0 and _pending:
-            signum = _pending[0]
-            _pending.clear()
-            _raise_for(signum)
+        if _compiled[0] == 0:
+            _raise_pending()
+
+
+def _raise_pending() -> None:
+    """Raise the signal held meanwhile, if any (once)."""
+    if _pending and threading.current_thread() is threading.main_thread():
+        signum = _pending[0]
+        _pending.clear()
+        _raise_for(signum)
+
+
+_listening = [False]
+
+
+def _listen_to_compiler_passes() -> None:
+    """Once numba is loaded: raise a held signal at the start of each compiler pass (numba's
+    Python code, called from Python: safe to unwind)."""
+    numba = sys.modules.get("numba")
+    if _listening[0] or numba is None:
+        return
+    from numba.core import event
+
+    class _RaiseHeld(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            _raise_pending()
+
+        def on_end(self, ev: Any) -> None:
+            pass
+
+    event.register("numba:run_pass", _RaiseHeld())
+    _listening[0] = True
 
 
 def _compiling(frame: Any) -> bool:
-    """Whether the interrupted Python code runs inside numba's compiler (a first call
-    compiling, or loading from the cache): Python code all the way, safe to interrupt, and
-    seconds long, so a signal is not held until the call returns."""
-    seen = 0
+    """Whether the interrupted Python code is numba's compiler (a first call compiling, or
+    loading from the cache) and not a callback from LLVM's C code within it (llvmlite's,
+    where an exception raised is printed and dropped)."""
+    found, seen = False, 0
     while frame is not None and seen < 400:
         code = frame.f_code
+        if "llvmlite" in code.co_filename:
+            return False
         if code.co_name == "_compile_for_args" and "numba" in code.co_filename:
-            return True
+            found = True
         frame, seen = frame.f_back, seen + 1
-    return False
+    return found
 
 
 def _raise_for(signum: int) -> None:
