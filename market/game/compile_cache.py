@@ -25,6 +25,7 @@ digest, so their own cache files can never be stale either.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import shutil
@@ -106,9 +107,9 @@ def _notice(text: str, once: str = "") -> None:
     warnings.warn(text, CacheNotice, stacklevel=3)
 
 
-def guarded_cache(py_func: Any) -> Any:
-    """A numba cache for ``py_func`` with the guards above, or None (with one notice) when
-    numba finds no folder it may write to: the function then compiles in memory."""
+@functools.cache
+def _guarded_class() -> type:
+    """numba's ``FunctionCache`` with the guards above (made once numba is imported)."""
     from numba.core.caching import FunctionCache
 
     class GuardedCache(FunctionCache):
@@ -164,8 +165,14 @@ def guarded_cache(py_func: Any) -> Any:
                 _notice(f"numba's cache of {name} was damaged ({_reason(exc)}); removed, "
                         "compiling afresh")
 
+    return GuardedCache
+
+
+def guarded_cache(py_func: Any) -> Any:
+    """A numba cache for ``py_func`` with the guards above, or None (with one notice) when
+    numba finds no folder it may write to: the function then compiles in memory."""
     try:
-        return GuardedCache(py_func)
+        return _guarded_class()(py_func)
     except Exception as exc:  # numba's "no locator available": no folder it may write to
         reraise_signal(exc)
         _notice(f"numba has no cache folder it may write to ({_reason(exc)}); "
