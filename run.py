@@ -16,7 +16,8 @@ except KeyboardInterrupt:  # Ctrl-C while the first imports load: one line, as e
 
 if __name__ == "__main__":
     code = main()
-    # the command's work is done and said: a Ctrl-C while Python shuts down (its exit
-    # handlers, a pool's threads) must not turn it into a crash report
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the command's work is done and said: a Ctrl-C or SIGTERM while Python shuts down (its
+    # exit handlers, a pool's threads) must not turn it into a crash report
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
     sys.exit(code)

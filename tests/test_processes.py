@@ -243,12 +243,21 @@ DELAYS = {"market": [0.3, 2.5], "batch": [0.3, 2.5], "train": [0.3, 2.5],
           "evaluate": [0.3, 2.5], "tournament": [1.0, 2.5], "report": [0.6, 2.5]}
 
 
-@pytest.mark.parametrize(("command", "delay"),
-                         [(c, d) for c, delays in DELAYS.items() for d in delays])
-def test_ctrl_c_anywhere_ends_a_command_in_one_line_with_130(command, delay, tmp_path):
+#: signal -> the exit code and the word of its one line
+ENDS = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated"),
+        signal.SIGHUP: (129, "terminated")}
+
+
+@pytest.mark.parametrize(("command", "delay", "sig"),
+                         [(c, d, signal.SIGINT) for c, delays in DELAYS.items() for d in delays]
+                         + [("market", 2.5, signal.SIGTERM), ("report", 2.5, signal.SIGTERM),
+                            ("train", 2.5, signal.SIGHUP)])
+def test_ctrl_c_anywhere_ends_a_command_in_one_line_with_130(command, delay, sig, tmp_path):
     """At start-up, while compiling or inside a compiled step: numba hands the interrupt
     back as a SystemError caused by it, which a run's own error handling took for a failed
-    run (a batch went on) or a compile failure; now it is the command's end, one line."""
+    run (a batch went on) or a compile failure; now it is the command's end, one line (and
+    so is SIGTERM's, exit 143, and a closed terminal's, 129)."""
+    code, word = ENDS[sig]
     args = [a.format(tmp=tmp_path) for a in LONG[command]]
     proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -257,18 +266,18 @@ def test_ctrl_c_anywhere_ends_a_command_in_one_line_with_130(command, delay, tmp
         time.sleep(delay)
         if proc.poll() is not None:
             pytest.skip(f"{command} ended before the interrupt")
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, sig)
         started = time.monotonic()
         _, err = proc.communicate(timeout=30)
         took = time.monotonic() - started
         lines = [x for x in err.strip().splitlines() if not x.startswith(("[progress] ",
                                                                           "compil"))]
-        if proc.returncode == 0:  # the work was done: interrupted while Python shut down
-            assert "Traceback" not in err and not any("interrupted" in x for x in lines), err
+        if proc.returncode == 0:  # the work was done: the signal came while Python shut down
+            assert "Traceback" not in err and not any(word in x for x in lines), err
             return
-        assert proc.returncode == 130, err
+        assert proc.returncode == code, err
         assert "Traceback" not in err and "SystemError" not in err, err
-        assert len(lines) <= 2 and "interrupted" in lines[-1], err
+        assert len(lines) <= 2 and word in lines[-1], err
         assert took < 5, f"{command} took {took:.1f} s to stop"
     finally:
         if proc.poll() is None:

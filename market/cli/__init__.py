@@ -274,5 +274,7 @@ def run_command(args: argparse.Namespace) -> int:
         for kinds, say, code in ENDINGS:
             if isinstance(exc, kinds):
                 print(f"{common.PROG} {args.command}: {say(exc)}", file=sys.stderr)
+                if isinstance(exc, Terminated) and isinstance(exc.code, int):
+                    return exc.code  # 143 for SIGTERM, 129 for SIGHUP (the terminal closed)
                 return code
         raise
