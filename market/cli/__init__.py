@@ -181,7 +181,8 @@ def console() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        return _main(argv)
+        with plain_notices(None):  # start-up (the imports): e.g. numba's cache unwritable
+            return _main(argv)
     except KeyboardInterrupt:  # while starting (the imports, the parser): a command's own
         print(f"{common.PROG}: interrupted", file=sys.stderr)  # run ends in run_command
         return 130
@@ -228,7 +229,7 @@ DEBUG_RAISES = (UsageError, ValueError, CompileError, OSError)
 
 
 @contextlib.contextmanager
-def plain_notices(command: str) -> Iterator[None]:
+def plain_notices(command: str | None) -> Iterator[None]:
     """While a command runs, each :class:`~market.errors.Notice` is one plain line on stderr,
     once per text (not Python's two-line warning with a source line); other warnings are
     shown as Python shows them."""
@@ -243,7 +244,8 @@ def plain_notices(command: str) -> Iterator[None]:
         text = " ".join(str(message).split())
         if text not in said:
             said.add(text)
-            print(f"{common.PROG} {command}: note: {text}", file=sys.stderr, flush=True)
+            where = common.PROG if command is None else f"{common.PROG} {command}"
+            print(f"{where}: note: {text}", file=sys.stderr, flush=True)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", Notice)  # ours to say once

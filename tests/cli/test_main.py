@@ -170,3 +170,20 @@ def test_ranges_are_written_lo_comma_hi_everywhere(capsys, tmp_path):
         out = run("tournament", "--strategies", "averaging,hardliner", "--repetitions", "2",
                   "--seller-range", text, "--out", str(tmp_path / text), "--json")
         assert out["seller_range"] == [2, 4]
+
+
+def test_a_notice_while_the_command_starts_is_one_plain_line(monkeypatch):
+    """Notices raised by imports (numba finding no cache folder it may write to) come before
+    the command is known: still one plain line, not Python's warning with its source."""
+    import warnings
+
+    import market.cli as cli
+    from market.game.compile_cache import CacheNotice
+
+    def starting() -> None:
+        warnings.warn("numba has no cache folder it may write to", CacheNotice, stacklevel=2)
+
+    monkeypatch.setattr(cli, "check_environment", starting)
+    out = cli_run.run("baseline", "--json")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == ["run.py: note: numba has no cache folder it may write to"]
