@@ -138,10 +138,9 @@ def compiled_code() -> Iterator[None]:
     mid-step crashed with SIGSEGV, 4 times in 10 under load.
 
     A first call that is still compiling is Python code, and is interrupted at once (a
-    compile takes seconds): from the handler when it interrupts numba's own Python code,
-    else at the start of numba's next compiler pass. Never from inside a callback of
-    LLVM's C code, which swallows the exception and with it the signal."""
-    _listen_to_compiler_passes()
+    compile takes seconds); but never inside a callback of LLVM's C code, which would drop
+    the exception and with it the signal: there it is delivered again a moment later
+    (:func:`_swallowing`)."""
     _compiled[0] += 1
     try:
         yield
@@ -159,41 +158,54 @@ def _raise_pending() -> None:
         _raise_for(signum)
 
 
-_listening = [False]
-
-
-def _listen_to_compiler_passes() -> None:
-    """Once numba is loaded: raise a held signal at the start of each compiler pass (numba's
-    Python code, called from Python: safe to unwind)."""
-    numba = sys.modules.get("numba")
-    if _listening[0] or numba is None:
-        return
-    from numba.core import event
-
-    class _RaiseHeld(event.Listener):
-        def on_start(self, ev: Any) -> None:
-            _raise_pending()
-
-        def on_end(self, ev: Any) -> None:
-            pass
-
-    event.register("numba:run_pass", _RaiseHeld())
-    _listening[0] = True
-
-
 def _compiling(frame: Any) -> bool:
     """Whether the interrupted Python code is numba's compiler (a first call compiling, or
-    loading from the cache) and not a callback from LLVM's C code within it (llvmlite's,
-    where an exception raised is printed and dropped)."""
-    found, seen = False, 0
+    loading from the cache)."""
+    seen = 0
     while frame is not None and seen < 400:
         code = frame.f_code
-        if "llvmlite" in code.co_filename:
-            return False
         if code.co_name == "_compile_for_args" and "numba" in code.co_filename:
-            found = True
+            return True
         frame, seen = frame.f_back, seen + 1
-    return found
+    return False
+
+
+def _swallowing(frame: Any) -> bool:
+    """Whether the interrupted Python code runs where Python prints an exception and drops it
+    ("Exception ignored in ..."): a callback from LLVM's C code (llvmlite's), a weak
+    reference's callback (the import system's module locks), a finaliser (``__del__``).
+    A signal raised there would be lost: a batch interrupted at start-up ran on."""
+    seen = 0
+    while frame is not None and seen < 400:
+        code = frame.f_code
+        if "llvmlite" in code.co_filename or code.co_name == "__del__":
+            return True
+        if seen == 0 and code.co_qualname.endswith("<locals>.cb") and (
+                "importlib" in code.co_filename):
+            return True
+        frame, seen = frame.f_back, seen + 1
+    return False
+
+
+#: how soon a signal that arrived where it would be dropped is delivered again
+RETRY_SECONDS = 0.05
+
+
+def _again(signum: int) -> None:
+    """Deliver ``signum`` to the main thread's handler again shortly, from a timer (if the
+    command still runs under :func:`sigterm_exits` by then)."""
+
+    def deliver() -> None:
+        if _handling[0] > 0:  # a real signal: it also wakes a sleep or a wait
+            signal.pthread_kill(threading.main_thread().ident or 0, signum)
+
+    timer = threading.Timer(RETRY_SECONDS, deliver)
+    timer.daemon = True
+    timer.start()
+
+
+#: how many :func:`sigterm_exits` blocks the main thread is in
+_handling = [0]
 
 
 def _raise_for(signum: int) -> None:
@@ -215,14 +227,19 @@ def sigterm_exits() -> Iterator[None]:
         if _compiled[0] > 0 and not _compiling(frame):  # raised when the compiled call returns
             _pending.append(signum)
             return
+        if _swallowing(frame):  # it would be printed and dropped: deliver it again shortly
+            _again(signum)
+            return
         _raise_for(signum)
 
     ours = [signal.SIGTERM, signal.SIGHUP]
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # ignored stays ignored
         ours.append(signal.SIGINT)
     previous = {sig: signal.signal(sig, handler) for sig in ours}
+    _handling[0] += 1
     try:
         yield
     finally:
+        _handling[0] -= 1
         for sig, old in previous.items():
             signal.signal(sig, old)
