@@ -15,6 +15,7 @@ command, so its cleanup runs as on Ctrl-C.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import ctypes
 import ctypes.util
@@ -138,9 +139,9 @@ def compiled_code() -> Iterator[None]:
     mid-step crashed with SIGSEGV, 4 times in 10 under load.
 
     A first call that is still compiling is Python code, and is interrupted at once (a
-    compile takes seconds); but never inside a callback of LLVM's C code, which would drop
-    the exception and with it the signal: there it is delivered again a moment later
-    (:func:`_swallowing`)."""
+    compile takes seconds). Where Python drops the exception (a callback from LLVM's C
+    code, a weak reference's callback), the signal is delivered again a moment later
+    (:func:`_dropped`)."""
     _compiled[0] += 1
     try:
         yield
@@ -170,38 +171,35 @@ def _compiling(frame: Any) -> bool:
     return False
 
 
-def _swallowing(frame: Any) -> bool:
-    """Whether the interrupted Python code runs where Python prints an exception and drops it
-    ("Exception ignored in ..."): a callback from LLVM's C code (llvmlite's), a weak
-    reference's callback (the import system's module locks), a finaliser (``__del__``).
-    A signal raised there would be lost: a batch interrupted at start-up ran on."""
-    seen = 0
-    while frame is not None and seen < 400:
-        code = frame.f_code
-        if "llvmlite" in code.co_filename or code.co_name == "__del__":
-            return True
-        if seen == 0 and code.co_qualname.endswith("<locals>.cb") and (
-                "importlib" in code.co_filename):
-            return True
-        frame, seen = frame.f_back, seen + 1
-    return False
-
-
-#: how soon a signal that arrived where it would be dropped is delivered again
+#: how soon a signal whose exception Python dropped is delivered again
 RETRY_SECONDS = 0.05
 
 
 def _again(signum: int) -> None:
-    """Deliver ``signum`` to the main thread's handler again shortly, from a timer (if the
-    command still runs under :func:`sigterm_exits` by then)."""
+    """Deliver ``signum`` to the main thread again shortly (if the command still runs under
+    :func:`sigterm_exits` by then): a real signal, so it also wakes a sleep or a wait. A
+    bare thread, not a ``Timer``: this runs inside a signal handler."""
 
     def deliver() -> None:
-        if _handling[0] > 0:  # a real signal: it also wakes a sleep or a wait
+        time.sleep(RETRY_SECONDS)
+        if _handling[0] > 0:
             signal.pthread_kill(threading.main_thread().ident or 0, signum)
 
-    timer = threading.Timer(RETRY_SECONDS, deliver)
-    timer.daemon = True
-    timer.start()
+    _thread.start_new_thread(deliver, ())
+
+
+def _dropped(unraisable: Any, previous: Any) -> None:
+    """``sys.unraisablehook`` under :func:`sigterm_exits`: a signal's exception raised where
+    Python can only print and drop it (a finaliser, a weak reference's callback, a callback
+    from C such as LLVM's) is delivered again instead, so the signal is never lost (a batch
+    interrupted at start-up ran on, and a report while its kernel loaded)."""
+    exc = unraisable.exc_value
+    if isinstance(exc, KeyboardInterrupt):
+        _again(signal.SIGINT)
+    elif isinstance(exc, Terminated) and isinstance(exc.code, int):
+        _again(exc.code - 128)
+    else:
+        previous(unraisable)
 
 
 #: how many :func:`sigterm_exits` blocks the main thread is in
@@ -227,19 +225,35 @@ def sigterm_exits() -> Iterator[None]:
         if _compiled[0] > 0 and not _compiling(frame):  # raised when the compiled call returns
             _pending.append(signum)
             return
-        if _swallowing(frame):  # it would be printed and dropped: deliver it again shortly
-            _again(signum)
-            return
-        _raise_for(signum)
+        _raise_for(signum)  # if Python drops it where it lands, _dropped delivers it again
 
     ours = [signal.SIGTERM, signal.SIGHUP]
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # ignored stays ignored
         ours.append(signal.SIGINT)
     previous = {sig: signal.signal(sig, handler) for sig in ours}
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: _dropped(unraisable, hook)
     _handling[0] += 1
     try:
         yield
     finally:
         _handling[0] -= 1
+        sys.unraisablehook = hook
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def exit_on_signal(code: int) -> None:
+    """After a command's work is done and said: a Ctrl-C, SIGTERM or SIGHUP while Python shuts
+    down (its exit handlers, a pool's threads) ends the process at once with the command's
+    own exit code, its output flushed: never a crash report, and never ignored (a shutdown
+    that hangs still stops)."""
+
+    def now(signum: int, frame: Any) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed pipe: nothing left to say
+                stream.flush()
+        os._exit(code)
+
+    for sig in ENDING_SIGNALS:
+        signal.signal(sig, now)

@@ -12,11 +12,14 @@ Mesa or of the market.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
+from market.game import compile_cache
 from market.game.jit import njit
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES, Observation, Protocol, side_index
@@ -170,6 +173,14 @@ class Strategy:
     #: the attributes that hold one row per member (first axis): what a trader carries into
     #: a population it joins (:meth:`seat`); empty for strategies whose members are alike
     member_arrays: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Record the digest of the file the class is defined in, as it is now: the compiled
+        code made from its rule is named by it, even if the file is edited later in this
+        process's life (:func:`market.game.compile_cache.remember`)."""
+        super().__init_subclass__(**kwargs)
+        with contextlib.suppress(TypeError, OSError):
+            compile_cache.remember(inspect.getfile(cls))
 
     def __init__(self, side: int | str = SELLER, n_members: int = 1, **params: Any) -> None:
         self.side = side_index(side) if isinstance(side, str) else int(side)

@@ -299,29 +299,41 @@ def _frame_under(*files: str):
     return here()
 
 
-def test_a_signal_is_raised_at_once_in_numbas_compiler_and_never_where_python_drops_it():
-    """The handler raises at once in numba's own Python code (a compile takes seconds), and
-    delivers the signal again a moment later where Python would print the exception and
-    drop it: a callback from LLVM's C code, a weak reference's callback, a finaliser (a
-    report interrupted while the kernel loaded trained on, and a batch interrupted at
-    start-up ran on, each about 1 time in 20 under load)."""
+def test_a_signal_is_raised_at_once_in_numbas_compiler_not_in_machine_code():
+    """The handler raises at once in numba's own Python code (a compile takes seconds) and
+    holds a signal while machine code runs (raised when the call returns)."""
     from market import processes
 
     numba_file = "/site-packages/numba/core/dispatcher.py"
-    llvm_file = "/site-packages/llvmlite/binding/executionengine.py"
     assert processes._compiling(_frame_under(numba_file, "/x/compiler.py"))
-    assert not processes._swallowing(_frame_under(numba_file, "/x/compiler.py"))
-    assert processes._swallowing(_frame_under(numba_file, llvm_file))
     assert not processes._compiling(_frame_under("/x/kernel.py", "/x/step.py"))
-    assert not processes._swallowing(_frame_under("/x/kernel.py", "/x/step.py"))
 
-    class Finalised:
+
+@pytest.mark.parametrize("where", ["finaliser", "weak reference's callback"])
+def test_a_signal_python_drops_where_it_lands_comes_again_and_ends_the_command(where):
+    """Raised in a finaliser or a weak reference's callback (or a callback from C, such as
+    LLVM's), an exception is printed and dropped, and the signal with it: a report
+    interrupted while its kernel loaded trained on, and a batch interrupted at start-up ran
+    on, each about 1 time in 20 under load. Now it is delivered again and ends the block."""
+    import weakref
+
+    from market import processes
+
+    class Target:
         def __del__(self):
-            seen.append(processes._swallowing(sys._getframe()))
+            if where == "finaliser":
+                raise KeyboardInterrupt  # as the handler raises when the signal lands here
 
-    seen: list[bool] = []
-    Finalised()  # collected at once: its __del__ runs here
-    assert seen == [True]
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), processes.sigterm_exits():
+        target = Target()
+        if where != "finaliser":
+            def callback(ref):
+                raise KeyboardInterrupt
+            ref = weakref.ref(target, callback)  # noqa: F841 - kept alive until the del
+        del target  # the exception is dropped here; the signal comes again a moment later
+        time.sleep(5)
+    assert time.monotonic() - started < 1
 
 
 def test_a_signal_delivered_where_it_would_be_dropped_comes_again_and_ends_the_command():

@@ -85,13 +85,23 @@ def reachable(functions: Iterable[Any]) -> set[Path]:
 _digests: dict[Path, str] = {}
 
 
+def remember(path: Path | str) -> None:
+    """Record the digest of ``path`` as it is now: called when code is defined from it (a
+    compiled function decorated, a strategy class made), so that a later edit, made while
+    this process runs, cannot name the code in memory (helper-found race: an edit between a
+    module's import and its first compile stored old machine code under the new digest)."""
+    path = Path(path)
+    try:
+        _digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        _digests[path] = "unreadable"
+
+
 def file_digest(path: Path) -> str:
-    """The sha256 of a source file's bytes (read once per process)."""
+    """The sha256 of a source file's bytes as its code was defined in this process
+    (:func:`remember`), else as first read."""
     if path not in _digests:
-        try:
-            _digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
-            _digests[path] = "unreadable"
+        remember(path)
     return _digests[path]
 
 
@@ -185,4 +195,5 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:160]
 
 
-__all__ = ["CacheNotice", "file_digest", "guarded_cache", "py_function", "reachable"]
+__all__ = ["CacheNotice", "file_digest", "guarded_cache", "py_function", "reachable",
+           "remember"]

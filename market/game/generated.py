@@ -120,8 +120,8 @@ def module(prefix: str, text: str, bound: dict[str, Any] | None = None,
         if key is not None and memo in _modules:
             return _modules[memo]
         digest = hashlib.sha256(text.encode())
-        for path in sources(functions, templates):  # by content: a user's file copied
-            digest.update(path.read_bytes())              # elsewhere is the same code
+        for path in sources(functions, templates):  # by content as defined: a user's file
+            digest.update(compile_cache.file_digest(path).encode())  # copied is the same code
         digest.update(str(getattr(jit.numba, "__version__", "")).encode())
         name = f"{prefix}_{digest.hexdigest()[:20]}"
         folder = cache_dir()

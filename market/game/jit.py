@@ -21,6 +21,8 @@ When numba cannot be imported, :func:`njit` leaves functions as plain Python
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import math
 from typing import Any
 
@@ -43,10 +45,16 @@ else:
 def njit(*args: Any, **kwargs: Any) -> Any:
     """``numba.njit``, its ``cache=True`` guarded (:mod:`market.game.compile_cache`): the
     cache is keyed on every source compiled in, and a damaged or unwritable cache is a
-    notice, not an error. Without numba, the function itself (plain Python)."""
+    notice, not an error. Signatures given (``njit("f8(f8)")`` or a list of them) are
+    compiled at once, through that cache, as numba does. Without numba, the function itself
+    (plain Python)."""
     cache = kwargs.pop("cache", False)
+    given = args[0] if args and not callable(args[0]) else None
+    signatures = [given] if isinstance(given, str) else list(given or [])
 
     def wrap(f: Any) -> Any:
+        with contextlib.suppress(TypeError):  # its file as defined, for the caches' digests
+            compile_cache.remember(inspect.getfile(f))
         if numba is None:
             return f
         dispatcher = numba.njit(**kwargs)(f)
@@ -54,6 +62,10 @@ def njit(*args: Any, **kwargs: Any) -> Any:
             guarded = compile_cache.guarded_cache(dispatcher.py_func)
             if guarded is not None:
                 dispatcher._cache = guarded  # what numba's enable_caching() sets
+        for signature in signatures:  # numba's eager compile, after the cache is in place
+            dispatcher.compile(signature)
+        if signatures:
+            dispatcher.disable_compile()
         return dispatcher
 
     return wrap(args[0]) if args and callable(args[0]) else wrap

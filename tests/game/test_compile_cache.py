@@ -134,3 +134,31 @@ def test_a_damaged_cache_file_is_discarded_and_rebuilt_with_one_notice(tmp_path)
     assert "Traceback" not in out.stderr
     again = _run(tmp_path, env, call=CALL_MANY)  # rebuilt: the next run loads without a word
     assert again.stdout.split() == right and "CacheNotice" not in again.stderr
+
+
+EDIT_AFTER_IMPORT = """
+import sys
+import b
+if len(sys.argv) > 1:  # edited after the import, before the first call (a compile)
+    with open("a.py") as f:
+        text = f.read().replace("x + 1", "x + 5")
+    with open("a.py", "w") as f:
+        f.write(text)
+print(b.f(1))
+"""
+
+
+def test_an_edit_made_while_a_process_runs_never_names_the_code_it_had_loaded(tmp_path):
+    """The first process compiles the code it imported (x + 1) and must store it under that
+    code's digest, not the edited file's; the next process plays the edit."""
+    (tmp_path / "a.py").write_text(A.format(step=1))
+    (tmp_path / "b.py").write_text(B)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    seen = []
+    for args in (["edit"], []):
+        out = subprocess.run([sys.executable, "-c", EDIT_AFTER_IMPORT, *args], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        seen.append(out.stdout.split()[-1])
+    assert seen == ["2", "6"]

@@ -27,8 +27,8 @@ def run(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = 
     with contextlib.ExitStack() as stack:
         if cwd is not None:
             stack.enter_context(contextlib.chdir(cwd))
-        if env is not None:
-            stack.enter_context(mock.patch.dict(os.environ, env, clear=True))
+        # the environment as it was, whatever the command set (e.g. a pool's guard pid)
+        stack.enter_context(mock.patch.dict(os.environ, env or {}, clear=env is not None))
         stack.enter_context(mock.patch("sys.stdin", io.StringIO(stdin or "")))
         stack.enter_context(contextlib.redirect_stdout(stdout))
         stack.enter_context(contextlib.redirect_stderr(stderr))
