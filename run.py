@@ -8,8 +8,10 @@ Thin on purpose: parsing, dispatch and error reporting live in
 import sys
 
 try:
+    from market.processes import exit_on_signal, guard_process
+
+    guard_process()  # from here on, a Ctrl-C is never lost, even during the imports
     from market.cli import main
-    from market.processes import exit_on_signal
 except KeyboardInterrupt:  # Ctrl-C while the first imports load: one line, as everywhere
     print("run.py: interrupted", file=sys.stderr)
     sys.exit(130)

@@ -182,7 +182,7 @@ def _again(signum: int) -> None:
 
     def deliver() -> None:
         time.sleep(RETRY_SECONDS)
-        if _handling[0] > 0:
+        if _handling[0] > 0 or _guarded[0]:
             signal.pthread_kill(threading.main_thread().ident or 0, signum)
 
     _thread.start_new_thread(deliver, ())
@@ -204,6 +204,17 @@ def _dropped(unraisable: Any, previous: Any) -> None:
 
 #: how many :func:`sigterm_exits` blocks the main thread is in
 _handling = [0]
+#: whether this process is the command line's, from its first import to its work's end
+_guarded = [False]
+
+
+def guard_process() -> None:
+    """For a command-line process, from its first import on (before :func:`sigterm_exits`
+    takes over): a Ctrl-C whose exception Python drops is delivered again (a batch
+    interrupted while importing, inside the import system's lock callback, ran on)."""
+    _guarded[0] = True
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: _dropped(unraisable, hook)
 
 
 def _raise_for(signum: int) -> None:
@@ -248,6 +259,8 @@ def exit_on_signal(code: int) -> None:
     down (its exit handlers, a pool's threads) ends the process at once with the command's
     own exit code, its output flushed: never a crash report, and never ignored (a shutdown
     that hangs still stops)."""
+
+    _guarded[0] = False
 
     def now(signum: int, frame: Any) -> None:
         for stream in (sys.stdout, sys.stderr):

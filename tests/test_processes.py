@@ -345,3 +345,36 @@ def test_a_signal_delivered_where_it_would_be_dropped_comes_again_and_ends_the_c
         processes._again(signal.SIGINT)
         time.sleep(5)  # interrupted by the retry well before
     assert time.monotonic() - started < 1
+
+
+GUARDED = """
+import time, weakref
+from market.processes import guard_process
+guard_process()  # what run.py does first, before the command's imports
+
+
+class Target:
+    pass
+
+
+def dropped(ref):
+    raise KeyboardInterrupt  # as Python's own handler raises when Ctrl-C lands here
+
+
+target = Target()
+ref = weakref.ref(target, dropped)
+started = time.monotonic()
+try:
+    del target  # Python prints the exception and drops it here
+    time.sleep(5)
+except KeyboardInterrupt:
+    print("interrupted after %.2f s" % (time.monotonic() - started))
+"""
+
+
+def test_a_ctrl_c_python_drops_while_a_command_starts_comes_again():
+    """Before the command's own handler is installed (its imports), a Ctrl-C landing in the
+    import system's lock callback was lost: a batch interrupted at start-up ran on."""
+    out = subprocess.run([sys.executable, "-c", GUARDED], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.startswith("interrupted after 0."), (out.stdout, out.stderr)

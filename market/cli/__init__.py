@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 from market.cli import common
 from market.cli.progress import progress_bar
 from market.errors import CompileError, Notice, RunFailed, UsageError, signal_under
-from market.processes import Terminated, exit_on_signal, sigterm_exits
+from market.processes import Terminated, exit_on_signal, guard_process, sigterm_exits
 
 #: modules every command needs (import name, distribution), checked before any is imported
 REQUIRED = [("numpy", "numpy"), ("pandas", "pandas"), ("numba", "numba"), ("rich", "rich"),
@@ -176,6 +176,7 @@ def show_library_loading(quiet: bool) -> None:
 def console() -> int:
     """The installed ``negotiation-market`` command: ``run.py`` under its own name."""
     common.PROG = "negotiation-market"
+    guard_process()
     code = main()
     exit_on_signal(code)  # the work is done: a signal while Python shuts down ends it now
     return code
