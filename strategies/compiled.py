@@ -489,7 +489,7 @@ def batch_module(f: Form) -> types.ModuleType:
     if not getattr(module, "_checked", False):
         try:
             with _announce(f"compiling {f.name}'s rule (first run only)"):
-                module = generated.smoke_or_repair(module, lambda m: _smoke(m, f))
+                _smoke(module, f)
         except Exception as exc:
             reraise_signal(exc)
             if jit.numba is None:

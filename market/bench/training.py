@@ -226,27 +226,15 @@ ESTIMATED = (dict(prices=200, rounds=5, cycles=20), dict(prices=400, rounds=5, c
 
 def _estimate_row(quick: bool) -> BenchRow:
     """The worst factor between ``train``'s time estimate and the command's measured run
-    (started in a fresh process, as a user runs it: training, NashConv after every cycle,
-    the test and its exact expectation)."""
-    import time
-
+    (training, NashConv after every cycle, the test and its exact expectation)."""
     from market.game.training import preset
 
-    root = str(Path(__file__).resolve().parents[2])
-    factors, said = [], []
+    runs = []
     for over in ESTIMATED[:1] if quick else ESTIMATED:
-        cfg = preset("default", **over)
         flags = [x for k, v in over.items() for x in (f"--{k}", str(v))]
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "run.py", "train", "--preset", "default", *flags,
-                        "--json"], cwd=root, capture_output=True, check=True, timeout=600)
-        took = time.perf_counter() - t0
-        est = cfg.estimated_seconds()
-        factors.append(max(est / took, took / est))
-        said.append(f"{est:.1f} s for {took:.1f} s")
-    return BenchRow("training", "train's time estimate against the measured run, worst factor",
-                    max(factors), "x", target=at_most(2.0, "<= 2x"), spread=spread(factors),
-                    note="estimated for measured: " + "; ".join(said))
+        runs.append((["train", "--preset", "default", *flags],
+                     preset("default", **over).estimated_seconds(), ""))
+    return _against_estimate("train's", runs)
 
 
 #: games whose ``evaluate --spe`` time the command's estimate must get within a factor of
@@ -259,28 +247,36 @@ EVALUATED = ((300, 20, {}), (1000, 12, {}), (50, 400, {}),
 
 def _evaluate_estimate_row(quick: bool) -> BenchRow:
     """The worst factor between ``evaluate --spe``'s time estimate and the command's
-    measured run, started in a fresh process as a user runs it."""
-    import time
-
+    measured run."""
     from market.game import evaluation
     from market.game.rules import Protocol
 
-    root = str(Path(__file__).resolve().parents[2])
-    factors, said = [], []
+    runs = []
     for prices, rounds, pressure in EVALUATED[:1] if quick else EVALUATED:
         flags = [x for k, v in pressure.items() for x in (f"--{k.replace('_', '-')}", str(v))]
+        runs.append((["evaluate", "--spe", "--prices", str(prices), "--rounds", str(rounds),
+                      *flags], evaluation.cost(Protocol(prices, rounds, **pressure))[1],
+                     f"P={prices}, T={rounds}{' ' if flags else ''}{' '.join(flags)}: "))
+    return _against_estimate("evaluate --spe's", runs)
+
+
+def _against_estimate(whose: str, runs: list[tuple[list[str], float, str]]) -> BenchRow:
+    """Each command (``run.py ARGS --json``, started in a fresh process as a user runs it)
+    timed against its estimate; the row is the worst factor either way."""
+    import time
+
+    root = str(Path(__file__).resolve().parents[2])
+    factors, said = [], []
+    for args, est, label in runs:
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "run.py", "evaluate", "--spe", "--prices", str(prices),
-                        "--rounds", str(rounds), *flags, "--json"], cwd=root,
+        subprocess.run([sys.executable, "run.py", *args, "--json"], cwd=root,
                        capture_output=True, check=True, timeout=600)
         took = time.perf_counter() - t0
-        est = evaluation.cost(Protocol(prices, rounds, **pressure))[1]
         factors.append(max(est / took, took / est))
-        said.append(f"P={prices}, T={rounds}{' ' if flags else ''}{' '.join(flags)}: "
-                    f"{est:.1f} s for {took:.1f} s")
-    return BenchRow("training", "evaluate --spe's time estimate against the measured run, "
-                    "worst factor", max(factors), "x", target=at_most(2.0, "<= 2x"),
-                    spread=spread(factors), note="estimated for measured: " + "; ".join(said))
+        said.append(f"{label}{est:.1f} s for {took:.1f} s")
+    return BenchRow("training", f"{whose} time estimate against the measured run, worst factor",
+                    max(factors), "x", target=at_most(2.0, "<= 2x"), spread=spread(factors),
+                    note="estimated for measured: " + "; ".join(said))
 
 
 def _threads() -> int:

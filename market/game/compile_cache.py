@@ -83,6 +83,7 @@ def reachable(functions: Iterable[Any]) -> set[Path]:
 
 
 _digests: dict[Path, str] = {}
+_stats: dict[Path, tuple[int, int]] = {}
 
 
 def remember(path: Path | str) -> None:
@@ -92,7 +93,11 @@ def remember(path: Path | str) -> None:
     module's import and its first compile stored old machine code under the new digest)."""
     path = Path(path)
     try:
-        _digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+        stat = path.stat()
+        seen = (stat.st_mtime_ns, stat.st_size)
+        if _stats.get(path) != seen or path not in _digests:  # a file of many functions:
+            _digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()  # read once
+            _stats[path] = seen
     except OSError:
         _digests[path] = "unreadable"
 

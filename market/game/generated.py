@@ -17,9 +17,10 @@ and numba's cache of it.
 Generated files live in :func:`cache_dir`, with a fixed time stamp per
 digest (so processes writing the same file at once agree on numba's key),
 and a ``.used`` marker touched on every load, from which :func:`prune`
-removes what has not been used for a while. A damaged cache file is removed
-and the module compiled afresh (:func:`smoke_or_repair`), never reported on
-every run.
+removes what has not been used for a while. A damaged generated file is
+written anew; a damaged numba cache file of it is removed and the function
+compiled afresh by the guard every cached function has
+(:mod:`market.game.compile_cache`), never reported on every run.
 
 A *template* is an ordinary module of compiled functions whose stand-in
 imports (lines marked :data:`BOUND`) are replaced by generated definitions;
@@ -44,7 +45,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from market.errors import reraise_signal
 from market.game import compile_cache, jit
 
 #: marks a template's stand-in import, replaced by the generated definitions
@@ -194,47 +194,6 @@ def prune(folder: Path, keep: str = "", now: float | None = None) -> list[str]:
     return gone
 
 
-def drop_cache(module: types.ModuleType) -> bool:
-    """Remove numba's cache files of a generated module (after loading them failed: a file
-    damaged or cut short); True if there were any. Its next compile writes them anew."""
-    folder = Path(module.__file__ or "").parent / "__pycache__"
-    found = list(folder.glob(f"{module.__name__}.*.nbi")) + list(
-        folder.glob(f"{module.__name__}.*.nbc"))
-    for path in found:
-        with contextlib.suppress(OSError):
-            path.unlink()
-    return bool(found)
-
-
-def smoke_or_repair(module: types.ModuleType, smoke: Callable[[types.ModuleType], None]
-                    ) -> types.ModuleType:
-    """``smoke(module)``, which compiles the module or loads it from numba's cache; if that
-    fails and the module has cache files, they are removed (a damaged file must not fail
-    every run) and the module is compiled afresh, once. The second failure is raised."""
-    try:
-        smoke(module)
-        return module
-    except Exception as exc:
-        reraise_signal(exc)  # Ctrl-C while compiling: no damaged file to remove
-        if not drop_cache(module):
-            raise
-    module = _reimport(module)  # fresh dispatchers, no cache state
-    smoke(module)
-    return module
-
-
-def _reimport(module: types.ModuleType) -> types.ModuleType:
-    """The generated module imported anew from its file (its dispatchers fresh), in place of
-    the old one wherever it was kept."""
-    fresh = _load(module.__name__, Path(module.__file__ or ""), module._BOUND,
-                  module._EXTRAS)
-    with _lock:
-        for memo, kept in list(_modules.items()):
-            if kept is module:
-                _modules[memo] = fresh
-    return fresh
-
-
 def _load(name: str, path: Path, bound: dict[str, Any], extras: dict[str, Any]
           ) -> types.ModuleType:
     """Import the generated file ``path`` as module ``name``, its bound names injected."""
@@ -242,7 +201,6 @@ def _load(name: str, path: Path, bound: dict[str, Any], extras: dict[str, Any]
     assert spec is not None and spec.loader is not None
     loaded = importlib.util.module_from_spec(spec)
     loaded._BOUND = bound  # type: ignore[attr-defined]
-    loaded._EXTRAS = extras  # type: ignore[attr-defined]
     sys.modules[name] = loaded
     spec.loader.exec_module(loaded)
     for attr, value in extras.items():
@@ -278,5 +236,5 @@ def announce_compiles(callback: Callable[[], None] | None) -> Iterator[None]:
         yield
 
 
-__all__ = ["BOUND", "announce_compiles", "cache_dir", "drop_cache", "memoised", "module", "prune",
-           "py_function", "smoke_or_repair", "sources", "template_text"]
+__all__ = ["BOUND", "announce_compiles", "cache_dir", "memoised", "module", "prune",
+           "py_function", "sources", "template_text"]

@@ -101,7 +101,8 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
                            "the training kernel needs it: pip install 'numba>=0.60'")
     try:
         with announce_compiles(on_compile):
-            module = generated.smoke_or_repair(compiled_module(), _smoke)
+            module = compiled_module()
+            _smoke(module)
     except Exception as exc:
         reraise_signal(exc)
         raise CompileError(f"numba cannot compile the training kernel on this machine "

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from market.errors import CompileError, Notice, reraise_signal
-from market.game import generated, jit, loops
+from market.game import jit, loops
 from market.game import protocol as lockstep
 from market.game.protocol import IllegalAction, Side
 from market.game.record import BatchRecord
@@ -100,7 +100,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
 
         try:
             with announce_compiles(announce):
-                module = generated.smoke_or_repair(module, _smoke)
+                _smoke(module)
         except Exception as exc:
             reraise_signal(exc)
             raise CompileError(f"numba cannot compile the market engine on this machine "
