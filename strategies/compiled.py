@@ -4,29 +4,40 @@ A strategy writes its decision once, as compiled code for one negotiation
 row (a rule-based strategy's ``target``, :mod:`strategies.rule_based`) or,
 for a table player, for the rows of one population (``decide_rows``, and
 ``learn_rows`` if it learns). Nothing else is written by hand: this module
-*generates* the switch that calls each of them by number (a *kind*) from
-the strategies themselves, and the compiled loops that run negotiations
-(the two-agent game's :mod:`market.game.loops`, and whatever loops a caller
-adds: the market's step, the environments') are compiled together with that
-switch into one module, so every rule is inlined where it is called, as if
-written there. A strategy's batch decision (:meth:`Compiled.act`, the lockstep
-path and the two-agent game) runs the same generated code for its own rows.
+*generates* the rest from the strategies themselves, in two layers.
 
-Why generated: numba can call functions held in a list only through a
-pointer (10.9 ns a call measured, against 0.8 ns inlined: a 50,000-trader
-step would slow by a quarter), while a switch compiles to direct, inlined
-calls. Why one module per set of strategies: numba caches machine code
-per file, and checks only that file's time stamp. The generated file's
-name is a digest of every source compiled into it (each rule, every
-function it calls, the loops), so an edit to any of them, a user's module
-included, names a new file and compiles anew: a cache can never play an old
-rule. The files live in a cache folder of their own
+- A *form module* per strategy (:func:`form_module`): the rule inlined into
+  three entry points over a population's rows (``decide``, ``decide_one``,
+  ``learn``), so the per-row calls cost nothing. A strategy's batch
+  decision (:meth:`Compiled.act`: the lockstep path, the two-agent game)
+  calls it from Python; every engine calls the same compiled code.
+- An *engine module* per set of strategies (:func:`engine_module`): the
+  compiled loops that run negotiations (the two-agent game's
+  :mod:`market.game.loops`, and whatever loops a caller adds: the market's
+  step, the environments') and the switch that calls each strategy's form
+  module by number (a *kind*). numba links the form modules' machine code
+  into the loops and optimises them as one, so a rule is still inlined
+  where the loops call it (a user's runs at a built-in's speed).
+
+Why two layers: each form module is compiled once per machine and cached,
+so a new strategy (a user's rule) compiles its own module and the loops
+(a few seconds), never the other rules again (the built-ins' are about
+15 s). Why generated: numba can call functions held in a list only
+through a pointer (10.9 ns a call measured, against 0.8 ns inlined: a
+50,000-trader step would slow by a quarter), while a switch compiles to
+direct calls. Why a module per set: numba caches machine code per file,
+and checks only that file's time stamp. A generated file's name is a
+digest of every source compiled into it (each rule, every function it
+calls, the loops, the form modules it calls), so an edit to any of them, a
+user's module included, names a new file and compiles anew: a cache can
+never play an old rule. The files live in a cache folder of their own
 (:func:`market.game.generated.cache_dir`, which says how they are named and pruned).
 
-Kinds are numbered per generated module; two classes with the same rule
-(Boulware and Conceder differ only in a parameter) share one kind. An
-unknown kind plays an illegal action (-1), which every caller refuses,
-naming the strategy: it can never fall through to another rule.
+Kinds are numbered per engine module; two classes with the same rule
+(Boulware and Conceder differ only in a parameter) share one kind and one
+form module. An unknown kind plays an illegal action (-1), in both
+layers, which every caller refuses, naming the strategy: it can never fall
+through to another rule.
 """
 
 from __future__ import annotations
@@ -44,7 +55,7 @@ from market.errors import CompileError, reraise_signal
 from market.game import generated, jit
 from market.game.jit import njit
 from market.game.record import BatchRecord
-from market.game.rules import Observation
+from market.game.rules import Observation, Turn
 from strategies.base import (
     LAYOUT_COLUMNS,
     PARAMS,
@@ -206,13 +217,20 @@ def _rules(kind, side, move, game, rows, table, seat, st, g, rng, out):
 
 
 @_njit(cache=True, inline="always")
-def _rule_one(kind, turn, is_first, member, st, g, rng):
-    """A rule kind's decision for one row (the depth-first loop's)."""
-    fstore, istore, layout, config = st
-    if layout[g, _PARAMS + 2] > 0:
-        turn = _Turn(turn.side, turn.move, turn.prices, turn.rounds, turn.offer, turn.own,
-                     turn.prev, turn.lo, turn.hi, fstore[_param_at(layout, g, member, 0)])
-    target = _target(kind, turn, rng)
+def _target_one(kind, turn):
+    """The deterministic rule kinds' targets, by kind: they draw nothing, so no generator."""
+{one_target_cases}
+    return 0
+
+
+@_njit(cache=True)
+def rule_one(kind, turn):
+    """A deterministic rule kind's action for one row (the depth-first loop's), ``turn``
+    with its member's ``param`` already read (:func:`strategies.rule_based.with_param`):
+    only scalars cross the call, so the engine's loop pays no reference counting for it."""
+    if not ({one_rule_kinds}):
+        return -1
+    target = _target_one(kind, turn)
     return _action(turn, target, _accepts(kind, turn, target))
 '''
 
@@ -237,6 +255,30 @@ from strategies.rule_based import action as _action  # noqa: E402
 
 {bindings}
 {rules}
+
+@_njit(cache=True)
+def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):
+    """Actions of population ``g`` (of kind ``kind``) for ``rows`` into ``out``."""
+{decide_cases}
+    for r in rows:  # an unknown kind plays an illegal action, which every caller refuses
+        out[r] = -1
+
+
+@_njit(cache=True)
+def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
+    """Learning of population ``g`` (of kind ``kind``) from finished negotiations ``rows``."""
+{learn_cases}
+    return
+'''
+
+_SWITCH = '''
+
+# --- the switch, generated: each kind calls its strategy's own compiled module ----------------
+from market.game.jit import njit as _njit  # noqa: E402
+from strategies.rule_based import with_param as _with_param  # noqa: E402
+
+{bindings}
+
 
 @_njit(cache=True, inline="always")
 def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):
@@ -264,18 +306,6 @@ def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
 def deterministic(kind):
     """Whether a kind draws nothing (and has a one-row form)."""
     return {deterministic}
-
-
-@_njit(cache=True)
-def decide_batch(kind, side, move, game, rows, table, seat, st, g, rng, out):
-    """:func:`decide`, called from Python (a strategy's batch decision)."""
-    decide(kind, side, move, game, rows, table, seat, st, g, rng, out)
-
-
-@_njit(cache=True)
-def learn_batch(kind, side, game, rows, record, member, reward, time_left, st, g):
-    """:func:`learn`, called from Python (a learner's batch update)."""
-    learn(kind, side, game, rows, record, member, reward, time_left, st, g)
 '''
 
 
@@ -284,18 +314,16 @@ def _inline(f: Callable[..., Any]) -> Any:
     return njit(inline="always")(_py(f))
 
 
-def _source(forms: Sequence[Form], templates: Sequence[types.ModuleType]) -> tuple[str, dict]:
-    """The generated module's text and the objects it is given (the forms' functions)."""
+def _source(forms: Sequence[Form]) -> tuple[str, dict]:
+    """A form module's text (the forms' rules inlined into its entry points) and the
+    objects it is given (the forms' functions)."""
     bound: dict[str, Any] = {}
-    targets, accepts, dec, one, learn = [], [], [], [], []
+    targets, one_targets, accepts, dec, learn = [], [], [], [], []
     rule_kinds = [k for k, f in enumerate(forms) if f.shape == "rule"]
     one_rules = [k for k in rule_kinds if forms[k].deterministic]
     if rule_kinds:
         dec.append(f"if {_any(rule_kinds)}:\n        _rules(kind, side, move, game, rows, "
                    "table, seat, st, g, rng, out)\n        return")
-    if one_rules:
-        one.append(f"if {_any(one_rules)}:\n        return _rule_one(kind, turn, is_first, "
-                   "member, st, g, rng)")
     sharing: dict[Any, list[int]] = {}  # one case per accept rule, whoever shares it
     for k in rule_kinds:
         sharing.setdefault(_py(forms[k].functions[1]), []).append(k)
@@ -306,8 +334,10 @@ def _source(forms: Sequence[Form], templates: Sequence[types.ModuleType]) -> tup
         if f.shape == "rule":
             bound[f"_target_{k}"] = _inline(f.functions[0])
             targets.append(f"if kind == {k}:\n        return _target_{k}(turn, rng)")
+            if f.deterministic:
+                one_targets.append(f"if kind == {k}:\n        return _target_{k}(turn, None)")
             continue
-        decide_rows, learn_rows, decide_one = f.functions
+        decide_rows, learn_rows, _ = f.functions
         bound[f"_decide_{k}"] = _inline(decide_rows)
         dec.append(f"if kind == {k}:\n        _decide_{k}(side, move, game, rows, table, "
                    "seat, st, g, rng, out)\n        return")
@@ -315,23 +345,57 @@ def _source(forms: Sequence[Form], templates: Sequence[types.ModuleType]) -> tup
             bound[f"_learn_{k}"] = _inline(learn_rows)
             learn.append(f"if kind == {k}:\n        _learn_{k}(side, game, rows, record, "
                          "member, reward, time_left, st, g)\n        return")
-        if decide_one is not None and f.deterministic:
-            bound[f"_one_{k}"] = _inline(decide_one)
+    rules = (_RULE_ROWS.format(target_cases=_cases(targets), accepts_cases=_cases(accepts),
+                               one_target_cases=_cases(one_targets),
+                               one_rule_kinds=_any(one_rules) if one_rules else "False")
+             if rule_kinds else "")
+    text = _HEADER.format(kinds=_names(forms)) + _DISPATCH.format(
+        bindings=_bindings(bound), rules=rules, decide_cases=_cases(dec),
+        learn_cases=_cases(learn))
+    return text, bound
+
+
+def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
+                   ) -> tuple[str, dict]:
+    """An engine module's text: the loops of ``templates``, and the switch that calls each
+    kind's own form module (:func:`form_module`, where the rule is inlined) by number, as
+    its kind 0 (``kind - k``: typed as the Python call's, so both share one compile)."""
+    bound: dict[str, Any] = {}
+    dec, one, learn = [], [], []
+    for k, f in enumerate(forms):
+        own = form_module(f)
+        bound[f"_decide_{k}"] = own.decide
+        dec.append(f"if kind == {k}:\n        _decide_{k}(kind - {k}, side, move, game, rows, "
+                   "table, seat, st, g, rng, out)\n        return")
+        if f.deterministic and f.shape == "rule":  # scalars only: no reference counting
+            bound[f"_one_{k}"] = own.rule_one
+            one.append(f"if kind == {k}:\n        return _one_{k}(kind - {k}, "
+                       "_with_param(turn, member, st, g))")
+        elif f.deterministic:  # a table's look-up: a few lines, compiled in place
+            bound[f"_one_{k}"] = _inline(f.functions[2])
             one.append(f"if kind == {k}:\n        return _one_{k}(turn, is_first, member, "
                        "st, g, rng)")
-    bindings = [f"{name} = _BOUND[{name!r}]" for name in bound]
+        if f.shape == "table" and f.functions[1] is not None:
+            bound[f"_learn_{k}"] = own.learn
+            learn.append(f"if kind == {k}:\n        _learn_{k}(kind - {k}, side, game, rows, "
+                         "record, member, reward, time_left, st, g)\n        return")
     det = [k for k, f in enumerate(forms) if f.deterministic]
-    text = _HEADER.format(kinds=", ".join(f"{k} {f.name}" for k, f in enumerate(forms)))
+    text = _HEADER.format(kinds=_names(forms))
     for module in templates:
         text += f"\n# --- from {module.__name__} " + "-" * max(0, 70 - len(module.__name__))
         text += "\n" + generated.template_text(module)
-    rules = (_RULE_ROWS.format(target_cases=_cases(targets), accepts_cases=_cases(accepts))
-             if rule_kinds else "")
-    text += _DISPATCH.format(
-        bindings="\n".join(bindings), rules=rules, decide_cases=_cases(dec),
-        one_cases=_cases(one), learn_cases=_cases(learn),
-        deterministic=_any(det) if det else "False")
+    text += _SWITCH.format(
+        bindings=_bindings(bound), decide_cases=_cases(dec), one_cases=_cases(one),
+        learn_cases=_cases(learn), deterministic=_any(det) if det else "False")
     return text, bound
+
+
+def _names(forms: Sequence[Form]) -> str:
+    return ", ".join(f"{k} {f.name}" for k, f in enumerate(forms))
+
+
+def _bindings(bound: dict[str, Any]) -> str:
+    return "\n".join(f"{name} = _BOUND[{name!r}]" for name in bound)
 
 
 def _any(kinds: list[int]) -> str:
@@ -342,21 +406,38 @@ def _cases(cases: list[str]) -> str:
     return "\n".join("    " + line for line in "\n".join(cases).splitlines())
 
 
-def module_for(forms: Sequence[Form], templates: Sequence[types.ModuleType] = ()
-               ) -> types.ModuleType:
-    """The generated module of these forms (kinds numbered in this order) with these loops.
+def form_module(f: Form) -> types.ModuleType:
+    """The generated module of one strategy form (its kind is 0): the rule inlined into the
+    module's ``decide``, ``decide_one`` and ``learn``, compiled once and shared by the
+    strategy's own batch decision and every engine that holds it.
 
     Written once per digest and imported; numba compiles each of its
     functions on first call, or loads it from its cache.
     """
+    return _module([f], ())
+
+
+def engine_module(forms: Sequence[Form], templates: Sequence[types.ModuleType]
+                  ) -> types.ModuleType:
+    """The generated module of these loops (``templates``) for these forms, kinds numbered
+    in this order; each kind runs its form module's compiled code, so adding a strategy
+    compiles its rule and the loops again, never the other rules."""
+    return _module(forms, templates)
+
+
+def _module(forms: Sequence[Form], templates: Sequence[types.ModuleType]) -> types.ModuleType:
     key = (tuple(f.key for f in forms), tuple(m.__name__ for m in templates))
     found = generated.memoised("compiled", key)
     if found is not None:
         return found
-    text, bound = _source(forms, templates)
+    if templates:
+        text, bound = _switch_source(forms, templates)
+        functions = list(bound.values())
+    else:
+        text, bound = _source(forms)
+        functions = [g for f in forms for g in f.functions]
     return generated.module(
-        "compiled", text, bound, functions=[g for f in forms for g in f.functions],
-        templates=templates, key=key,
+        "compiled", text, bound, functions=functions, templates=templates, key=key,
         extras={"FORMS": tuple(forms), "KINDS": {f.key: k for k, f in enumerate(forms)}})
 
 
@@ -454,7 +535,7 @@ class Compiled(Strategy):
                 np.full(n, -1, np.int64) if obs.time_left is None else _ints(obs.time_left, n))
         out = np.empty(n, dtype=np.int64)
         game = (int(obs.protocol.prices), int(obs.protocol.rounds))
-        module.decide_batch(0, side, int(obs.move), game, np.arange(n, dtype=np.int64),
+        module.decide(0, side, int(obs.move), game, np.arange(n, dtype=np.int64),
                             (last, prev, first), seat, store.arrays, g, rng, out)
         return out
 
@@ -473,7 +554,7 @@ class Compiled(Strategy):
                np.ascontiguousarray(record.n_moves, dtype=np.int64),
                np.ascontiguousarray(record.level, dtype=np.int64))
         tl = np.full(n, -1, np.int64) if time_left is None else _ints(time_left, n)
-        module.learn_batch(0, self.side, (int(pr.prices), int(pr.rounds)), _ints(rows, n), rec,
+        module.learn(0, self.side, (int(pr.prices), int(pr.rounds)), _ints(rows, n), rec,
                            _ints(member, n), np.ascontiguousarray(reward, dtype=np.float64), tl,
                            store.arrays, g)
 
@@ -482,13 +563,14 @@ def _ints(a: Any, n: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(np.asarray(a), (n,)), dtype=np.int64)
 
 
-def batch_module(f: Form) -> types.ModuleType:
-    """The generated module of one form alone (its kind is 0), compiled on first use; a rule
-    numba cannot compile is a :class:`CompileError` naming the strategy."""
-    module = module_for([f])
+def batch_module(f: Form, say: bool = True) -> types.ModuleType:
+    """The generated module of one form alone (:func:`form_module`), compiled on first use
+    (said on stderr unless ``say`` is false: an engine says its own); a rule numba cannot
+    compile is a :class:`CompileError` naming the strategy."""
+    module = form_module(f)
     if not getattr(module, "_checked", False):
         try:
-            with _announce(f"compiling {f.name}'s rule (first run only)"):
+            with _announce(f"compiling {f.name}'s rule (first run only)" if say else None):
                 _smoke(module, f)
         except Exception as exc:
             reraise_signal(exc)
@@ -507,18 +589,22 @@ def _smoke(module: types.ModuleType, f: Form) -> None:
     table = (np.zeros((2, n), np.int64), np.zeros((2, n), np.int64), i.copy())
     seat = (np.ones(n, np.int64), np.full(n, 2, np.int64), i.copy(), np.full(n, -1, np.int64))
     rng = np.random.default_rng(0)
-    module.decide_batch(-1, 0, 0, (2, 1), np.zeros(0, np.int64), table, seat, store.arrays, 0,
-                        rng, np.zeros(n, np.int64))
+    module.decide(-1, 0, 0, (2, 1), np.zeros(0, np.int64), table, seat, store.arrays, 0,
+                  rng, np.zeros(n, np.int64))
+    if f.shape == "rule" and f.deterministic:  # typed as the depth-first loop calls it
+        module.rule_one(-1, Turn(0, 0, 2, 1, 0, 0, 0, 1, 2, 0.0))
     if f.shape == "table" and f.functions[1] is not None:
         rec = (np.zeros((n, 2), np.int32), i.copy(), i.copy(), i.copy())
-        module.learn_batch(-1, 0, (2, 1), np.zeros(0, np.int64), rec, i.copy(), np.zeros(n),
-                           np.full(n, -1, np.int64), store.arrays, 0)
+        module.learn(-1, 0, (2, 1), np.zeros(0, np.int64), rec, i.copy(), np.zeros(n),
+                     np.full(n, -1, np.int64), store.arrays, 0)
 
 
-def _announce(text: str) -> contextlib.AbstractContextManager[None]:
-    """Say ``text``, once, when numba really compiles (not on a cache hit)."""
+def _announce(text: str | None) -> contextlib.AbstractContextManager[None]:
+    """Say ``text`` (if any), once, when numba really compiles (not on a cache hit)."""
+    if text is None:
+        return contextlib.nullcontext()
     return generated.announce_compiles(lambda: print(text, file=sys.stderr, flush=True))
 
 
-__all__ = ["Compiled", "Form", "Store", "form", "has_form", "kind_in",
-           "module_for", "stores"]
+__all__ = ["Compiled", "Form", "Store", "engine_module", "form", "form_module", "has_form",
+           "kind_in", "stores"]

@@ -39,6 +39,7 @@ from market.errors import UsageError
 from market.game.jit import njit
 from market.game.rules import SELLER, Observation, Turn
 from strategies._ranges import offer_bounds1
+from strategies.base import PARAMS, param_at
 from strategies.compiled import Compiled
 
 
@@ -96,6 +97,17 @@ def action(turn: Turn, target: int, accept: bool) -> int:
     return prices if accept else out
 
 
+@njit(cache=True, inline="always")
+def with_param(turn: Turn, member: int, st: tuple, g: int) -> Turn:
+    """``turn`` with its member's parameter (``params[member, 0]`` of population ``g``, if
+    the population has any), as every rule reads it."""
+    fstore, istore, layout, config = st
+    if layout[g, PARAMS + 2] > 0:
+        return Turn(turn.side, turn.move, turn.prices, turn.rounds, turn.offer, turn.own,
+                    turn.prev, turn.lo, turn.hi, fstore[param_at(layout, g, member, 0)])
+    return turn
+
+
 class RuleBased(Compiled):
     """A strategy defined by its ``target`` rule and, optionally, its ``accepts`` rule.
 
@@ -135,4 +147,4 @@ class RuleBased(Compiled):
 
 
 __all__ = ["RuleBased", "acceptable", "accepts", "action", "better_or_equal", "bounds",
-           "extreme_and_reservation", "final"]
+           "extreme_and_reservation", "final", "with_param"]

@@ -4,9 +4,9 @@ The compiled loops (:mod:`market.game.loops`, the market's step, the
 environments' step) call a strategy population through these four
 functions, by *kind* number. The loops are never compiled as they stand:
 :mod:`strategies.compiled` generates the real functions from the registered
-strategies' rules and compiles them together with the loops, so each rule is
-inlined where it is called. These stand-ins know no strategy: every kind
-plays an illegal action, which the loops refuse.
+strategies (a switch over each strategy's own compiled module) and compiles
+them with the loops. These stand-ins know no strategy: every kind plays an
+illegal action, which the loops refuse.
 
 Arguments, grouped so that a new per-trader array is one edit:
 ``game`` ``(P, T)``; ``table`` ``(last, prev, first)``: each side's last

@@ -7,9 +7,11 @@ every built-in one, and any user's strategy written as a rule),
 :class:`CompiledEngine` runs the whole step in one numba call,
 :func:`market.sim.kernel.market_step`: pairing, the game's negotiation loop
 (:mod:`market.game.loops`), settling, paying and the learners' updates, on the
-model's own arrays. It is compiled together with the market's strategies'
-rules into one generated module (:func:`compiled_module`), so each rule runs
-inlined, a user's at the speed of a built-in.
+model's own arrays. It is generated for the market's strategies
+(:func:`compiled_module`) and calls each strategy's own compiled module,
+which numba links into the step and optimises with it: a user's rule runs at
+the speed of a built-in, and compiles alone, with the loops, in a few
+seconds.
 
 Otherwise (a ``negmas:`` or ``genius:`` strategy, a class that decides in
 Python) :class:`LockstepEngine` runs the step: the same compiled pairing,
@@ -72,35 +74,43 @@ def forms_for(strategies: Sequence[Strategy] = ()) -> list[compiled.Form]:
 def compiled_module(strategies: Sequence[Strategy] = (),
                     on_compile: Callable[[], None] | None = None) -> types.ModuleType:
     """The generated module that runs these strategies (and every built-in one) compiled,
-    loaded from numba's cache or compiled (about 20 s for the built-ins, once per machine;
-    ``on_compile`` is called first, only then). A user's rule that numba cannot compile is
-    a :class:`~market.errors.CompileError` naming it."""
+    loaded from numba's cache or compiled (``on_compile`` is called first, only then): each
+    strategy's own module (:func:`strategies.compiled.form_module`; about 15 s for the
+    built-ins, once per machine), then the loops (a few seconds, again for each new set of
+    strategies). A rule numba cannot compile is a :class:`~market.errors.CompileError`
+    naming its strategy."""
     if jit.numba is None:
         raise CompileError(f"numba cannot be imported ({_first_line(jit.IMPORT_ERROR)}); "
                            "the compiled market engine needs it: pip install 'numba>=0.60'")
     forms = forms_for(strategies)
-    for f in forms:  # a user's rule alone first, so that a failure names it
-        if not all(compiled._py(fn).__module__.startswith(("strategies.", "market."))
-                   for fn in f.functions if fn is not None):
-            compiled.batch_module(f)
-    module = compiled.module_for(forms, TEMPLATES)
+    module = compiled.engine_module(forms, TEMPLATES)
     with _lock:
         if getattr(module, "_ready", False):
             return module
         extra = [f.name for f in forms if f.name not in registry.STRATEGIES
                  or not registry.STRATEGIES[f.name].__module__.startswith("strategies.")]
-        said = COMPILING + (f" with {', '.join(extra)}" if extra else "")
-        from market.game.generated import announce_compiles
-
         started: list[float] = []
+        stage = ["built-in"]
 
         def announce() -> None:
             started.append(time.perf_counter())
-            (on_compile or (lambda: print(said, file=sys.stderr, flush=True)))()
+            if on_compile is not None:
+                on_compile()
+                return
+            print(compiling_words(extra, stage[0] == "built-in"), file=sys.stderr, flush=True)
+
+        from market.game.generated import announce_compiles
 
         try:
             with announce_compiles(announce):
+                for f in forms:  # each rule alone first, so that a failure names it
+                    if f.name in extra:
+                        stage[0] = "more"
+                    compiled.batch_module(f, say=False)
+                stage[0] = "more"
                 _smoke(module)
+        except CompileError:
+            raise
         except Exception as exc:
             reraise_signal(exc)
             raise CompileError(f"numba cannot compile the market engine on this machine "
@@ -117,7 +127,12 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
     compiled_module((), on_compile)
 
 
-COMPILING = "compiling the market engine (first run only, about 20 seconds)"
+def compiling_words(extra: Sequence[str], built_ins: bool) -> str:
+    """The notice of a first compile: what compiles and about how long it takes (the
+    built-in rules about 20 s, once per machine; a set with a new rule of a user's, or the
+    loops alone, a few seconds)."""
+    what = f"the market engine with {', '.join(extra)}" if extra else "the market engine"
+    return f"compiling {what} (first run only, {'about 20' if built_ins else 'a few'} seconds)"
 _lock = threading.Lock()
 
 
