@@ -361,7 +361,7 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
     kind's own form module (:func:`form_module`, where the rule is inlined) by number, as
     its kind 0 (``kind - k``: typed as the Python call's, so both share one compile)."""
     bound: dict[str, Any] = {}
-    dec, one, learn = [], [], []
+    dec, one, learn, rule_one, one_rules = [], [], [], [], []
     for k, f in enumerate(forms):
         own = form_module(f)
         bound[f"_decide_{k}"] = own.decide
@@ -369,8 +369,8 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
                    "table, seat, st, g, rng, out)\n        return")
         if f.deterministic and f.shape == "rule":  # scalars only: no reference counting
             bound[f"_one_{k}"] = own.rule_one
-            one.append(f"if kind == {k}:\n        return _one_{k}(kind - {k}, "
-                       "_with_param(turn, member, st, g))")
+            one_rules.append(k)
+            rule_one.append(f"if kind == {k}:\n    return _one_{k}(kind - {k}, turn)")
         elif f.deterministic:  # a table's look-up: a few lines, compiled in place
             bound[f"_one_{k}"] = _inline(f.functions[2])
             one.append(f"if kind == {k}:\n        return _one_{k}(turn, is_first, member, "
@@ -379,6 +379,9 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
             bound[f"_learn_{k}"] = own.learn
             learn.append(f"if kind == {k}:\n        _learn_{k}(kind - {k}, side, game, rows, "
                          "record, member, reward, time_left, st, g)\n        return")
+    if one_rules:  # the member's parameter read once, whichever rule plays
+        one.insert(0, f"if {_any(one_rules)}:\n    turn = _with_param(turn, member, st, g)\n"
+                      + "\n".join("    " + line for line in "\n".join(rule_one).splitlines()))
     det = [k for k, f in enumerate(forms) if f.deterministic]
     text = _HEADER.format(kinds=_names(forms))
     for module in templates:

@@ -20,12 +20,13 @@ parent's peak across fork), next to its footprint after the imports alone.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 
-from market.bench import BenchRow, at_least, at_most
+from market.bench import BenchRow, at_least, at_most, spread
 
 TITLE = "market: compiled engine vs lockstep path (averaging + Q-learning, P=5 T=5)"
 MIX = {"averaging": 0.5, "qlearning": 0.5}
@@ -179,6 +180,81 @@ def _user_rows(traders: int, repeats: int, folder: str) -> list[BenchRow]:
     ]
 
 
+#: what a fresh interpreter runs to time the engine's compile (or its load), with the
+#: generated modules in the folder ``$NEGOTIATION_MARKET_CACHE``; ``rule``: a user's file
+_COMPILE_PROBE = """
+import json, time
+from market.sim import engine
+from strategies import specs
+
+rule = {rule!r}
+strategies = [specs.parse(rule).cls()] if rule else []
+heard = []
+t0 = time.perf_counter()
+engine.compiled_module(strategies, lambda: heard.append(1))
+print(json.dumps({{"ready": time.perf_counter() - t0, "compiled": bool(heard)}}))
+"""
+
+
+def _compile_probe(cache: str | None, rule: str = "") -> dict[str, float]:
+    """Time :func:`market.sim.engine.compiled_module` in a fresh interpreter (``cache``:
+    the generated modules' folder; None: this machine's)."""
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    if cache is not None:
+        env["NEGOTIATION_MARKET_CACHE"] = cache
+    out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE.format(rule=rule)],
+                         capture_output=True, text=True, env=env, cwd=root, check=True,
+                         timeout=600)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _compile_rows(cold_repeats: int, repeats: int, quick: bool, folder: str) -> list[BenchRow]:
+    """The engine's compile: the built-in strategies in an empty cache folder; then a user's
+    rule never seen before (a file of a fresh content each time) on top of them; then that
+    rule's engine loaded again. ``quick``: on this machine's cache, no cold compile."""
+    import tempfile
+    from pathlib import Path
+
+    cold, new, warm, said = [], [], [], []
+    for c in range(1 if quick else cold_repeats):
+        with tempfile.TemporaryDirectory(prefix="engine-cache-") as cache:
+            where = None if quick else cache
+            if not quick:
+                first = _compile_probe(where)
+                cold.append(first["ready"])
+                said.append(first["compiled"])
+            for k in range(1 if quick else max(1, repeats // cold_repeats)):
+                path = Path(folder) / f"probe_{os.getpid()}_{time.time_ns()}_{c}_{k}.py"
+                path.write_text(USER_RULE + f"\n# a new file: {path.name}\n")
+                spec = f"{path}:MyAveraging"
+                first = _compile_probe(where, spec)
+                new.append(first["ready"])
+                again = _compile_probe(where, spec)
+                warm.append(again["ready"])
+                said += [first["compiled"], not again["compiled"]]
+    notice = "fired" if all(said) else "did NOT fire as expected"
+    rows = []
+    if cold:
+        rows.append(BenchRow("market", "engine compile, built-in strategies, empty cache",
+                             statistics.median(cold), "s", target=at_most(20, "<= 20 s"),
+                             spread=spread(cold),
+                             note=f"once per machine; the compile notice {notice}"))
+    rows += [
+        BenchRow("market", "engine compile with a new user's rule, built-ins cached",
+                 statistics.median(new), "s", target=at_most(5, "<= 5 s"), spread=spread(new),
+                 note="its own module, then the engine's loops around every rule"
+                      + ("; --quick: this machine's cache" if quick else "")),
+        BenchRow("market", "engine load with that rule, every later run",
+                 statistics.median(warm), "s", target=at_most(2, "<= 2 s"), spread=spread(warm),
+                 note="from the generated module's numba cache"),
+    ]
+    return rows
+
+
 def run(repeats: int, quick: bool) -> list[BenchRow]:
     small, rated = 100, (2_000 if quick else 10_000)
     big = 100_000 if quick else 1_000_000
@@ -198,6 +274,7 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
     with tempfile.TemporaryDirectory() as folder:
         for traders in (small, 10_000):
             rows += _user_rows(traders, repeats, folder)
+        rows += _compile_rows(max(1, min(repeats, 2)), repeats, quick, folder)
     # half a million learners would hold 189 M Q-table cells, over the market's cap: the
     # largest market is averaging traders alone
     mems = [_memory(big, BIG_MIX) for _ in range(1 if quick else min(repeats, 2))]

@@ -16,8 +16,7 @@ strategies. The market's step and the environments compose them.
 
 from __future__ import annotations
 
-import numpy as np
-
+from market.game.buffers import record_arrays, table_arrays
 from market.game.dispatch import decide, decide_one, deterministic  # bound when generated
 from market.game.jit import njit
 from market.game.rules import BUYER, SELLER, Turn, legal_block
@@ -41,9 +40,7 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
     P, T = game
     n = first.size
     M = 2 * T
-    actions = np.full((n, M), -1, dtype=np.int32)
-    level = np.zeros(n, dtype=np.int64)
-    n_moves = np.zeros(n, dtype=np.int64)
+    actions, level, n_moves = record_arrays(n, M)
     all_deterministic = breakdown <= 0.0  # a breakdown risk draws: move by move, in order
     for k in kinds:
         all_deterministic = all_deterministic and deterministic(k)
@@ -53,15 +50,9 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
         return actions, level, n_moves, bad, bad_g
     s_group, s_member, s_lo, s_hi = sellers
     b_group, b_member, b_lo, b_hi = buyers
-    last = np.zeros((2, n), dtype=np.int64)
-    prev = np.zeros((2, n), dtype=np.int64)
-    chosen = np.zeros(n, dtype=np.int64)
-    running = np.arange(n)
-    n_running = n
     n_groups = kinds.size
-    count = np.zeros(n_groups + 1, dtype=np.int64)
-    key = np.empty(n, dtype=np.int64)
-    order = np.empty(n, dtype=np.int64)
+    last, prev, chosen, running, count, key, order = table_arrays(n, n_groups)
+    n_running = n
     for move in range(M):
         if n_running == 0:
             break

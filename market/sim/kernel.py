@@ -18,8 +18,7 @@ lo, hi)`` (:data:`SIDE_FIELDS`, the order of
 
 from __future__ import annotations
 
-import numpy as np
-
+from market.game.buffers import floats, ints
 from market.game.dispatch import learn  # bound when generated
 from market.game.jit import njit
 from market.game.loops import negotiate_rows  # bound when generated
@@ -41,13 +40,14 @@ def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_group
     ps, pb = exchange.pair(s_traded, b_traded, rng)
     n = ps.size
     first = exchange.openers(n, open_mode, rng)
-    time_left = np.full(n, time_left_now, dtype=np.int64)
+    time_left = ints(n, time_left_now)
     actions, level, n_moves, bad, bad_g = negotiate_rows(
         (P, T), first, (s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps]),
         (b_strategy[pb], b_member[pb], b_lo[pb], b_hi[pb]), time_left, kinds, n_groups_s, st,
         rng, breakdown)
     if bad >= 0:
-        return packed(ps, pb, first, level, n_moves, np.zeros(n), np.zeros(0), np.zeros(0)), \
+        zeros = floats(3, n)
+        return packed(ps, pb, first, level, n_moves, zeros[0], zeros[1, :0], zeros[2, :0]), \
             actions, bad, bad_g
     prices, deal, gain_s, gain_b = exchange.settle_deals(
         ps, pb, level, n_moves, (grid_lo, grid_step), worth,
@@ -68,7 +68,7 @@ def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_group
                 k += strategy[idx[i]] == g - g0
             if k == 0:
                 continue
-            rows = np.empty(k, dtype=np.int64)
+            rows = ints(k, 0)
             j = 0
             for i in range(n):
                 if strategy[idx[i]] == g - g0:
@@ -85,7 +85,7 @@ def packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b):  # noqa: ANN0
     returned array costs a call back into Python): rows ps, pb, first, level, n_moves,
     prices, and the deals' gains (Seller, Buyer) at the front of their rows."""
     n = ps.size
-    out = np.zeros((8, n))
+    out = floats(8, n)
     for i in range(n):
         out[0, i], out[1, i], out[2, i] = ps[i], pb[i], first[i]
         out[3, i], out[4, i], out[5, i] = level[i], n_moves[i], prices[i]
