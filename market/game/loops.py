@@ -22,7 +22,7 @@ from market.game.jit import njit
 from market.game.rules import BUYER, SELLER, Turn, legal_block
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, st, rng,  # noqa: ANN001, ANN201
                    breakdown):
     """Negotiations of ``sellers`` against ``buyers`` to their end.
@@ -36,6 +36,10 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
     that the talks end after a counter-offer; above 0, each move from move 1 on
     is followed by one uniform per negotiation that counter-offered, in
     ascending order, as :meth:`market.game.protocol.Lockstep.play` draws.
+
+    Inlined where a compiled caller calls it (the market's step), so a new
+    engine compiles it once, inside the step; called from Python (the
+    tournament, the report) it compiles on its own.
     """
     P, T = game
     n = first.size

@@ -72,12 +72,15 @@ def forms_for(strategies: Sequence[Strategy] = ()) -> list[compiled.Form]:
 
 
 def compiled_module(strategies: Sequence[Strategy] = (),
-                    on_compile: Callable[[], None] | None = None) -> types.ModuleType:
+                    on_compile: Callable[[], None] | None = None,
+                    entries: Sequence[str] = ("market_step",)) -> types.ModuleType:
     """The generated module that runs these strategies (and every built-in one) compiled,
     loaded from numba's cache or compiled (``on_compile`` is called first, only then): each
     strategy's own module (:func:`strategies.compiled.form_module`; about 15 s for the
     built-ins, once per machine), then the loops (a few seconds, again for each new set of
-    strategies). A rule numba cannot compile is a :class:`~market.errors.CompileError`
+    strategies). ``entries``: the module's compiled functions the caller will call
+    (:data:`ENTRIES`), compiled (or loaded) here, under the notice; the others compile on
+    their first call. A rule numba cannot compile is a :class:`~market.errors.CompileError`
     naming its strategy."""
     if jit.numba is None:
         raise CompileError(f"numba cannot be imported ({_first_line(jit.IMPORT_ERROR)}); "
@@ -85,7 +88,9 @@ def compiled_module(strategies: Sequence[Strategy] = (),
     forms = forms_for(strategies)
     module = compiled.engine_module(forms, TEMPLATES)
     with _lock:
-        if getattr(module, "_ready", False):
+        ready: set[str] = module.__dict__.setdefault("_ready", set())
+        todo = [e for e in entries if e not in ready]
+        if not todo and getattr(module, "_forms_ready", False):
             return module
         extra = [f.name for f in forms if f.name not in registry.STRATEGIES
                  or not registry.STRATEGIES[f.name].__module__.startswith("strategies.")]
@@ -108,7 +113,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
                         stage[0] = "more"
                     compiled.batch_module(f, say=False)
                 stage[0] = "more"
-                _smoke(module)
+                _smoke(module, todo)
         except CompileError:
             raise
         except Exception as exc:
@@ -118,13 +123,19 @@ def compiled_module(strategies: Sequence[Strategy] = (),
         if started and on_compile is None:  # the wait's end, as its start was said
             print(f"compiled the market engine in {time.perf_counter() - started[0]:.0f} s",
                   file=sys.stderr, flush=True)
-        module._ready = True  # type: ignore[attr-defined]
+        ready.update(todo)
+        module._forms_ready = True  # type: ignore[attr-defined]
     return module
 
 
 def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
-    """Load the built-in strategies' engine from numba's cache, or compile it (once)."""
-    compiled_module((), on_compile)
+    """Load the built-in strategies' engine (every entry) from numba's cache, or compile it
+    (once)."""
+    compiled_module((), on_compile, ENTRIES)
+
+
+#: the engine module's entry points: the market's step, the two-agent negotiation
+ENTRIES = ("market_step", "negotiate_rows")
 
 
 def compiling_words(extra: Sequence[str], built_ins: bool) -> str:
@@ -136,8 +147,9 @@ def compiling_words(extra: Sequence[str], built_ins: bool) -> str:
 _lock = threading.Lock()
 
 
-def _smoke(module: types.ModuleType) -> None:
-    """One step of a tiny market and one negotiation: compiles the module or loads it."""
+def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
+    """One step of a tiny market, one negotiation, or both (``entries``): compiles them or
+    loads them."""
     n = 2
     f, i = np.zeros(n), np.zeros(n, dtype=np.int64)
 
@@ -148,8 +160,11 @@ def _smoke(module: types.ModuleType) -> None:
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
     kinds = np.zeros(2, np.int64)
     rules = (2, 1, exchange.OPEN_RANDOM, 0.0, 1.0, 1.0, (1.0, 1.0, 0.0, 0.0), 0.0)
-    module.market_step(rules, -1, side(), side(), np.zeros(0, np.int64), kinds, 1,
-                       store.arrays, np.random.default_rng(0))
+    if "market_step" in entries:
+        module.market_step(rules, -1, side(), side(), np.zeros(0, np.int64), kinds, 1,
+                           store.arrays, np.random.default_rng(0))
+    if "negotiate_rows" not in entries:
+        return
     seat = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 2, np.int64))
     module.negotiate_rows((2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64), kinds, 1,
                           store.arrays, np.random.default_rng(0), 0.0)
@@ -291,7 +306,7 @@ def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray |
     if (not all(compiled.has_form(s) for s in strategies) or jit.numba is None
             or n != len(buyer.group)):
         return lockstep.negotiate(protocol, seller, buyer, first, rng, time_left)
-    module = compiled_module(strategies)
+    module = compiled_module(strategies, entries=("negotiate_rows",))
     kinds = np.array([compiled.kind_in(module, s) for s in strategies], dtype=np.int64)
     store, _ = compiled.stores([s.kernel_state() for s in strategies])
     opens = np.ascontiguousarray(np.broadcast_to(np.asarray(first, dtype=np.int64), (n,)))
