@@ -7,8 +7,9 @@ for a table player, for the rows of one population (``decide_rows``, and
 *generates* the rest from the strategies themselves, in two layers.
 
 - A *form module* per strategy (:func:`form_module`): the rule inlined into
-  three entry points over a population's rows (``decide``, ``decide_one``,
-  ``learn``), so the per-row calls cost nothing. A strategy's batch
+  its entry points (``decide`` over a population's rows, ``learn`` if it
+  learns, and ``rule_one`` for one row of a deterministic rule, scalars
+  only), so the per-row calls cost nothing. A strategy's batch
   decision (:meth:`Compiled.act`: the lockstep path, the two-agent game)
   calls it from Python; every engine calls the same compiled code.
 - An *engine module* per set of strategies (:func:`engine_module`): the
@@ -21,8 +22,8 @@ for a table player, for the rows of one population (``decide_rows``, and
 
 Why two layers: each form module is compiled once per machine and cached,
 so a new strategy (a user's rule) compiles its own module and the loops
-(a few seconds), never the other rules again (the built-ins' are about
-15 s). Why generated: numba can call functions held in a list only
+(about 6 s on a 2-core machine), never the other rules again (the
+built-ins take about 15 s, once). Why generated: numba can call functions held in a list only
 through a pointer (10.9 ns a call measured, against 0.8 ns inlined: a
 50,000-trader step would slow by a quarter), while a switch compiles to
 direct calls. Why a module per set: numba caches machine code per file,
@@ -146,7 +147,18 @@ class Form:
 
     @property
     def key(self) -> tuple[Any, ...]:
-        return (self.shape, *(_py(f) for f in self.functions))
+        """What makes two forms one: their functions and whether they draw (not their
+        names: Boulware and Conceder share one)."""
+        return (self.shape, self.deterministic, *(_py(f) for f in self.functions))
+
+    @property
+    def identity(self) -> str:
+        """The key in words, for a generated file's header: the same whichever class (and
+        name) reached the form first, and wherever its file lies (a user's module is named
+        by its path), so the file's digest is too."""
+        fn = _py(self.functions[0])
+        draws = "deterministic" if self.deterministic else "stochastic"
+        return f"{self.shape} {fn.__qualname__} ({draws})"
 
 
 _py = generated.py_function
@@ -394,7 +406,7 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
 
 
 def _names(forms: Sequence[Form]) -> str:
-    return ", ".join(f"{k} {f.name}" for k, f in enumerate(forms))
+    return ", ".join(f"{k} {f.identity}" for k, f in enumerate(forms))
 
 
 def _bindings(bound: dict[str, Any]) -> str:
@@ -411,8 +423,9 @@ def _cases(cases: list[str]) -> str:
 
 def form_module(f: Form) -> types.ModuleType:
     """The generated module of one strategy form (its kind is 0): the rule inlined into the
-    module's ``decide``, ``decide_one`` and ``learn``, compiled once and shared by the
-    strategy's own batch decision and every engine that holds it.
+    module's ``decide``, ``learn`` and ``rule_one``, compiled once and shared by the
+    strategy's own batch decision and every engine that holds it (a table's one-row
+    ``decide_one``, a few lines, is compiled into each engine instead).
 
     Written once per digest and imported; numba compiles each of its
     functions on first call, or loads it from its cache.
@@ -441,7 +454,13 @@ def _module(forms: Sequence[Form], templates: Sequence[types.ModuleType]) -> typ
         functions = [g for f in forms for g in f.functions]
     return generated.module(
         "compiled", text, bound, functions=functions, templates=templates, key=key,
-        extras={"FORMS": tuple(forms), "KINDS": {f.key: k for k, f in enumerate(forms)}})
+        imports=_IMPORTS, extras={"FORMS": tuple(forms),
+                                  "KINDS": {f.key: k for k, f in enumerate(forms)}})
+
+
+#: the modules whose compiled helpers the generated text imports (``_action``,
+#: ``_param_at``, ``_with_param``): their sources are part of every module's digest
+_IMPORTS = ("market.game.rules", "strategies.base", "strategies.rule_based")
 
 
 def kind_in(module: types.ModuleType, strategy: Strategy) -> int:
@@ -539,7 +558,7 @@ class Compiled(Strategy):
         out = np.empty(n, dtype=np.int64)
         game = (int(obs.protocol.prices), int(obs.protocol.rounds))
         module.decide(0, side, int(obs.move), game, np.arange(n, dtype=np.int64),
-                            (last, prev, first), seat, store.arrays, g, rng, out)
+                      (last, prev, first), seat, store.arrays, g, rng, out)
         return out
 
     def learn(self, record: BatchRecord, rows: np.ndarray, member: np.ndarray,
@@ -558,8 +577,8 @@ class Compiled(Strategy):
                np.ascontiguousarray(record.level, dtype=np.int64))
         tl = np.full(n, -1, np.int64) if time_left is None else _ints(time_left, n)
         module.learn(0, self.side, (int(pr.prices), int(pr.rounds)), _ints(rows, n), rec,
-                           _ints(member, n), np.ascontiguousarray(reward, dtype=np.float64), tl,
-                           store.arrays, g)
+                     _ints(member, n), np.ascontiguousarray(reward, dtype=np.float64), tl,
+                     store.arrays, g)
 
 
 def _ints(a: Any, n: int) -> np.ndarray:
@@ -575,6 +594,8 @@ def batch_module(f: Form, say: bool = True) -> types.ModuleType:
         try:
             with _announce(f"compiling {f.name}'s rule (first run only)" if say else None):
                 _smoke(module, f)
+        except CompileError:
+            raise
         except Exception as exc:
             reraise_signal(exc)
             if jit.numba is None:
@@ -595,7 +616,14 @@ def _smoke(module: types.ModuleType, f: Form) -> None:
     module.decide(-1, 0, 0, (2, 1), np.zeros(0, np.int64), table, seat, store.arrays, 0,
                   rng, np.zeros(n, np.int64))
     if f.shape == "rule" and f.deterministic:  # typed as the depth-first loop calls it
-        module.rule_one(-1, Turn(0, 0, 2, 1, 0, 0, 0, 1, 2, 0.0))
+        try:
+            module.rule_one(-1, Turn(0, 0, 2, 1, 0, 0, 0, 1, 2, 0.0))
+        except Exception as exc:  # its decide compiled with a generator: the rule draws
+            reraise_signal(exc)
+            raise CompileError(
+                f"strategy {f.name!r}: its rule draws from the generator, but its classifier "
+                "does not say so (Classifier(stochastic=True)); a deterministic rule is "
+                "played without one, depth first") from None
     if f.shape == "table" and f.functions[1] is not None:
         rec = (np.zeros((n, 2), np.int32), i.copy(), i.copy(), i.copy())
         module.learn(-1, 0, (2, 1), np.zeros(0, np.int64), rec, i.copy(), np.zeros(n),

@@ -106,10 +106,12 @@ def sources(functions: Iterable[Any], templates: Sequence[types.ModuleType]) -> 
 
 def module(prefix: str, text: str, bound: dict[str, Any] | None = None,
            functions: Iterable[Any] = (), templates: Sequence[types.ModuleType] = (),
-           extras: dict[str, Any] | None = None, key: Any = None) -> types.ModuleType:
+           extras: dict[str, Any] | None = None, key: Any = None,
+           imports: Sequence[str] = ()) -> types.ModuleType:
     """The generated module of ``text`` (its names ``bound`` injected as ``_BOUND``), named
     ``{prefix}_{digest}`` by the digest of the text, of every source the ``functions`` and
-    ``templates`` reach (:func:`sources`) and of numba's version.
+    ``templates`` reach (:func:`sources`), of the modules ``text`` imports compiled helpers
+    from (``imports``, by name) and of numba's version.
 
     Written once per digest and imported once per process (memoised under ``key``, if
     given); numba compiles each of its functions on first call, or loads it from its cache.
@@ -120,7 +122,10 @@ def module(prefix: str, text: str, bound: dict[str, Any] | None = None,
         if key is not None and memo in _modules:
             return _modules[memo]
         digest = hashlib.sha256(text.encode())
-        for path in sources(functions, templates):  # by content as defined: a user's file
+        helpers = [importlib.import_module(name) for name in imports]
+        roots = [*functions, *(v for m in helpers for v in vars(m).values()
+                               if hasattr(v, "py_func"))]
+        for path in sources(roots, templates):  # by content as defined: a user's file
             digest.update(compile_cache.file_digest(path).encode())  # copied is the same code
         digest.update(str(getattr(jit.numba, "__version__", "")).encode())
         name = f"{prefix}_{digest.hexdigest()[:20]}"

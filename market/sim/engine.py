@@ -111,7 +111,13 @@ def compiled_module(strategies: Sequence[Strategy] = (),
                 for f in forms:  # each rule alone first, so that a failure names it
                     if f.name in extra:
                         stage[0] = "more"
-                    compiled.batch_module(f, say=False)
+                    try:
+                        compiled.batch_module(f, say=False)
+                    except CompileError as exc:
+                        if f.name in extra:  # a user's rule: it names the rule
+                            raise
+                        raise CompileError(f"numba cannot compile the market engine on this "
+                                           f"machine: {exc}") from None  # not the rule's fault
                 stage[0] = "more"
                 _smoke(module, todo)
         except CompileError:

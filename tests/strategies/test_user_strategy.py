@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import strategies
+from market.errors import CompileError
 from market.game import generated
 from market.sim import engine
 from market.sim.model import MarketModel
@@ -111,7 +112,7 @@ def test_a_rule_numba_cannot_compile_is_refused_in_one_line_and_runs_lockstep(tm
     (tmp_path / "wordy.py").write_text(BAD)
     cmd = [sys.executable, str(ROOT / "run.py"), "market", "--seller-mix", "wordy.py:Wordy",
            "--steps", "2", "--sellers", "4", "--buyers", "4"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NEGOTIATION_MARKET_CACHE": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the built-ins' engine as compiled
     bad = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2
     lines = [x for x in bad.stderr.splitlines() if x.startswith("run.py market: error")]
@@ -147,6 +148,27 @@ def test_an_unknown_kind_plays_an_illegal_action_not_another_rule():
         assert (bad, bad_g) == (0, 0)  # the opening Seller's population, at move 0
 
 
+DRAWS = '''
+from strategies.rule_based import RuleBased, bounds
+
+
+class Secretly(RuleBased):
+    name = "secretly"  # draws, but its classifier keeps the default: deterministic
+
+    @staticmethod
+    def target(turn, rng):
+        lo, hi = bounds(turn)
+        return lo if rng.random() < 0.5 else hi
+'''
+
+
+def test_a_rule_that_draws_without_saying_so_is_refused_naming_the_classifier(tmp_path):
+    (tmp_path / "secretly.py").write_text(DRAWS)
+    cls = specs.parse(f"{tmp_path / 'secretly.py'}:Secretly", "--seller").cls
+    with pytest.raises(CompileError, match=r"'secretly': its rule draws .*stochastic=True"):
+        engine.compiled_module([cls()])
+
+
 @pytest.mark.parametrize("spec, words", [
     ("nowhere.py:X", "no file"), ("json.decoder:JSONDecoder", "no Strategy class"),
     ("no_such_module_xyz.sub:X", "cannot import module"),
@@ -154,3 +176,12 @@ def test_an_unknown_kind_plays_an_illegal_action_not_another_rule():
 def test_bad_user_specs_are_refused_naming_the_problem(spec, words):
     with pytest.raises(ValueError, match=words):
         specs.parse(spec, "--seller")
+
+
+def test_classes_sharing_a_rule_share_one_generated_module_whatever_their_names():
+    """Boulware and Conceder differ only in a parameter: one form, one file (a digest that
+    depended on which name came first would compile a second engine in some processes)."""
+    boulware, conceder = (compiled.form(strategies.STRATEGIES[n]) for n in ("boulware",
+                                                                            "conceder"))
+    assert boulware.key == conceder.key and boulware.name != conceder.name
+    assert compiled._source([boulware])[0] == compiled._source([conceder])[0]
