@@ -102,7 +102,8 @@ def compiled_module(strategies: Sequence[Strategy] = (),
             if on_compile is not None:
                 on_compile()
                 return
-            print(compiling_words(extra, stage[0] == "built-in"), file=sys.stderr, flush=True)
+            print(compiling_words(extra, stage[0] == "built-in", bool(todo)), file=sys.stderr,
+                  flush=True)
 
         from market.game.generated import announce_compiles
 
@@ -127,7 +128,8 @@ def compiled_module(strategies: Sequence[Strategy] = (),
             raise CompileError(f"numba cannot compile the market engine on this machine "
                                f"({type(exc).__name__}: {_first_line(exc)})") from exc
         if started and on_compile is None:  # the wait's end, as its start was said
-            print(f"compiled the market engine in {time.perf_counter() - started[0]:.0f} s",
+            what = "the market engine" if todo else "the strategies' rules"
+            print(f"compiled {what} in {time.perf_counter() - started[0]:.0f} s",
                   file=sys.stderr, flush=True)
         ready.update(todo)
         module._forms_ready = True  # type: ignore[attr-defined]
@@ -144,12 +146,16 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
 ENTRIES = ("market_step", "negotiate_rows")
 
 
-def compiling_words(extra: Sequence[str], built_ins: bool) -> str:
+def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True) -> str:
     """The notice of a first compile: what compiles and about how long it takes (the
     built-in rules about 20 s, once per machine; a set with a new rule of a user's, or the
-    loops alone, a few seconds)."""
-    what = f"the market engine with {', '.join(extra)}" if extra else "the market engine"
+    loops alone, a few seconds). ``loops``: the engine's loops too, not only the rules (an
+    environment compiles its own step on use)."""
+    what = "the market engine" if loops else "the strategies' rules"
+    what += f" with {', '.join(extra)}" if extra else ""
     return f"compiling {what} (first run only, {'about 20' if built_ins else 'a few'} seconds)"
+
+
 _lock = threading.Lock()
 
 

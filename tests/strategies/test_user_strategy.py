@@ -185,3 +185,25 @@ def test_classes_sharing_a_rule_share_one_generated_module_whatever_their_names(
                                                                             "conceder"))
     assert boulware.key == conceder.key and boulware.name != conceder.name
     assert compiled._source([boulware])[0] == compiled._source([conceder])[0]
+
+
+def test_a_new_rule_compiles_once_said_by_name_and_is_loaded_after(tmp_path):
+    """The first market holding a rule never seen before (a file of new content) says what
+    compiles, naming the rule, and how long it took; the next run is silent."""
+    import uuid
+
+    from cli_run import run
+
+    path = tmp_path / "fresh.py"
+    path.write_text(_doc_module() + f"\n# a rule of new content: {uuid.uuid4()}\n")
+    cmd = ("market", "--seller-mix", f"{path}:Midpoint=0.5,averaging=0.5", "--steps", "2",
+           "--sellers", "4", "--buyers", "4")
+    try:
+        first, again = run(*cmd, cwd=tmp_path), run(*cmd, cwd=tmp_path)
+    finally:
+        strategies.STRATEGIES.pop("midpoint", None)
+    assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
+    said = first.stderr.splitlines()
+    assert "compiling the market engine with midpoint (first run only, a few seconds)" in said
+    assert any(re.fullmatch(r"compiled the market engine in \d+ s", line) for line in said)
+    assert "compil" not in again.stderr
