@@ -22,11 +22,11 @@ for a table player, for the rows of one population (``decide_rows``, and
 
 Why two layers: each form module is compiled once per machine and cached,
 so a new strategy (a user's rule) compiles its own module and the loops
-(about 6 s on a 2-core machine), never the other rules again (the
-built-ins take about 15 s, once). Why generated: numba can call functions held in a list only
-through a pointer (10.9 ns a call measured, against 0.8 ns inlined: a
-50,000-trader step would slow by a quarter), while a switch compiles to
-direct calls. Why a module per set: numba caches machine code per file,
+(5-6 s on a 2-core machine), never the other rules again (the built-ins
+take about 15 s, once). Why generated: numba can call functions held in a
+list only through a pointer (10.9 ns a call measured, against 0.8 ns
+inlined: a 50,000-trader step would slow by a quarter), while a switch
+compiles to direct calls. Why a module per set: numba caches machine code per file,
 and checks only that file's time stamp. A generated file's name is a
 digest of every source compiled into it (each rule, every function it
 calls, the loops, the form modules it calls), so an edit to any of them, a
