@@ -11,11 +11,16 @@ or missed, and ``bench --check`` fails when any target is missed.
 from __future__ import annotations
 
 import importlib
+import json
 import operator
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 #: the sections, in the order they run
@@ -89,6 +94,22 @@ def median_time(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float]
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), times
+
+
+def fresh_interpreter(code: str, env: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter importing this checkout (what a first run costs:
+    compiles, cache loads) and return the JSON object of its last line. ``env``: variables
+    to set, or to remove (None). The child ends with this process, however it ends."""
+    from market.processes import preexec_die_with_parent
+
+    root = str(Path(__file__).resolve().parents[2])
+    child = {k: v for k, v in os.environ.items() if (env or {}).get(k, v) is not None}
+    child.update({k: v for k, v in (env or {}).items() if v is not None})
+    child["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=child, cwd=root, check=True, timeout=600,
+                         preexec_fn=preexec_die_with_parent)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def spread(values: Sequence[float]) -> tuple[float, float]:

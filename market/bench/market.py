@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from market.bench import BenchRow, at_least, at_most, spread
+from market.bench import BenchRow, at_least, at_most, fresh_interpreter, spread
 
 TITLE = "market: compiled engine vs lockstep path (averaging + Q-learning, P=5 T=5)"
 MIX = {"averaging": 0.5, "qlearning": 0.5}
@@ -199,17 +199,8 @@ print(json.dumps({{"ready": time.perf_counter() - t0, "compiled": bool(heard)}})
 def _compile_probe(cache: str | None, rule: str = "") -> dict[str, float]:
     """Time :func:`market.sim.engine.compiled_module` in a fresh interpreter (``cache``:
     the generated modules' folder; None: this machine's)."""
-    from pathlib import Path
-
-    root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-    if cache is not None:
-        env["NEGOTIATION_MARKET_CACHE"] = cache
-    out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE.format(rule=rule)],
-                         capture_output=True, text=True, env=env, cwd=root, check=True,
-                         timeout=600)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return fresh_interpreter(_COMPILE_PROBE.format(rule=rule),
+                             {"NEGOTIATION_MARKET_CACHE": cache} if cache else None)
 
 
 def _compile_rows(cold_repeats: int, repeats: int, quick: bool, folder: str) -> list[BenchRow]:

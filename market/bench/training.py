@@ -22,9 +22,7 @@ warm one (the same folder again). ``--quick`` skips the cold compile and
 from __future__ import annotations
 
 import copy
-import json
 import math
-import os
 import random
 import statistics
 import subprocess
@@ -32,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from market.bench import BenchRow, at_least, at_most, median_time, spread
+from market.bench import BenchRow, at_least, at_most, fresh_interpreter, median_time, spread
 
 TITLE = "training throughput (the document's trainer, P=5 T=5)"
 
@@ -130,14 +128,7 @@ def compile_probe(cache_dir: str | None) -> dict[str, float]:
     ``cache_dir``: numba's cache folder for that interpreter (``NUMBA_CACHE_DIR``);
     ``None``: numba's default, beside the source.
     """
-    root = str(Path(__file__).resolve().parents[2])
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-    if cache_dir is not None:
-        env["NUMBA_CACHE_DIR"] = cache_dir
-    out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE], capture_output=True, text=True,
-                         env=env, cwd=root, check=True, timeout=600)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return fresh_interpreter(_COMPILE_PROBE, {"NUMBA_CACHE_DIR": cache_dir})
 
 
 def _median(values: list[float]) -> float:
