@@ -16,7 +16,8 @@ import numpy as np
 
 from market.game import jit, qtable
 from market.game.jit import njit
-from market.game.rules import SIDE_NAMES, Protocol, legal_block
+from market.game.moves import legal_block
+from market.game.rules import SIDE_NAMES, Protocol
 from market.game.table_files import load_tables
 from strategies.base import (
     CLOCK_PARTS,

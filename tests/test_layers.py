@@ -21,7 +21,7 @@ LAYERS = {
     "market.errors": 1, "market.limits": 1, "market.files": 1, "market.processes": 1,
     "market.jsonable": 1, "market.parameters": 1,
     "market.game": 2,
-    "strategies": 3,
+    "strategies": 3, "market.compiled": 3,
     "market.sim": 4, "market.interop": 4,
     "market.plots": 5,
     "market.runs": 6, "market.view": 6, "market.report": 6,

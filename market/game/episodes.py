@@ -23,17 +23,20 @@ move, in order:
    equality), and if there are several, one uniform ``v`` picks the
    ``floor(v * count)``-th of them in increasing action order;
 3. with a breakdown risk ``Q > 0``, after a counter-offer (an offer at a
-   move ``m >= 1``): one uniform ``w``; the talks break down, with no deal,
-   when ``w < Q``. Without the risk nothing is drawn, so the document's
-   game draws as it always did.
+   move ``m >= 1``, :func:`market.game.moves.at_risk`): one uniform ``w``; the
+   talks break down, with no deal, when ``w < Q`` (:func:`~market.game.moves.breaks`).
+   Without the risk nothing is drawn, so the document's game draws as it
+   always did.
 
 Uniforms are ``(x >> 11) * 2**-53`` of the generator's 64-bit output ``x``.
 
-The Q-table row formula and the legal actions of a row are written here as
-scalar functions (:func:`move_row`, :func:`legal_range`) because numba
-cannot compile :mod:`market.game.qtable`'s array versions; a test checks
-them against qtable's for every move, offer and row. The Bellman update and
-the greedy choice are the learners' own (:func:`market.game.qtable.bellman_update1`,
+The rules of a move, what a deal is worth and which actions a row allows are
+the game's own compiled rules (:mod:`market.game.moves`,
+:func:`market.game.qtable.row_legal`); the Q-table row formula is written
+here as a scalar function (:func:`move_row`) because numba cannot compile
+:mod:`market.game.qtable`'s array version; a test checks it against qtable's
+for every move and offer. The Bellman update and the greedy choice are the
+learners' own (:func:`market.game.qtable.bellman_update1`,
 :func:`market.game.qtable.greedy_ties`).
 """
 
@@ -41,8 +44,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.game import qtable
+from market.game import moves, qtable
 from market.game.jit import njit, prange
+from market.game.pressure import Pressure
 
 _SHIFT_U = np.uint64(11)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
@@ -90,22 +94,8 @@ def move_row(prices: int, move: int, offered: int) -> int:
     return 1 + ((move - 1) >> 1) * prices + offered
 
 
-@njit(cache=True, inline="always")
-def legal_range(prices: int, rounds: int, row: int) -> tuple[int, int]:
-    """Legal actions of ``row`` as ``[lo, hi)`` (qtable.legal_rows, scalar; ``d`` is empty).
-
-    Start row: offers only; rows of the last round: accept or reject;
-    every other row: everything. The legal actions of a row always form one
-    contiguous block of action indices.
-    """
-    if row == 0:
-        return 0, prices
-    if row > prices * rounds:
-        return 0, 0
-    if row > (rounds - 1) * prices:
-        return prices, prices + 2
-    return 0, prices + 2
-
+#: the legal actions of a row, ``[lo, hi)``: the Q-table's (:func:`market.game.qtable.row_legal`)
+legal_range = qtable.row_legal
 
 bellman_update = qtable.bellman_update1  # the one compiled update, the learners' own
 
@@ -133,11 +123,11 @@ def choose(qf: np.ndarray, base: int, P: int, lo: int, hi: int, epsilon: float,
 def play_episode(
     qf: np.ndarray, game: tuple[int, int, int], first: int, eps: tuple[float, float],
     stale_first: bool, st: np.ndarray, acts: np.ndarray, rows: np.ndarray,
-    start: tuple[int, int, bool], breakdown: float,
+    start: tuple[int, int, bool], pressure: Pressure,
 ) -> tuple[int, int]:
     """Play one negotiation on one seed's flat tables ``qf``; return ``(n_moves, level)``,
-    level -1 when the talks broke down (``breakdown``: their risk after each counter-offer,
-    one uniform drawn after each counter-offer when it is above 0, the module docstring's
+    level -1 when the talks broke down (``pressure``: the game's time pressure; with a
+    breakdown risk, one uniform drawn after each counter-offer, the module docstring's
     step 3).
 
     ``game``: ``(R, P, T)``, R the tables per side (1, or 2 role-aware);
@@ -158,7 +148,7 @@ def play_episode(
     offer = offer0
     for m in range(m0, 2 * T):
         role = m & 1
-        side = first ^ role
+        side = moves.mover(m, first)
         r = role if R == 2 else 0
         row = 0 if (role == 0 and stale_first) else move_row(P, m, offer)
         lo, hi = legal_range(P, T, row)
@@ -168,9 +158,10 @@ def play_episode(
         a = choose(qf, ((side * R + r) * S + row) * A, P, lo, hi, eps, st)
         acts[m] = a
         rows[m] = row
-        if a >= P:
-            return m + 1, (offer + 1 if a == P else 0)
-        if breakdown > 0.0 and m >= 1 and uniform(st) < breakdown:
+        end = moves.outcome(a, P, moves.offered(offer))  # ``offer``: the last offer's action
+        if end != moves.GOES_ON:
+            return m + 1, end
+        if moves.at_risk(m, pressure) and moves.breaks(uniform(st), pressure):
             return m + 1, -1
         offer = a
     return 2 * T, 0  # not reached: the last move may only accept or reject
@@ -179,20 +170,19 @@ def play_episode(
 @njit(cache=True, inline="always")
 def learn_episode(
     qf: np.ndarray, game: tuple[int, int, int], side: int, first: int, acts: np.ndarray,
-    rows: np.ndarray, outcome: tuple[int, int, int],
-    rates: tuple[float, float, float, float, float],
+    rows: np.ndarray, outcome: tuple[int, int, int], rates: tuple[float, float, float],
+    pressure: Pressure,
 ) -> None:
     """Bellman-update ``side``'s table in one seed's flat tables ``qf`` along one episode.
 
     ``outcome``: ``(n_moves, level, m0)``, how the episode ended (level 0: no
     deal, -1: the talks broke down) and the move it started at (its earlier
-    moves were not played). ``rates``: ``(lr, gamma, bonus, discount,
-    cost)``. ``bonus``: added to both sides' reward for a deal (0: the document's
-    rewards), so that a responder offered its zero-surplus price is no
-    longer indifferent between accepting and rejecting. ``discount``: ``side``'s
-    factor per offer (the game's time cost): a deal on the ``k``-th offer
-    (accepted at move ``k + 1 = n_moves - 1``) pays ``discount ** k`` of it,
-    less ``k * cost`` (the side's fixed cost per offer).
+    moves were not played). ``rates``: ``(lr, gamma, bonus)``. ``bonus``: added
+    to both sides' reward for a deal (0: the document's rewards), so that a
+    responder offered its zero-surplus price is no longer indifferent between
+    accepting and rejecting. ``pressure``: the game's time pressure; a deal on
+    the ``k``-th offer (accepted at move ``k + 1 = n_moves - 1``) is worth what
+    :func:`market.game.moves.worth` says to ``side``.
 
     A move's target is the reward if the negotiation ended before the
     mover's next move, else ``gamma`` times the value (max over legal
@@ -204,15 +194,14 @@ def learn_episode(
     """
     R, P, T = game
     n_moves, level, m0 = outcome
-    lr, gamma, bonus, discount, cost = rates
+    lr, gamma, bonus = rates
     S, A = P * T + 2, P + 2
     role = 0 if side == first else 1
     r = role if R == 2 else 0
-    reward = (level / P if side == 0 else 1.0 - level / P) + bonus if level > 0 else 0.0
-    if level > 0 and discount < 1.0:
-        reward *= discount ** float(n_moves - 2)  # pow(), as Python computes d ** k
-    if level > 0 and cost > 0.0:
-        reward -= (n_moves - 2) * cost
+    reward = 0.0
+    if level > 0:
+        share = level / P if side == 0 else 1.0 - level / P
+        reward = moves.worth(share + bonus, side, n_moves - 2, pressure, 1.0)
     table = (side * R + r) * S * A
     for m in range(m0 + ((m0 ^ role) & 1), n_moves, 2):  # the side's moves from m0 on
         cell = table + rows[m] * A + acts[m]
@@ -230,7 +219,7 @@ def run(
     q: np.ndarray, rng: np.ndarray, counts: np.ndarray, log: np.ndarray,
     game: tuple[int, int, int], schedule: tuple[np.ndarray, np.ndarray, int, int],
     learning: tuple[np.ndarray, float, float],
-    pressure: tuple[float, float, float, float, float],
+    pressure: Pressure,
     opening: tuple[int, bool, float],
 ) -> None:
     """Play (and learn from) ``len(eps)`` episodes for every seed, seeds in parallel.
@@ -243,8 +232,8 @@ def run(
     rate ``lr[k]``. ``learning``: ``(learns, gamma, bonus)``; the tables of
     the sides with ``learns[side]`` are updated in place, and ``bonus`` is the
     learners' extra reward for a deal. ``pressure``: the game's time pressure
-    ``(seller discount, buyer discount, breakdown risk, seller cost, buyer
-    cost)`` (:func:`play_episode`, :func:`learn_episode`). ``opening``: ``(first0,
+    (:class:`~market.game.pressure.Pressure`; :func:`play_episode`,
+    :func:`learn_episode`). ``opening``: ``(first0,
     stale_first, starts)``; the first mover is ``first0`` on even ``k``, the
     other side on odd ``k``. ``counts`` (n, C, 7): statistics
     (:data:`market.game.kernel.COUNT_COLUMNS`) added to slot
@@ -266,7 +255,6 @@ def run(
     R, P, T = game
     eps, lr, e0, per_cycle = schedule
     learns, gamma, bonus = learning
-    disc_s, disc_b, breakdown, cost_s, cost_b = pressure
     first0, stale_first, starts = opening
     n = q.shape[0]
     K = eps.shape[0]
@@ -291,14 +279,14 @@ def run(
                 if m0 > 0:
                     offer0 = int(uniform(st) * P)
             n_moves, level = play_episode(qf, game, first, (e_s, e_b), stale_first, st, acts,
-                                          rows, (m0, offer0, explores), breakdown)
+                                          rows, (m0, offer0, explores), pressure)
             if learn_s:
                 learn_episode(qf, game, 0, first, acts, rows, (n_moves, level, m0),
-                              (lr[k], gamma, bonus, disc_s, cost_s))
+                              (lr[k], gamma, bonus), pressure)
             if learn_b:
                 learn_episode(qf, game, 1, first, acts, rows, (n_moves, level, m0),
-                              (lr[k], gamma, bonus, disc_b, cost_b))
-            ender = first ^ ((n_moves - 1) & 1)
+                              (lr[k], gamma, bonus), pressure)
+            ender = moves.mover(n_moves - 1, first)  # who played the last move
             if level > 0:
                 counts[i, slot, 2 * ender] += 1
                 counts[i, slot, 4] += level

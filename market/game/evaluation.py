@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from market.game import qtable
+from market.game import moves, qtable
 from market.game.qtable import legal_rows
 from market.game.rules import (
     BUYER,
@@ -552,7 +552,7 @@ def spe_outcome_offers(protocol: Protocol
         # reached through max(slot - 1, 0) counter-offers from the opening; from a later
         # subgame, through fewer: a factor common to every outcome below it, which leaves
         # each mover's comparisons (and so the sets) as they are
-        weigh[:, part] = values[:, part] * (1.0 - protocol.breakdown) ** max(slot - 1, 0)
+        weigh[:, part] = values[:, part] * moves.survival(1, protocol.pressure) ** max(slot - 1, 0)
 
     result: dict[str, list[tuple[int, int | None, float, float]]] = {}
     for f in (SELLER, BUYER):
@@ -608,9 +608,8 @@ def _survived(protocol: Protocol, move: int, nxt: np.ndarray) -> np.ndarray:
     """The outcome vectors after an offer at ``move``, ``nxt`` (what move ``move + 1``
     leads to), weighed by the chance that the talks survive it: a counter-offer (``move
     >= 1``) is followed by a breakdown with probability Q, worth 0 to both and no deal."""
-    if protocol.breakdown > 0.0 and move >= 1:
-        return nxt * (1.0 - protocol.breakdown)
-    return nxt
+    keep = moves.survival(move, protocol.pressure)  # the game's rule of a breakdown
+    return nxt * keep if keep < 1.0 else nxt
 
 
 def deals(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, first: int, *,

@@ -35,6 +35,7 @@ from market.game import episodes, generated
 from market.game.generated import announce_compiles
 from market.game.jit import IMPORT_ERROR as _IMPORT_ERROR
 from market.game.jit import numba
+from market.game.pressure import Pressure
 from market.processes import compiled_code
 
 if numba is not None and "NUMBA_THREADING_LAYER" not in os.environ:
@@ -113,24 +114,26 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
 def _smoke(module: types.ModuleType) -> None:
     """Call the kernel once on a tiny game (P = 2, T = 1): compiles it or loads it."""
     _call(module, np.zeros((1, 2, 1, 4, 4)), seed_states(0, 1), np.zeros((1, 1, 7), dtype=np.int64),
-          np.ones(2), np.ones(2), 0, (True, True), 1.0, False, 0, 2, None, 0.0,
-          (1.0, 1.0, 0.0, 0.0, 0.0), 0.0)
+          np.ones(2), np.ones(2), 0, (True, True), 1.0, False, 0, 2, None, 0.0, Pressure(), 0.0)
+
+
+#: the document's game: no time pressure
+NO_PRESSURE = Pressure()
 
 
 def play(
     q: np.ndarray, rng: np.ndarray, counts: np.ndarray, eps: np.ndarray, lr: np.ndarray,
     first0: int, learns: tuple[bool, bool], gamma: float, stale_first: bool = False,
     e0: int = 0, per_cycle: int | None = None, log: np.ndarray | None = None,
-    bonus: float = 0.0, pressure: tuple[float, ...] = (1.0, 1.0, 0.0, 0.0, 0.0),
-    starts: float = 0.0,
+    bonus: float = 0.0, pressure: Pressure = NO_PRESSURE, starts: float = 0.0,
 ) -> None:
     """:func:`market.game.episodes.run` with its arguments checked and converted to the one
     compiled signature (its tuples).
 
     Compiles on first use (see :func:`ensure_compiled`); ``per_cycle``
     defaults to ``len(eps)`` (every episode counted in slot 0). ``pressure``:
-    the game's ``(seller discount, buyer discount, breakdown risk, seller cost,
-    buyer cost)``; two discounts alone are taken as before.
+    the game's time pressure (:class:`~market.game.pressure.Pressure`; none by
+    default).
     """
     ensure_compiled()
     n = q.shape[0]
@@ -149,8 +152,7 @@ def play(
     assert _module is not None
     _call(_module, q, rng, counts, np.ascontiguousarray(eps, dtype=np.float64),
           np.ascontiguousarray(lr, dtype=np.float64), first0, learns, gamma, stale_first, e0,
-          max(per, 1), log, bonus, tuple(pressure) + (0.0, 0.0, 0.0)[:5 - len(pressure)],
-          starts)
+          max(per, 1), log, bonus, Pressure(*pressure), starts)
 
 
 def _call(module, q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e0,  # noqa: ANN001
@@ -163,7 +165,7 @@ def _call(module, q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e
         module.run(q.reshape(n, -1), rng, counts, log, (int(R), int(P), int((S - 2) // P)),
                    (eps, lr, int(e0), int(per_cycle)),
                    (np.asarray(learns, dtype=np.bool_), float(gamma), float(bonus)),
-                   tuple(float(x) for x in pressure),
+                   Pressure(*(float(x) for x in pressure)),
                    (int(first0), bool(stale_first), float(starts)))
 
 

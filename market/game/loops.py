@@ -19,12 +19,13 @@ from __future__ import annotations
 from market.game.buffers import record_arrays, table_arrays
 from market.game.dispatch import decide, decide_one, deterministic  # bound when generated
 from market.game.jit import njit
-from market.game.rules import BUYER, SELLER, Turn, legal_block
+from market.game.moves import GOES_ON, at_risk, legal_block, mover, offered, outcome, play_move
+from market.game.rules import BUYER, SELLER, Turn
 
 
 @njit(cache=True, inline="always")
 def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, st, rng,  # noqa: ANN001, ANN201
-                   breakdown):
+                   pressure):
     """Negotiations of ``sellers`` against ``buyers`` to their end.
 
     ``game``: ``(P, T)``; ``first``: the side moving first, per negotiation;
@@ -32,10 +33,11 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
     ``kinds``: the kind of every population of the store ``st`` (the
     Sellers' ``0 .. n_groups_s - 1``, then the Buyers'). Returns the record's
     arrays (actions, level, n_moves) and, if a strategy played an illegal
-    action, its move and population (-1, -1 if none). ``breakdown``: the risk
-    that the talks end after a counter-offer; above 0, each move from move 1 on
-    is followed by one uniform per negotiation that counter-offered, in
-    ascending order, as :meth:`market.game.protocol.Lockstep.play` draws.
+    action, its move and population (-1, -1 if none). ``pressure``: the game's
+    :class:`~market.game.pressure.Pressure`; with a breakdown risk, each move from
+    move 1 on is followed by one uniform per negotiation that counter-offered, in
+    ascending order (:func:`market.game.moves.play_move`, which
+    :meth:`market.game.protocol.Lockstep.play` runs too).
 
     Inlined where a compiled caller calls it (the market's step), so a new
     engine compiles it once, inside the step; called from Python (the
@@ -45,7 +47,7 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
     n = first.size
     M = 2 * T
     actions, level, n_moves = record_arrays(n, M)
-    all_deterministic = breakdown <= 0.0  # a breakdown risk draws: move by move, in order
+    all_deterministic = not at_risk(1, pressure)  # a breakdown draws: move by move, in order
     for k in kinds:
         all_deterministic = all_deterministic and deterministic(k)
     if all_deterministic:  # nothing draws: each negotiation to its end
@@ -64,7 +66,7 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
         count[:] = 0
         for j in range(n_running):
             i = running[j]
-            if (first[i] if move % 2 == 0 else 1 - first[i]) == SELLER:
+            if mover(move, first[i]) == SELLER:
                 key[j] = s_group[i]
             else:
                 key[j] = n_groups_s + b_group[i]
@@ -88,29 +90,8 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
             for r in rg:
                 if chosen[r] < lo_a or chosen[r] >= hi_a:
                     return actions, level, n_moves, move, g
-        still = 0
-        for j in range(n_running):  # play the move (protocol.Lockstep.play)
-            i = running[j]
-            a = chosen[i]
-            actions[i, move] = a
-            n_moves[i] = move + 1
-            mv = first[i] if move % 2 == 0 else 1 - first[i]
-            if a < P:
-                prev[mv, i] = last[mv, i]
-                last[mv, i] = a + 1
-                running[still] = i
-                still += 1
-            elif a == P:
-                level[i] = last[1 - mv, i]
-        n_running = still
-        if breakdown > 0.0 and move >= 1:  # after each counter-offer, in ascending order
-            still = 0
-            for j in range(n_running):
-                i = running[j]
-                if rng.random() >= breakdown:
-                    running[still] = i
-                    still += 1
-            n_running = still
+        n_running = play_move(move, P, pressure, running, n_running, chosen,
+                              (first, last, prev), (actions, level, n_moves), rng)
     return actions, level, n_moves, -1, -1
 
 
@@ -128,7 +109,7 @@ def depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng, action
         last_s = last_b = prev_s = prev_b = 0
         for move in range(M):
             lo_a, hi_a = legal_block(move, P, T)
-            s = first[i] if move % 2 == 0 else 1 - first[i]
+            s = mover(move, first[i])
             if s == SELLER:
                 g, m, lo, hi = s_group[i], s_member[i], s_lo[i], s_hi[i]
                 offer, own, prv = last_b, last_s, prev_b
@@ -141,13 +122,13 @@ def depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng, action
                 return move, g
             actions[i, move] = a
             n_moves[i] = move + 1
-            if a < P:
+            end = outcome(a, P, offer)
+            if end == GOES_ON:
                 if s == SELLER:
-                    prev_s, last_s = last_s, a + 1
+                    prev_s, last_s = last_s, offered(a)
                 else:
-                    prev_b, last_b = last_b, a + 1
+                    prev_b, last_b = last_b, offered(a)
                 continue
-            if a == P:
-                level[i] = offer
+            level[i] = end
             break
     return -1, -1

@@ -15,6 +15,8 @@ compiler.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from market.parameters import Param
 
 SELLER_DISCOUNT = Param("seller_discount", "float", 1.0,
@@ -38,5 +40,27 @@ BUYER_COST = Param(
 #: every kind of time pressure, in the order a protocol holds them
 PRESSURE = (SELLER_DISCOUNT, BUYER_DISCOUNT, BREAKDOWN, SELLER_COST, BUYER_COST)
 
-__all__ = ["BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "PRESSURE", "SELLER_COST",
+
+class Pressure(NamedTuple):
+    """The game's time pressure as one record, the one argument every compiled path takes
+    (:mod:`market.game.moves`): the fields of :data:`PRESSURE`, in its order, as floats. A
+    new kind of pressure is a field here, its declaration above and its rule in
+    :mod:`market.game.moves`."""
+
+    seller_discount: float = SELLER_DISCOUNT.default
+    buyer_discount: float = BUYER_DISCOUNT.default
+    breakdown: float = BREAKDOWN.default
+    seller_cost: float = SELLER_COST.default
+    buyer_cost: float = BUYER_COST.default
+
+    @classmethod
+    def of(cls, source: object) -> Pressure:
+        """The record of anything holding the declared fields (a protocol, a trainer's
+        config, the market's parameters), as floats (one compiled signature)."""
+        return cls(*(float(getattr(source, d.name)) for d in PRESSURE))
+
+
+assert Pressure._fields == tuple(d.name for d in PRESSURE)  # one order, the declarations'
+
+__all__ = ["BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "PRESSURE", "SELLER_COST", "Pressure",
            "SELLER_DISCOUNT"]

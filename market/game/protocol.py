@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from market.game import moves
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, Negotiator, Observation, Protocol
 
@@ -53,6 +54,10 @@ class Side:
             np.full(n, lo, dtype=np.int64),
             np.full(n, hi, dtype=np.int64),
         )
+
+
+#: the generator of a game without a breakdown risk, which never draws from it
+_NO_DRAWS = np.random.default_rng(0)
 
 
 class IllegalAction(RuntimeError):
@@ -88,8 +93,8 @@ class Lockstep:
         return self.move >= self.protocol.max_moves or not self.active.any()
 
     def mover(self) -> np.ndarray:
-        """The side moving now, per negotiation."""
-        return self.first if self.move % 2 == 0 else 1 - self.first
+        """The side moving now, per negotiation (:func:`market.game.moves.mover`)."""
+        return self.first if moves.mover(self.move, 0) == 0 else 1 - self.first
 
     def to_move(self, side: int) -> np.ndarray:
         """Indices of the negotiations still running in which ``side`` moves now."""
@@ -128,30 +133,23 @@ class Lockstep:
     def play(self, chosen: np.ndarray, rng: np.random.Generator | None = None) -> None:
         """Play the move: ``chosen[i]`` is the action of negotiation ``i`` (ignored if it ended).
 
-        Offers go on the table, accept ends with a deal at the opponent's
-        last offer, reject ends without one. With a breakdown risk Q, each
-        negotiation that counter-offered (an offer at move 1 or later) then
-        draws one uniform from ``rng``, in ascending order, and ends with no
-        deal when it is below Q.
+        The rules of a move are :func:`market.game.moves.play_move`'s (offers go on the
+        table, accept ends with a deal at the opponent's last offer, reject without one;
+        with a breakdown risk Q, each negotiation that counter-offered then draws one
+        uniform from ``rng``, in ascending order, and ends with no deal when it is below
+        Q), the same compiled function the negotiation loops run.
         """
-        P = self.protocol.prices
-        rows = np.flatnonzero(self.active)
-        a = np.asarray(chosen, dtype=np.int64)[rows]
-        self.actions[rows, self.move] = a
-        self.n_moves[rows] = self.move + 1
-        mv = self.mover()[rows]
-        offered = a < P
-        self.prev[mv[offered], rows[offered]] = self.last[mv[offered], rows[offered]]
-        self.last[mv[offered], rows[offered]] = a[offered] + 1
-        acc = a == P
-        self.level[rows[acc]] = self.last[1 - mv[acc], rows[acc]]
-        self.active[rows[~offered]] = False
-        q = self.protocol.breakdown
-        if q > 0 and self.move >= 1 and offered.any():
-            if rng is None:
+        if rng is None:
+            if self.protocol.breakdown > 0:
                 raise ValueError("a game with a breakdown risk needs a generator to play")
-            countered = rows[offered]
-            self.active[countered[rng.random(countered.size) < q]] = False
+            rng = _NO_DRAWS
+        running = np.flatnonzero(self.active)
+        n = moves.play_move(self.move, self.protocol.prices, self.protocol.pressure, running,
+                            running.size, np.ascontiguousarray(chosen, dtype=np.int64),
+                            (self.first, self.last, self.prev),
+                            (self.actions, self.level, self.n_moves), rng)
+        self.active[:] = False
+        self.active[running[:n]] = True
         self.move += 1
 
     def record(self) -> BatchRecord:

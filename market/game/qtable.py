@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.game import jit
+from market.game import jit, moves
 from market.game.rules import Protocol
 
 
@@ -67,16 +67,26 @@ def row_labels(protocol: Protocol) -> list[str]:
     return ["s", *offers, "d"]
 
 
-def legal_rows(protocol: Protocol) -> np.ndarray:
-    """(S, A) mask of the actions legal in each row, from the protocol's own rule.
+@jit.njit(cache=True, inline="always")
+def row_legal(prices: int, rounds: int, row: int) -> tuple[int, int]:
+    """The actions legal in ``row``, one block ``[lo, hi)``: the game's rule
+    (:func:`market.game.moves.legal_block`) at the row's move. Row ``s`` is move 0; the rows
+    of round ``t`` share the legality of move ``2t + 1``; ``d`` (and beyond) has none."""
+    if row == 0:
+        return moves.legal_block(0, prices, rounds)
+    if row > prices * rounds:
+        return 0, 0
+    return moves.legal_block(2 * ((row - 1) // prices) + 1, prices, rounds)
 
-    Row ``s`` is move 0; the rows of round ``t`` share the legality of move
-    ``2t + 1`` (offers are illegal in the last round); ``d`` has none.
-    """
+
+def legal_rows(protocol: Protocol) -> np.ndarray:
+    """(S, A) mask of the actions legal in each row (:func:`row_legal`, asked once per round:
+    a round's rows share it)."""
+    P, T = protocol.prices, protocol.rounds
     mask = np.zeros((n_rows(protocol), protocol.n_actions), dtype=bool)
-    mask[0] = protocol.legal(0)
-    for t in range(protocol.rounds):
-        mask[round_rows(protocol, t)] = protocol.legal(2 * t + 1)
+    for first_row in (0, *range(1, P * T + 1, P)):
+        lo, hi = row_legal(P, T, first_row)
+        mask[first_row:first_row + (1 if first_row == 0 else P), lo:hi] = True
     return mask
 
 

@@ -44,8 +44,8 @@ from typing import Protocol as TypingProtocol
 
 import numpy as np
 
-from market.game import pressure
-from market.game.jit import njit
+from market.game import moves, pressure
+from market.game.pressure import Pressure
 from market.parameters import check_value, field_of
 
 SELLER = 0
@@ -104,31 +104,22 @@ class Protocol:
         (any time pressure at all)."""
         return self.discounted or self.costly or self.breakdown > 0.0
 
+    @property
+    def pressure(self) -> Pressure:
+        """The game's time pressure as the record every compiled path takes."""
+        return Pressure.of(self)
+
     def deal_rewards(self, level: np.ndarray, move: np.ndarray | int
                      ) -> tuple[np.ndarray, np.ndarray]:
         """(Seller, Buyer) rewards of deals at ``level`` (1..P) accepted at ``move`` (on the
-        offer of move ``move - 1``): each side's share, discounted, minus its costs."""
-        frac = np.asarray(level) / self.prices
-        seller, buyer = frac, 1.0 - frac
-        if self.discounted:  # Python's d ** k (numpy's power may differ in the last bit)
-            if np.ndim(move) == 0:  # one move: the evaluator's sweep, move by move
-                ds, db = self.discount_factors(int(move))
-            else:  # a batch: looked up per move
-                factors = np.array([self.discount_factors(m) for m in range(2 * self.rounds)])
-                f = factors[np.maximum(np.asarray(move), 0)]
-                ds, db = f[..., 0], f[..., 1]
-            seller, buyer = seller * ds, buyer * db
-        if self.costly:
-            k = np.maximum(np.asarray(move) - 1, 0)
-            seller = seller - k * float(self.seller_cost)
-            buyer = buyer - k * float(self.buyer_cost)
-        return seller, buyer
-
-    def discount_factors(self, move: int) -> tuple[float, float]:
-        """What a deal accepted at ``move`` (on the offer of move ``move - 1``) is worth to
-        (Seller, Buyer), as a share of its undiscounted reward."""
-        k = max(move - 1, 0)
-        return float(self.seller_discount) ** k, float(self.buyer_discount) ** k
+        offer of move ``move - 1``): each side's share, discounted, minus its costs
+        (:func:`market.game.moves.worth`, the one statement of that rule)."""
+        lv = np.asarray(level)
+        mv = np.broadcast_to(np.asarray(move, dtype=np.int64), lv.shape)
+        seller, buyer = moves.deal_values(np.ascontiguousarray(lv, dtype=np.int64).reshape(-1),
+                                          np.ascontiguousarray(mv).reshape(-1), self.prices,
+                                          self.pressure)
+        return seller.reshape(lv.shape), buyer.reshape(lv.shape)
 
     def undiscounted(self) -> Protocol:
         """The same game without discounts or costs (which levels are played does not
@@ -162,11 +153,9 @@ class Protocol:
 
     def legal(self, move: int) -> np.ndarray:
         """Boolean mask over actions legal at ``move`` (identical for every negotiation)."""
-        mask = np.ones(self.n_actions, dtype=bool)
-        if move == 0:
-            mask[self.accept :] = False
-        elif self.round_of(move) == self.rounds - 1:
-            mask[: self.prices] = False
+        lo, hi = moves.legal_block(int(move), self.prices, self.rounds)
+        mask = np.zeros(self.n_actions, dtype=bool)
+        mask[lo:hi] = True
         return mask
 
     def action_labels(self) -> list[str]:
@@ -247,17 +236,6 @@ class Negotiator(TypingProtocol):
     side: int
 
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray: ...
-
-
-@njit(cache=True, inline="always")
-def legal_block(move: int, prices: int, rounds: int) -> tuple[int, int]:
-    """:meth:`Protocol.legal` for compiled code: the legal actions at ``move`` as one block
-    ``[lo, hi)`` (offers at move 0, accept or reject in the last round, else all)."""
-    if move == 0:
-        return 0, prices
-    if (move - 1) // 2 == rounds - 1:
-        return prices, prices + 2
-    return 0, prices + 2
 
 
 def level_rewards(level: np.ndarray, prices: int) -> np.ndarray:

@@ -40,6 +40,7 @@ import pandas as pd
 
 from market.game import kernel
 from market.game.kernel import COUNT_COLUMNS
+from market.game.pressure import Pressure
 from market.game.qtable import legal_rows, n_rows, round_rows
 from market.game.rules import SELLER, SIDE_NAMES, Protocol
 from market.game.train_config import (  # noqa: F401  (the trainer's names, from here too)
@@ -354,10 +355,9 @@ def _greedy_test(q: np.ndarray, rng: np.ndarray, config: TrainConfig, nash_conv:
     return test
 
 
-def _pressure(config: TrainConfig) -> tuple[float, float, float, float, float]:
+def _pressure(config: TrainConfig) -> Pressure:
     """The game's time pressure as the kernel takes it."""
-    return (config.seller_discount, config.buyer_discount, config.breakdown,
-            config.seller_cost, config.buyer_cost)
+    return Pressure.of(config)
 
 
 def _columns(config: TrainConfig) -> list[str]:

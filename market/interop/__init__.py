@@ -10,16 +10,18 @@
 - :mod:`market.interop.gymnasium_env`: one side of the game as a Gymnasium
   environment, the other side played by any registered strategy.
 - :mod:`market.interop.vector_env`: many negotiations of one side as a Gymnasium
-  vector environment, rows of one compiled batch (:mod:`market.interop.fastgame`,
+  vector environment, rows of one compiled batch (:mod:`market.game.fastgame`,
   also the single environment's path for built-in opponents).
 
 Each module imports its library when it is loaded, so importing this
 package needs none of them; they come with the extras ``negmas`` and
 ``rl`` (``pip install -e ".[negmas,rl]"``). The move-by-move environments step
 through the protocol's own :class:`~market.game.protocol.Lockstep`; the compiled
-ones through the protocol's compiled rules (:func:`market.game.rules.legal_block`)
-and the strategies' compiled decisions, tested to play the same games.
+ones through the game's compiled rules (:mod:`market.game.moves`, which the
+mechanism plays too) and the strategies' compiled decisions, tested to play
+the same games. Every environment takes the game as ``protocol=``
+(:class:`~market.game.rules.Protocol`), or as keywords that build one.
 
 Layer 4: imports :mod:`market.game`, :mod:`strategies` and, for the compiled environments,
-the market engine's stores (:mod:`market.sim.engine`).
+the compiled two-agent game (:mod:`market.compiled.engines`), never the market.
 """

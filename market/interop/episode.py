@@ -45,8 +45,11 @@ import numpy as np
 
 from market.errors import UsageError
 from market.files import shown
+from market.game import moves
+from market.game.pressure import PRESSURE, Pressure
 from market.game.protocol import Lockstep
 from market.game.rules import (
+    BUYER,
     SELLER,
     SIDE_NAMES,
     Negotiator,
@@ -65,7 +68,10 @@ class Settings:
 
     Ranges are acceptable levels ``(lo, hi)`` with ``1 <= lo <= hi <= P``
     (default: the whole grid); ``first`` is ``"random"`` (drawn at every
-    reset), ``"seller"`` or ``"buyer"``.
+    reset), ``"seller"`` or ``"buyer"``; ``pressure`` the game's time pressure
+    (:class:`~market.game.pressure.Pressure`, checked by the game's
+    :class:`~market.game.rules.Protocol`). The environments build it with
+    :func:`settings_for`, from a ``protocol=`` or from their keywords.
     """
 
     prices: int = 5
@@ -74,11 +80,7 @@ class Settings:
     buyer_range: tuple[int, int] | None = None
     first: str = "random"
     reward: str = "two-agent"
-    seller_discount: float = 1.0
-    buyer_discount: float = 1.0
-    breakdown: float = 0.0
-    seller_cost: float = 0.0
-    buyer_cost: float = 0.0
+    pressure: Pressure = Pressure()
 
     def __post_init__(self) -> None:
         for name, value, lo in (("prices", self.prices, 2), ("rounds", self.rounds, 1)):
@@ -111,10 +113,7 @@ class Settings:
 
     @property
     def protocol(self) -> Protocol:
-        return Protocol(int(self.prices), int(self.rounds), self.seller_discount,
-                        self.buyer_discount, self.breakdown, self.seller_cost,
-                        self.buyer_cost)
-
+        return Protocol(int(self.prices), int(self.rounds), *self.pressure)
 
     def range_of(self, side: int) -> tuple[int, int]:
         return self.seller_range if side == SELLER else self.buyer_range  # type: ignore[return-value]
@@ -210,13 +209,10 @@ class Episode:
             width = self.protocol.prices - 1
             floor, ceiling = self.settings.seller_range[0], self.settings.buyer_range[1]  # type: ignore[index]
             s, b = (p - floor) / width, (ceiling - p) / width
-        if self.protocol.discounted:  # the deal was accepted at move len(history) - 1
-            ds, db = self.protocol.discount_factors(len(self.history) - 1)
-            s, b = s * ds, b * db
-        if self.protocol.costly:  # less the costs of the offers made before the accepted one
-            k = len(self.history) - 2
-            s, b = s - k * self.protocol.seller_cost, b - k * self.protocol.buyer_cost
-        return s, b
+        k = len(self.history) - 2  # the offer accepted (at move len(history) - 1)
+        pressure = self.protocol.pressure
+        return (float(moves.worth(s, SELLER, k, pressure, 1.0)),
+                float(moves.worth(b, BUYER, k, pressure, 1.0)))
 
     def render(self) -> str:
         """The moves so far as text, one per line."""
@@ -228,6 +224,32 @@ class Episode:
         if self.done:
             lines.append(f"DEAL at {self.level}" if self.level else "NO DEAL")
         return "\n".join(lines)
+
+
+def settings_for(protocol: Protocol | None, prices: int | None, rounds: int | None,
+                 seller_range: tuple[int, int] | None, buyer_range: tuple[int, int] | None,
+                 first: str, reward: str, **pressure: float | None) -> Settings:
+    """An environment's settings: the game from ``protocol`` (a
+    :class:`~market.game.rules.Protocol`: its sizes and its whole time pressure, so a new
+    kind of pressure reaches every environment through it), or, as a convenience, from
+    ``prices``, ``rounds`` (default 5 each) and the pressure keywords given (``None``: the
+    default). Giving both is refused, naming them."""
+    given = {k: v for k, v in pressure.items() if v is not None}
+    unknown = sorted(set(given) - {d.name for d in PRESSURE})
+    if unknown:
+        raise UsageError(f"unknown time-pressure keyword {unknown[0]!r}")
+    if protocol is None:
+        return Settings(5 if prices is None else prices, 5 if rounds is None else rounds,
+                        seller_range, buyer_range, first, reward, Pressure(**given))
+    if not isinstance(protocol, Protocol):
+        raise UsageError(f"protocol must be a market.game.rules.Protocol "
+                         f"(got {shown(repr(protocol), 60)})")
+    both = [n for n, v in (("prices", prices), ("rounds", rounds)) if v is not None]
+    if both or given:
+        raise UsageError(f"give the game as protocol= or as keywords, not both (got protocol= "
+                         f"and {', '.join(both + sorted(given))})")
+    return Settings(protocol.prices, protocol.rounds, seller_range, buyer_range, first, reward,
+                    protocol.pressure)
 
 
 def _is_int(x: object) -> bool:

@@ -15,8 +15,9 @@
 two-agent reward by default (``reward="surplus"``: its surplus).
 
 **Arguments**: ``side="seller"``, ``opponent="averaging"`` (any strategy
-spec, or a strategy object), ``prices=5``, ``rounds=5``, and as the
-PettingZoo environment: ``first``, ``seller_range``, ``buyer_range``,
+spec, or a strategy object), ``prices=5``, ``rounds=5`` or ``protocol=`` (a
+:class:`~market.game.rules.Protocol`, the game with its time pressure), and as
+the PettingZoo environment: ``first``, ``seller_range``, ``buyer_range``,
 ``reward``, ``seller_discount``, ``buyer_discount``, ``breakdown``,
 ``seller_cost``, ``buyer_cost``, ``render_mode``.
 
@@ -62,8 +63,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from market.errors import UsageError
 from market.game import evaluation
-from market.game.rules import SIDE_NAMES, Negotiator
-from market.interop.episode import Episode, Settings, action_index, check_seed
+from market.game.rules import SIDE_NAMES, Negotiator, Protocol
+from market.interop.episode import Episode, action_index, check_seed, settings_for
 from market.interop.vector_env import Rows
 from strategies import compiled, specs
 
@@ -79,23 +80,25 @@ class BargainingEnv(gym.Env):
         self,
         side: str = "seller",
         opponent: str | Negotiator = "averaging",
-        prices: int = 5,
-        rounds: int = 5,
+        prices: int | None = None,
+        rounds: int | None = None,
         *,
+        protocol: Protocol | None = None,
         first: str = "random",
         seller_range: tuple[int, int] | None = None,
         buyer_range: tuple[int, int] | None = None,
         reward: str = "two-agent",
-        seller_discount: float = 1.0,
-        buyer_discount: float = 1.0,
-        breakdown: float = 0.0,
-        seller_cost: float = 0.0,
-        buyer_cost: float = 0.0,
+        seller_discount: float | None = None,
+        buyer_discount: float | None = None,
+        breakdown: float | None = None,
+        seller_cost: float | None = None,
+        buyer_cost: float | None = None,
         render_mode: str | None = None,
     ) -> None:
-        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward,
-                                 seller_discount, buyer_discount, breakdown, seller_cost,
-                                 buyer_cost)
+        self.settings = settings_for(
+            protocol, prices, rounds, seller_range, buyer_range, first, reward,
+            seller_discount=seller_discount, buyer_discount=buyer_discount, breakdown=breakdown,
+            seller_cost=seller_cost, buyer_cost=buyer_cost)
         if side not in SIDE_NAMES:
             raise UsageError(f"side must be 'seller' or 'buyer' (got {side!r})")
         if render_mode not in (None, "ansi"):
@@ -111,7 +114,7 @@ class BargainingEnv(gym.Env):
                                             dtype=np.int64)
         self.action_space = spaces.Discrete(protocol.n_actions)
         self.episode: Episode | None = None
-        # the fast path: one compiled row (market.interop.fastgame) when the opponent has a
+        # the fast path: one compiled row (market.game.fastgame) when the opponent has a
         # compiled decision and no move list is kept for rendering; the same moves and draws
         self._row: Rows | None = None
         if render_mode is None and compiled.has_form(self.opponent):

@@ -22,9 +22,12 @@ without one; discounted and less the costs per offer with time costs);
 ``reward="surplus"``
 pays each side its surplus over its reservation range.
 
-**Arguments**: ``env(prices=5, rounds=5, *, first="random", seller_range=None,
-buyer_range=None, reward="two-agent", seller_discount=1.0, buyer_discount=1.0,
-breakdown=0.0, seller_cost=0.0, buyer_cost=0.0, render_mode=None)``: ``prices`` P and ``rounds`` T of the protocol; ``first``
+**Arguments**: ``env(prices=5, rounds=5, *, protocol=None, first="random",
+seller_range=None, buyer_range=None, reward="two-agent", seller_discount=1.0,
+buyer_discount=1.0, breakdown=0.0, seller_cost=0.0, buyer_cost=0.0,
+render_mode=None)``: the game as ``protocol`` (a :class:`~market.game.rules.Protocol`:
+its sizes and every kind of time pressure), or, as a convenience, ``prices`` P
+and ``rounds`` T and the pressure keywords below (not both); ``first``
 the first mover (``"seller"``, ``"buyer"`` or ``"random"`` per reset);
 ``seller_range``/``buyer_range`` each side's acceptable levels; ``reward``
 ``"two-agent"`` or ``"surplus"``; the discounts each side's factor per offer
@@ -34,7 +37,7 @@ deal, in [0, 1); ``render_mode`` ``"ansi"`` or None.
 
 **Version history**: v0, the first release (the discounts, then the
 breakdown risk and the costs, were added later with defaults that leave the
-game without time costs).
+game without time costs; ``protocol=`` later still).
 
 
 Alternating offers are turn-based, which is what PettingZoo's AEC API
@@ -81,8 +84,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('market.interop.pettingzoo_env needs PettingZoo: pip install -e ".[rl]"') \
         from exc
 
-from market.game.rules import SIDE_NAMES, side_index
-from market.interop.episode import Episode, Settings, check_seed
+from market.game.rules import SIDE_NAMES, Protocol, side_index
+from market.interop.episode import Episode, check_seed, settings_for
 
 
 class BargainingEnv(AECEnv):
@@ -92,24 +95,26 @@ class BargainingEnv(AECEnv):
 
     def __init__(
         self,
-        prices: int = 5,
-        rounds: int = 5,
+        prices: int | None = None,
+        rounds: int | None = None,
         *,
+        protocol: Protocol | None = None,
         first: str = "random",
         seller_range: tuple[int, int] | None = None,
         buyer_range: tuple[int, int] | None = None,
         reward: str = "two-agent",
-        seller_discount: float = 1.0,
-        buyer_discount: float = 1.0,
-        breakdown: float = 0.0,
-        seller_cost: float = 0.0,
-        buyer_cost: float = 0.0,
+        seller_discount: float | None = None,
+        buyer_discount: float | None = None,
+        breakdown: float | None = None,
+        seller_cost: float | None = None,
+        buyer_cost: float | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward,
-                                 seller_discount, buyer_discount, breakdown, seller_cost,
-                                 buyer_cost)
+        self.settings = settings_for(
+            protocol, prices, rounds, seller_range, buyer_range, first, reward,
+            seller_discount=seller_discount, buyer_discount=buyer_discount, breakdown=breakdown,
+            seller_cost=seller_cost, buyer_cost=buyer_cost)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi' (got {render_mode!r})")
         self.render_mode = render_mode

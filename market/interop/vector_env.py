@@ -13,10 +13,11 @@
 **Rewards**: as the single environment's, per row, at each row's end.
 
 **Arguments**: ``num_envs=1024``, ``side="seller"``, ``opponent="averaging"``
-(a strategy with a compiled decision), ``prices=5``, ``rounds=5``, and
-``first``, ``seller_range``, ``buyer_range``, ``reward``,
-``seller_discount``, ``buyer_discount``, ``breakdown``, ``seller_cost``,
-``buyer_cost`` as the single environment.
+(a strategy with a compiled decision), ``prices=5``, ``rounds=5`` or
+``protocol=`` (a :class:`~market.game.rules.Protocol`), and ``first``,
+``seller_range``, ``buyer_range``, ``reward``, ``seller_discount``,
+``buyer_discount``, ``breakdown``, ``seller_cost``, ``buyer_cost`` as the single
+environment.
 
 **Version history**: v0, the first release (the breakdown risk and the
 costs added later, off by default).
@@ -24,7 +25,7 @@ costs added later, off by default).
 
 ``BargainingVectorEnv(num_envs, side, opponent, ...)`` holds ``num_envs``
 negotiations against one opponent strategy as rows of one batch, advanced
-together by :func:`market.interop.fastgame.step` (compiled with the opponent's
+together by :func:`market.game.fastgame.step` (compiled with the opponent's
 rule): the opponent's moves are its compiled decision (every built-in
 strategy has one), so a step of a thousand rows costs about what one Python
 call does. Spaces, observations, rewards and the legal-action mask are those
@@ -64,12 +65,12 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('market.interop.vector_env needs Gymnasium: pip install -e ".[rl]"') \
         from exc
 
+from market.compiled.engines import compiled_module
 from market.errors import UsageError
-from market.game.rules import SIDE_NAMES
-from market.interop.episode import Settings, check_seed
+from market.game.moves import OPEN_RANDOM
+from market.game.rules import SIDE_NAMES, Protocol
+from market.interop.episode import Settings, check_seed, settings_for
 from market.limits import check_memory
-from market.sim.engine import compiled_module
-from market.sim.exchange import OPEN_RANDOM
 from strategies import compiled, specs
 from strategies.base import Strategy
 
@@ -111,9 +112,6 @@ class Rows:
                           else SIDE_NAMES.index(settings.first))
         self.reward_mode = 0 if settings.reward == "two-agent" else 1
         self.floor, self.ceiling = settings.seller_range[0], settings.buyer_range[1]
-        self.discount = float((settings.seller_discount, settings.buyer_discount)[side])
-        self.cost = float((settings.seller_cost, settings.buyer_cost)[side])
-        self.breakdown = float(settings.breakdown)
         self.obs = np.zeros((n, 4), dtype=np.int64)
         self.mask = np.zeros((n, p.n_actions), dtype=np.int8)
         self.reward = np.zeros(n)
@@ -124,7 +122,7 @@ class Rows:
         """Advance every row (``actions[i] < 0``: start row ``i`` anew)."""
         P, T = self.protocol.prices, self.protocol.rounds
         env = (self.side, P, T, self.open_mode, self.reward_mode, self.floor, self.ceiling,
-               self.discount, self.cost, self.breakdown)
+               self.protocol.pressure)
         bad = self.module.step(
             env, actions, autoreset,
             (self.first, self.move, self.last, self.prev, self.level, self.done),
@@ -156,18 +154,19 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
         num_envs: int = 1024,
         side: str = "seller",
         opponent: str | Strategy = "averaging",
-        prices: int = 5,
-        rounds: int = 5,
+        prices: int | None = None,
+        rounds: int | None = None,
         *,
+        protocol: Protocol | None = None,
         first: str = "random",
         seller_range: tuple[int, int] | None = None,
         buyer_range: tuple[int, int] | None = None,
         reward: str = "two-agent",
-        seller_discount: float = 1.0,
-        buyer_discount: float = 1.0,
-        breakdown: float = 0.0,
-        seller_cost: float = 0.0,
-        buyer_cost: float = 0.0,
+        seller_discount: float | None = None,
+        buyer_discount: float | None = None,
+        breakdown: float | None = None,
+        seller_cost: float | None = None,
+        buyer_cost: float | None = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not (
                 1 <= num_envs <= NUM_ENVS_MAX):
@@ -175,9 +174,10 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
                              f"(got {num_envs!r})")
         if side not in SIDE_NAMES:
             raise UsageError(f"side must be 'seller' or 'buyer' (got {side!r})")
-        self.settings = Settings(prices, rounds, seller_range, buyer_range, first, reward,
-                                 seller_discount, buyer_discount, breakdown, seller_cost,
-                                 buyer_cost)
+        self.settings = settings_for(
+            protocol, prices, rounds, seller_range, buyer_range, first, reward,
+            seller_discount=seller_discount, buyer_discount=buyer_discount, breakdown=breakdown,
+            seller_cost=seller_cost, buyer_cost=buyer_cost)
         self.side = SIDE_NAMES.index(side)
         protocol = self.settings.protocol
         opp = (specs.build(opponent, 1 - self.side, protocol, option="opponent")

@@ -19,13 +19,13 @@ import numpy as np
 import pandas as pd
 
 import strategies
+from market.compiled.engines import negotiate
 from market.game import evaluation, qtable
 from market.game.protocol import Side
 from market.game.rules import BUYER, SELLER, Protocol
 from market.game.training import PRESETS, TrainResult, preset, train
 from market.report import stats
 from market.report.section import Context, Section
-from market.sim.engine import negotiate
 
 NAME = "sizes"
 TITLE = "Larger games: more price levels and rounds"

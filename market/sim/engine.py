@@ -29,9 +29,6 @@ built-in strategy, on random mixes and on the documentation's user strategy.
 
 from __future__ import annotations
 
-import sys
-import threading
-import time
 import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -39,129 +36,50 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.errors import CompileError, Notice, reraise_signal
-from market.game import jit, loops
+from market.compiled import engines
+from market.errors import Notice
+from market.game import loops
 from market.game import protocol as lockstep
-from market.game.protocol import IllegalAction, Side
+from market.game.moves import OPEN_RANDOM
+from market.game.pressure import Pressure
+from market.game.protocol import Side
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, Protocol
-from market.interop import fastgame
 from market.processes import compiled_code
 from market.sim import exchange, kernel
 from market.sim.agents import TraderArrays
-from strategies import compiled, registry
+from strategies import compiled
 from strategies.base import KernelState, Strategy
 
-#: the compiled loops a market's module holds: the game's negotiation, the market's step,
-#: the environments' step (numba compiles each on its first call)
-TEMPLATES = (loops, kernel, fastgame)
+#: the compiled loops a market's module holds: the game's negotiation loop, inlined into the
+#: market's step (numba compiles it on its first call)
+TEMPLATES = (loops, kernel)
 
-
-def forms_for(strategies: Sequence[Strategy] = ()) -> list[compiled.Form]:
-    """The forms a module is generated for: every compiled strategy of the package (by
-    name), then those of ``strategies`` from elsewhere (a user's), each form once."""
-    seen: dict[tuple, compiled.Form] = {}
-    package = sorted((cls for cls in registry.STRATEGIES.values()
-                      if cls.__module__.startswith("strategies.")), key=lambda c: c.name)
-    extra = sorted((type(s) for s in strategies), key=lambda c: (c.name, c.__qualname__))
-    for cls in (*package, *extra):
-        f = compiled.form(cls)
-        if f is not None and f.key not in seen:
-            seen[f.key] = f
-    return list(seen.values())
+#: the two-agent game, compiled (the tournament's and the report's): the game's own
+negotiate = engines.negotiate
 
 
 def compiled_module(strategies: Sequence[Strategy] = (),
-                    on_compile: Callable[[], None] | None = None,
-                    entries: Sequence[str] = ("market_step",)) -> types.ModuleType:
-    """The generated module that runs these strategies (and every built-in one) compiled,
-    loaded from numba's cache or compiled (``on_compile`` is called first, only then): each
-    strategy's own module (:func:`strategies.compiled.form_module`; about 15 s for the
-    built-ins, once per machine), then the loops (a few seconds, again for each new set of
-    strategies). ``entries``: the module's compiled functions the caller will call
-    (:data:`ENTRIES`), compiled (or loaded) here, under the notice; the others compile on
-    their first call. A rule numba cannot compile is a :class:`~market.errors.CompileError`
-    naming its strategy."""
-    if jit.numba is None:
-        raise CompileError(f"numba cannot be imported ({_first_line(jit.IMPORT_ERROR)}); "
-                           "the compiled market engine needs it: pip install 'numba>=0.60'")
-    forms = forms_for(strategies)
-    module = compiled.engine_module(forms, TEMPLATES)
-    with _lock:
-        ready: set[str] = module.__dict__.setdefault("_ready", set())
-        todo = [e for e in entries if e not in ready]
-        if not todo and getattr(module, "_forms_ready", False):
-            return module
-        extra = [f.name for f in forms if f.name not in registry.STRATEGIES
-                 or not registry.STRATEGIES[f.name].__module__.startswith("strategies.")]
-        started: list[float] = []
-        stage = ["built-in"]
-
-        def announce() -> None:
-            started.append(time.perf_counter())
-            if on_compile is not None:
-                on_compile()
-                return
-            print(compiling_words(extra, stage[0] == "built-in", bool(todo)), file=sys.stderr,
-                  flush=True)
-
-        from market.game.generated import announce_compiles
-
-        try:
-            with announce_compiles(announce):
-                for f in forms:  # each rule alone first, so that a failure names it
-                    if f.name in extra:
-                        stage[0] = "more"
-                    try:
-                        compiled.batch_module(f, say=False)
-                    except CompileError as exc:
-                        if f.name in extra:  # a user's rule: it names the rule
-                            raise
-                        raise CompileError(f"numba cannot compile the market engine on this "
-                                           f"machine: {exc}") from None  # not the rule's fault
-                stage[0] = "more"
-                _smoke(module, todo)
-        except CompileError:
-            raise
-        except Exception as exc:
-            reraise_signal(exc)
-            raise CompileError(f"numba cannot compile the market engine on this machine "
-                               f"({type(exc).__name__}: {_first_line(exc)})") from exc
-        if started and on_compile is None:  # the wait's end, as its start was said
-            what = "the market engine" if todo else "the strategies' rules"
-            print(f"compiled {what} in {time.perf_counter() - started[0]:.0f} s",
-                  file=sys.stderr, flush=True)
-        ready.update(todo)
-        module._forms_ready = True  # type: ignore[attr-defined]
-    return module
+                    on_compile: Callable[[], None] | None = None) -> types.ModuleType:
+    """The generated module that runs a market of these strategies (and every built-in one)
+    compiled: :func:`market.compiled.engines.compiled_module` with the market's step
+    (:data:`TEMPLATES`), loaded from numba's cache or compiled (``on_compile`` is called
+    first, only then)."""
+    return engines.compiled_module(strategies, on_compile, ("market_step",), TEMPLATES,
+                                   _smoke)
 
 
 def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
-    """Load the built-in strategies' engine (every entry) from numba's cache, or compile it
-    (once)."""
-    compiled_module((), on_compile, ENTRIES)
-
-
-#: the engine module's entry points: the market's step, the two-agent negotiation
-ENTRIES = ("market_step", "negotiate_rows")
-
-
-def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True) -> str:
-    """The notice of a first compile: what compiles and about how long it takes (the
-    built-in rules about 20 s, once per machine; a set with a new rule of a user's, or the
-    loops alone, a few seconds). ``loops``: the engine's loops too, not only the rules (an
-    environment compiles its own step on use)."""
-    what = "the market engine" if loops else "the strategies' rules"
-    what += f" with {', '.join(extra)}" if extra else ""
-    return f"compiling {what} (first run only, {'about 20' if built_ins else 'a few'} seconds)"
-
-
-_lock = threading.Lock()
+    """Load the built-in strategies' market engine and two-agent game from numba's cache,
+    or compile them (once)."""
+    compiled_module((), on_compile)
+    engines.ensure_compiled(on_compile)
 
 
 def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
-    """One step of a tiny market, one negotiation, or both (``entries``): compiles them or
-    loads them."""
+    """One step of a tiny market: compiles it or loads it."""
+    if "market_step" not in entries:
+        return
     n = 2
     f, i = np.zeros(n), np.zeros(n, dtype=np.int64)
 
@@ -170,16 +88,9 @@ def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
                 np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64))
 
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
-    kinds = np.zeros(2, np.int64)
-    rules = (2, 1, exchange.OPEN_RANDOM, 0.0, 1.0, 1.0, (1.0, 1.0, 0.0, 0.0), 0.0)
-    if "market_step" in entries:
-        module.market_step(rules, -1, side(), side(), np.zeros(0, np.int64), kinds, 1,
-                           store.arrays, np.random.default_rng(0))
-    if "negotiate_rows" not in entries:
-        return
-    seat = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 2, np.int64))
-    module.negotiate_rows((2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64), kinds, 1,
-                          store.arrays, np.random.default_rng(0), 0.0)
+    rules = (2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, Pressure())
+    module.market_step(rules, -1, side(), side(), np.zeros(0, np.int64), np.zeros(2, np.int64),
+                       1, store.arrays, np.random.default_rng(0))
 
 
 @dataclass
@@ -231,10 +142,9 @@ class LockstepEngine:
             Side(m.strategies[SELLER], S.strategy[ps], S.member[ps], s_lo[ps], s_hi[ps]),
             Side(m.strategies[BUYER], B.strategy[pb], B.member[pb], b_lo[pb], b_hi[pb]),
             first, rng, tl)
-        pr = m.protocol
         prices, deal, gain_s, gain_b = exchange.settle_deals(
-            ps, pb, record.level, record.n_moves, (m.grid_lo, m.grid_step),
-            exchange.worth(pr, m.span), S.ledger_arrays, B.ledger_arrays)
+            ps, pb, record.level, record.n_moves, (m.grid_lo, m.grid_step, m.span),
+            m.protocol.pressure, S.ledger_arrays, B.ledger_arrays)
         reward = exchange.pay(deal, gain_s, gain_b, m.span, S.team[ps], B.team[pb],
                                   m.team_size)
         exchange.learn(m.strategies, m.books, ps, pb, record, reward, tl)
@@ -280,13 +190,13 @@ class CompiledEngine:
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         pr = m.protocol
         rules = (pr.prices, pr.rounds, m.open_mode, m.grid_lo, m.grid_step, m.span,
-                 exchange.worth(pr, m.span), float(pr.breakdown))
+                 pr.pressure)
         with compiled_code():
             packed, actions, bad, bad_g = self.module.market_step(
                 rules, time_left, S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi),
                 m.team_size, self.kinds, self.n_groups_s, self.store.arrays, rng)
         if bad >= 0:
-            raise illegal(self._strategies[bad_g], bad)
+            raise engines.illegal(self._strategies[bad_g], bad)
         ints = packed[:5].astype(np.int64)  # exact: indices and levels are far below 2**53
         ps, pb = ints[0], ints[1]
         if ps.size == 0:
@@ -296,46 +206,6 @@ class CompiledEngine:
         k = int(deal.sum())
         record = BatchRecord(m.protocol, actions, ints[2].astype(np.int8), level, ints[4])
         return StepResult(ps, pb, record, packed[5], deal, packed[6, :k], packed[7, :k])
-
-
-def illegal(strategy: Strategy, move: int) -> IllegalAction:
-    """The error of a compiled strategy that played an action the rules forbid."""
-    name = getattr(strategy, "name", "") or type(strategy).__name__
-    return IllegalAction(f"strategy {name!r} played an illegal action at move {move} "
-                         "(its compiled rule broke the protocol's rules)")
-
-
-def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray | int,
-              rng: np.random.Generator, time_left: np.ndarray | None = None) -> BatchRecord:
-    """:func:`market.game.protocol.negotiate`, compiled when every strategy has a compiled form.
-
-    The same record from the same generator either way (nothing learns
-    here: learners decide on copies of their tables). For callers that run
-    negotiations outside a market: the tournament, the report.
-    """
-    strategies = (*seller.strategies, *buyer.strategies)
-    n = len(seller.group)
-    if (not all(compiled.has_form(s) for s in strategies) or jit.numba is None
-            or n != len(buyer.group)):
-        return lockstep.negotiate(protocol, seller, buyer, first, rng, time_left)
-    module = compiled_module(strategies, entries=("negotiate_rows",))
-    kinds = np.array([compiled.kind_in(module, s) for s in strategies], dtype=np.int64)
-    store, _ = compiled.stores([s.kernel_state() for s in strategies])
-    opens = np.ascontiguousarray(np.broadcast_to(np.asarray(first, dtype=np.int64), (n,)))
-    tl = (np.full(n, -1, dtype=np.int64) if time_left is None
-          else np.ascontiguousarray(time_left, dtype=np.int64))
-
-    def seat(side: Side) -> tuple[np.ndarray, ...]:
-        return tuple(np.ascontiguousarray(a, dtype=np.int64)
-                     for a in (side.group, side.member, side.lo, side.hi))
-
-    with compiled_code():
-        actions, level, n_moves, bad, bad_g = module.negotiate_rows(
-            (protocol.prices, protocol.rounds), opens, seat(seller), seat(buyer), tl, kinds,
-            len(seller.strategies), store.arrays, rng, float(protocol.breakdown))
-    if bad >= 0:
-        raise illegal(strategies[bad_g], bad)
-    return BatchRecord(protocol, actions, opens.astype(np.int8), level, n_moves)
 
 
 def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: str = "auto"
@@ -356,11 +226,6 @@ def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: st
     if engine not in ("auto", "compiled"):
         raise ValueError(f"engine must be one of auto, compiled, lockstep (got {engine!r})")
     return (LockstepEngine if missing else CompiledEngine), missing
-
-
-def _first_line(exc: BaseException | None) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 class LockstepNotice(Notice):

@@ -21,17 +21,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from market.game import jit
+from market.game import jit, moves
 from market.game.grid import PriceGrid
 from market.game.jit import njit
+from market.game.moves import OPEN_RANDOM
+from market.game.pressure import Pressure
 from market.game.record import BatchRecord
-from market.game.rules import BUYER, SELLER, Protocol
+from market.game.rules import BUYER, SELLER
 from market.sim.agents import TraderArrays
 from market.sim.ledger import Settlement
 from strategies.base import Strategy
 
-#: who opens: drawn per negotiation, or always one side
-OPEN_RANDOM, OPEN_SELLER, OPEN_BUYER = -1, SELLER, BUYER
+#: who opens: drawn per negotiation (the game's rule, :data:`market.game.moves.OPEN_RANDOM`),
+#: or always one side
+OPEN_SELLER, OPEN_BUYER = SELLER, BUYER
 
 
 @njit(cache=True)
@@ -55,27 +58,27 @@ def openers(n: int, mode: int, rng: np.random.Generator) -> np.ndarray:
 
 @njit(cache=True)
 def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, n_moves: np.ndarray,
-                 grid: tuple[float, float], worth: tuple[float, float, float, float],
+                 grid: tuple[float, float, float], pressure: Pressure,
                  sellers: tuple[np.ndarray, ...], buyers: tuple[np.ndarray, ...]
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Pay every deal of pairs (``ps[i]``, ``pb[i]``) at its level's price; mark both traded.
 
-    ``grid``: ``(lo, step)``, level ``k``'s price is ``lo + (k - 1) step``;
+    ``grid``: ``(lo, step, span)``, level ``k``'s price is ``lo + (k - 1) step``
+    and ``span`` the price range (a surplus of 1 in money);
     ``sellers``/``buyers``: each side's ``(reservation, cash, earnings, trades,
     traded)``, changed in place.
 
     Returns each pair's price (NaN without a deal), whether it dealt, and the
     Sellers' (price - cost) and Buyers' (value - price) gains, one per deal.
-    ``worth``: the game's time pressure on a deal, ``(Seller's discount,
-    Buyer's discount, Seller's cost, Buyer's cost)``, the costs in money per
-    offer. A deal on the ``k``-th offer (ended at move ``k + 1``,
-    ``n_moves[i] = k + 2``) is worth ``d ** k`` of its gain to each side, less
-    ``k`` costs: the price still changes hands in full, but the surplus a side
-    earns, and so a learner's reward and the market's efficiency, shrink with
-    the delay (a negotiation that fails earns nothing, whatever it cost).
+    ``pressure``: the game's time pressure. A deal on the ``k``-th offer
+    (ended at move ``k + 1``, ``n_moves[i] = k + 2``) is worth to each side
+    what :func:`market.game.moves.worth` says of its gain, the costs per offer
+    in money (their share of ``span``): the price still changes hands in full,
+    but the surplus a side earns, and so a learner's reward and the market's
+    efficiency, shrink with the delay (a negotiation that fails earns nothing,
+    whatever it cost).
     """
-    disc_s, disc_b, cost_s, cost_b = worth
-    grid_lo, grid_step = grid
+    grid_lo, grid_step, span = grid
     res_s, cash_s, earn_s, trades_s, traded_s = sellers
     res_b, cash_b, earn_b, trades_b, traded_b = buyers
     n = ps.size
@@ -90,15 +93,9 @@ def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, n_moves: np.
         s, b = ps[i], pb[i]
         p = grid_lo + (float(level[i]) - 1.0) * grid_step
         prices[i] = p
-        gain_s[j], gain_b[j] = p - res_s[s], res_b[b] - p
-        if disc_s < 1.0:
-            gain_s[j] *= disc_s ** float(n_moves[i] - 2)
-        if disc_b < 1.0:
-            gain_b[j] *= disc_b ** float(n_moves[i] - 2)
-        if cost_s > 0.0:
-            gain_s[j] -= (n_moves[i] - 2) * cost_s
-        if cost_b > 0.0:
-            gain_b[j] -= (n_moves[i] - 2) * cost_b
+        k = n_moves[i] - 2  # the offer accepted, counted from 0
+        gain_s[j] = moves.worth(p - res_s[s], SELLER, k, pressure, span)
+        gain_b[j] = moves.worth(res_b[b] - p, BUYER, k, pressure, span)
         cash_s[s] += p
         cash_b[b] -= p
         earn_s[s] += gain_s[j]
@@ -140,22 +137,14 @@ def pay(deal: np.ndarray, gain_s: np.ndarray, gain_b: np.ndarray, span: float,
     return reward
 
 
-def worth(protocol: Protocol, span: float) -> tuple[float, float, float, float]:
-    """The game's time pressure on a deal, as :func:`settle_deals` takes it: each side's
-    discount factor, then its cost per offer in money (its share of the surplus times the
-    price range ``span``, which is the surplus of 1 of the two-agent game)."""
-    return (float(protocol.seller_discount), float(protocol.buyer_discount),
-            float(protocol.seller_cost) * span, float(protocol.buyer_cost) * span)
-
-
 def settle(books: Sequence[TraderArrays], ps: np.ndarray, pb: np.ndarray, record: BatchRecord,
            grid: PriceGrid) -> Settlement:
     """:func:`settle_deals` on both sides' arrays, as the ledger's :class:`Settlement`."""
     S, B = books
     pr = record.protocol
     prices, deal, gain_s, gain_b = settle_deals(
-        ps, pb, record.level, record.n_moves, (grid.lo, grid.step),
-        worth(pr, grid.hi - grid.lo), S.ledger_arrays, B.ledger_arrays)
+        ps, pb, record.level, record.n_moves, (grid.lo, grid.step, grid.hi - grid.lo),
+        pr.pressure, S.ledger_arrays, B.ledger_arrays)
     return Settlement(record, deal, prices, gain_s, gain_b)
 
 

@@ -9,8 +9,8 @@ own compiled rules (:func:`~market.sim.exchange.pair`,
 model's own arrays. :mod:`market.sim.engine` calls it.
 
 Arguments are grouped so that a new per-trader array is one edit: ``rules``
-``(P, T, open_mode, grid_lo, grid_step, span, worth, breakdown)`` (``worth``:
-the discounts and costs per offer, :func:`~market.sim.exchange.worth`); a
+``(P, T, open_mode, grid_lo, grid_step, span, pressure)`` (``pressure``: the
+game's time pressure, :class:`~market.game.pressure.Pressure`); a
 side ``(reservation, strategy, member, team, cash, earnings, trades, traded,
 lo, hi)`` (:data:`SIDE_FIELDS`, the order of
 :class:`~market.sim.agents.TraderArrays` and the acceptable levels).
@@ -34,7 +34,7 @@ SIDE_FIELDS = ("reservation", "strategy", "member", "team", "cash", "earnings", 
 def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
     """One market step on the model's arrays. Returns the packed results (:func:`packed`),
     the actions, and the move and population of an illegal action (-1, -1 if none)."""
-    P, T, open_mode, grid_lo, grid_step, span, worth, breakdown = rules
+    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     ps, pb = exchange.pair(s_traded, b_traded, rng)
@@ -44,13 +44,13 @@ def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_group
     actions, level, n_moves, bad, bad_g = negotiate_rows(
         (P, T), first, (s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps]),
         (b_strategy[pb], b_member[pb], b_lo[pb], b_hi[pb]), time_left, kinds, n_groups_s, st,
-        rng, breakdown)
+        rng, pressure)
     if bad >= 0:
         zeros = floats(3, n)
         return packed(ps, pb, first, level, n_moves, zeros[0], zeros[1, :0], zeros[2, :0]), \
             actions, bad, bad_g
     prices, deal, gain_s, gain_b = exchange.settle_deals(
-        ps, pb, level, n_moves, (grid_lo, grid_step), worth,
+        ps, pb, level, n_moves, (grid_lo, grid_step, span), pressure,
         (s_res, s_cash, s_earn, s_trades, s_traded), (b_res, b_cash, b_earn, b_trades, b_traded))
     reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], team_size)
     config = st[3]

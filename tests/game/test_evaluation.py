@@ -529,7 +529,8 @@ def test_a_discount_outside_0_1_is_refused(d):
 
 def test_discount_factors_of_1_are_the_document_s_game():
     assert Protocol(5, 5, 1.0, 1.0) == Protocol(5, 5) and not Protocol(5, 5).discounted
-    assert Protocol(5, 5, 0.9).discount_factors(3) == pytest.approx((0.81, 1.0))
+    s, b = Protocol(5, 5, 0.9).deal_rewards(np.array([5]), 3)  # on the offer of move 2
+    assert (s[0], b[0]) == pytest.approx((0.81, 0.0))
     assert Protocol(5, 5, 0.9, 0.5).undiscounted() == Protocol(5, 5)
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from market.game import episodes, kernel, qtable
 from market.game.protocol import Side, negotiate
+from market.game.pressure import Pressure
 from market.game.qtable import legal_rows
 from market.game.rules import BUYER, SELLER, Protocol
 from strategies.qlearning import MarketQLearning, QLearning
@@ -126,7 +127,7 @@ def test_one_q_update_worked_by_hand():
     qf = q.reshape(-1)
     for side in (SELLER, BUYER):
         episodes.learn_episode(qf, (1, 5, 5), side, SELLER, acts, rows, (3, 2, 0),
-                              (lr, gamma, 0.0, 1.0, 0.0))
+                              (lr, gamma, 0.0), Pressure())
     # Seller, move 0, Q(s, offer 4): 0.9 * 0 + 0.1 * (0 + 0.99 * max Q("2.0")) where the
     # max is read before the accept below is updated (the document updates online, in
     # order): 0.1 * 0.99 * 0.9 = 0.0891.
@@ -145,14 +146,14 @@ def test_a_deal_bonus_is_added_to_both_sides_reward_for_a_deal_only():
     acts, rows = np.array([3, 1, 5]), np.array([0, 4, 2])
     for side in (SELLER, BUYER):
         episodes.learn_episode(q.reshape(-1), (1, 5, 5), side, SELLER, acts, rows, (3, 2, 0),
-                              (0.1, 0.99, 0.05, 1.0, 0.0))
+                              (0.1, 0.99, 0.05), Pressure())
     assert q[SELLER, 0, 2, 5] == pytest.approx(0.1 * (2 / 5 + 0.05))
     assert q[BUYER, 0, 4, 1] == pytest.approx(0.1 * (1 - 2 / 5 + 0.05))
     # a rejection (action 6) pays no bonus: the responder is no longer indifferent at 0
     q = np.zeros((2, 1, 27, 7))
     acts = np.array([4, 6])
     episodes.learn_episode(q.reshape(-1), (1, 5, 5), BUYER, SELLER, acts, rows, (2, 0, 0),
-                              (0.1, 0.99, 0.05, 1.0, 0.0))
+                              (0.1, 0.99, 0.05), Pressure())
     assert not q.any()
 
 
@@ -162,7 +163,7 @@ def test_a_deal_is_discounted_by_the_offers_made_before_the_accepted_one():
     acts, rows = np.array([3, 1, 5]), np.array([0, 4, 2])
     for side, d in ((SELLER, 0.5), (BUYER, 0.8)):
         episodes.learn_episode(q.reshape(-1), (1, 5, 5), side, SELLER, acts, rows, (3, 2, 0),
-                              (0.1, 0.99, 0.0, d, 0.0))
+                              (0.1, 0.99, 0.0), Pressure(d, d))
     assert q[SELLER, 0, 2, 5] == pytest.approx(0.1 * 2 / 5 * 0.5)
     assert q[BUYER, 0, 4, 1] == pytest.approx(0.1 * (1 - 2 / 5) * 0.8)
 

@@ -1,15 +1,17 @@
 """Many negotiations against one opponent, advanced by an outside agent's actions, compiled.
 
 The core of the fast environments (:mod:`market.interop.vector_env`, and the
-single Gymnasium environment when its opponent has a compiled decision).
+single Gymnasium environment when its opponent has a compiled decision), in
+the game layer: it plays the two-agent game and knows nothing of the market.
 Each row is one negotiation: the agent plays ``side``, the opponent the
 other side with a built-in strategy's compiled decision
 (:func:`market.game.dispatch.decide`, the same one the market engine runs,
 so the opponent makes exactly the moves and draws of its ``act``). A
 template, compiled with the strategies' decisions by :mod:`strategies.compiled`.
-The rules are the protocol's (:mod:`market.game.rules`): move ``m``'s mover,
-what is legal, what an action does; an action the rules forbid is played as
-reject, as in :class:`~market.interop.episode.Episode`.
+The rules are the game's compiled rules (:mod:`market.game.moves`): move
+``m``'s mover, what is legal, what an action does, the breakdown draw and what
+a deal is worth; an action the rules forbid is played as reject, as in
+:class:`~market.interop.episode.Episode`.
 
 A step: every row that ended at the last step starts anew (``autoreset``:
 Gymnasium's next-step rule, the step's action ignored), every other row
@@ -26,24 +28,35 @@ import numpy as np
 
 from market.game.dispatch import decide  # bound when generated
 from market.game.jit import njit
-from market.game.rules import SELLER, legal_block
-from market.sim.exchange import OPEN_RANDOM
+from market.game.moves import (
+    GOES_ON,
+    OPEN_RANDOM,
+    at_risk,
+    breaks,
+    legal_block,
+    mover,
+    offered,
+    outcome,
+    worth,
+)
+from market.game.rules import SELLER
 
 
 @njit(cache=True, inline="always")
-def _play(i, s, a, P, move, last, prev, level, done, ended, breakdown, rng):  # noqa: ANN001, ANN202
-    """Side ``s`` plays action ``a`` in row ``i`` (protocol.Lockstep.play for one row: a
-    counter-offer draws whether the talks break down, when they may)."""
+def _play(i, s, a, P, move, last, prev, level, done, ended, pressure, rng):  # noqa: ANN001, ANN202
+    """Side ``s`` plays action ``a`` in row ``i``: the game's rules for one row, a
+    counter-offer drawing at once whether the talks break down, when they may."""
+    m = move[i]
     move[i] += 1
-    if a < P:
+    end = outcome(a, P, last[1 - s, i])
+    if end == GOES_ON:
         prev[s, i] = last[s, i]
-        last[s, i] = a + 1
-        if breakdown > 0.0 and move[i] >= 2 and rng.random() < breakdown:
+        last[s, i] = offered(a)
+        if at_risk(m, pressure) and breaks(rng.random(), pressure):
             done[i] = True
             ended[i] = True
         return
-    if a == P:
-        level[i] = last[1 - s, i]
+    level[i] = end
     done[i] = True
     ended[i] = True
 
@@ -52,13 +65,12 @@ def _play(i, s, a, P, move, last, prev, level, done, ended, breakdown, rng):  # 
 def step(env, actions, autoreset, rows_state, seat, kind, st, rng, outs):  # noqa: ANN001, ANN201
     """One step of every row (see the module docstring); ``actions[i] < 0``: no action
     (a reset row, or the start of all rows). ``env``: ``(side, P, T, open_mode,
-    reward_mode, floor, ceiling, discount, cost, breakdown)`` (``discount``, ``cost``:
-    this side's factor and cost per offer, 1 and 0: no time cost; ``breakdown``: the risk
-    after each counter-offer); ``rows_state``: ``(first, move, last, prev, level,
+    reward_mode, floor, ceiling, pressure)`` (``pressure``: the game's time pressure,
+    :class:`~market.game.pressure.Pressure`); ``rows_state``: ``(first, move, last, prev, level,
     done)``, changed in place; ``seat``: the opponent's ``(lo, hi, member,
     time_left)``; writes ``outs``: ``(obs, mask, reward, ended, illegal)``. Returns the
     move of an illegal action of the opponent, -1 if none."""
-    side, P, T, open_mode, reward_mode, floor, ceiling, discount, cost, breakdown = env
+    side, P, T, open_mode, reward_mode, floor, ceiling, pressure = env
     first, move, last, prev, level, done = rows_state
     obs, mask, reward, ended, illegal = outs
     n = first.size
@@ -81,14 +93,14 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, rng, outs):  # noq
         if a < lo_a or a >= hi_a:
             illegal[i] = True
             a = P + 1
-        _play(i, side, a, P, move, last, prev, level, done, ended, breakdown, rng)
+        _play(i, side, a, P, move, last, prev, level, done, ended, pressure, rng)
     # the opponent's turns, grouped by move (each group one compiled decision)
     rows = np.empty(n, dtype=np.int64)
     chosen = np.zeros(n, dtype=np.int64)
     for m in range(2 * T):
         k = 0
         for i in range(n):
-            if not done[i] and move[i] == m and (first[i] if m % 2 == 0 else 1 - first[i]) == opp:
+            if not done[i] and move[i] == m and mover(m, first[i]) == opp:
                 rows[k] = i
                 k += 1
         if k == 0:
@@ -99,25 +111,23 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, rng, outs):  # noq
         for r in rg:
             if chosen[r] < lo_a or chosen[r] >= hi_a:
                 return m  # the opponent broke the rules (not a built-in strategy's doing)
-            _play(r, opp, chosen[r], P, move, last, prev, level, done, ended, breakdown, rng)
+            _play(r, opp, chosen[r], P, move, last, prev, level, done, ended, pressure, rng)
     for i in range(n):
         t = min(max((move[i] - 1) // 2 if move[i] > 0 else -1, -1), T - 1)
         obs[i, 0], obs[i, 1], obs[i, 2] = last[opp, i], t + 1, last[side, i]
         obs[i, 3] = 1 if first[i] == side else 0
-        mover = first[i] if move[i] % 2 == 0 else 1 - first[i]
+        to_move = mover(move[i], first[i])
         lo_a, hi_a = legal_block(move[i], P, T)
         for a in range(P + 2):
-            mask[i, a] = 1 if (not done[i] and mover == side and lo_a <= a < hi_a) else 0
+            mask[i, a] = 1 if (not done[i] and to_move == side and lo_a <= a < hi_a) else 0
         if ended[i] and level[i] > 0:
             p = level[i]
             if reward_mode == 0:  # the two-agent rewards
-                reward[i] = p / P if side == SELLER else 1.0 - p / P
+                gain = p / P if side == SELLER else 1.0 - p / P
             else:  # surplus over the reservation level, over the grid's width
-                reward[i] = ((p - floor) if side == SELLER else (ceiling - p)) / (P - 1)
-            if discount < 1.0:  # the accepted offer was made at move move[i] - 2
-                reward[i] *= discount ** float(move[i] - 2)
-            if cost > 0.0:
-                reward[i] -= (move[i] - 2) * cost
+                gain = ((p - floor) if side == SELLER else (ceiling - p)) / (P - 1)
+            # the accepted offer was made at move move[i] - 2
+            reward[i] = worth(gain, side, move[i] - 2, pressure, 1.0)
     return -1
 
 

@@ -1,0 +1,202 @@
+"""The compiled two-agent game: the strategies' rules generated into the game's loops, and the
+one entry point that compiles them.
+
+The game's compiled loops are templates in the game layer
+(:mod:`market.game.loops`: a batch of negotiations to their end;
+:mod:`market.game.fastgame`: the environments' step), written against the
+stand-in calls of :mod:`market.game.dispatch`. :func:`compiled_module`
+generates the module that binds them to the strategies' compiled forms
+(:mod:`strategies.compiled`: every built-in strategy and any user's rule),
+loads it from numba's cache or compiles it, with one notice while it
+compiles. :func:`negotiate` plays a batch of two-agent negotiations in it.
+The tournament, the report and the environments call this module; none of
+them needs the market (nothing here imports :mod:`market.sim` or Mesa), and
+the market's engine (:mod:`market.sim.engine`) adds its own step template to
+the same generation.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from market.errors import CompileError, reraise_signal
+from market.game import fastgame, jit, loops
+from market.game import protocol as lockstep
+from market.game.pressure import Pressure
+from market.game.protocol import IllegalAction, Side
+from market.game.record import BatchRecord
+from market.game.rules import Protocol
+from market.processes import compiled_code
+from strategies import compiled, registry
+from strategies.base import KernelState, Strategy
+
+#: the two-agent game's compiled loops: a batch of negotiations, the environments' step
+#: (numba compiles each on its first call)
+GAME_TEMPLATES = (loops, fastgame)
+
+def forms_for(strategies: Sequence[Strategy] = ()) -> list[compiled.Form]:
+    """The forms a module is generated for: every compiled strategy of the package (by
+    name), then those of ``strategies`` from elsewhere (a user's), each form once."""
+    seen: dict[tuple, compiled.Form] = {}
+    package = sorted((cls for cls in registry.STRATEGIES.values()
+                      if cls.__module__.startswith("strategies.")), key=lambda c: c.name)
+    extra = sorted((type(s) for s in strategies), key=lambda c: (c.name, c.__qualname__))
+    for cls in (*package, *extra):
+        f = compiled.form(cls)
+        if f is not None and f.key not in seen:
+            seen[f.key] = f
+    return list(seen.values())
+
+
+def compiled_module(strategies: Sequence[Strategy] = (),
+                    on_compile: Callable[[], None] | None = None,
+                    entries: Sequence[str] = ("negotiate_rows",),
+                    templates: Sequence[types.ModuleType] = GAME_TEMPLATES,
+                    smoke: Callable[[types.ModuleType, Sequence[str]], None] | None = None,
+                    ) -> types.ModuleType:
+    """The generated module that runs these strategies (and every built-in one) compiled,
+    loaded from numba's cache or compiled (``on_compile`` is called first, only then): each
+    strategy's own module (:func:`strategies.compiled.form_module`; about 15 s for the
+    built-ins, once per machine), then the loops (a few seconds, again for each new set of
+    strategies). ``entries``: the module's compiled functions the caller will call
+    (``negotiate_rows``, ``step`` of :data:`GAME_TEMPLATES`; the market adds its own
+    template and entry), compiled (or loaded) here by ``smoke`` (default :func:`smoke_game`),
+    under the notice; the others compile on their first call. ``templates``: the loops the
+    module holds (:data:`GAME_TEMPLATES`, the two-agent game's). A rule numba cannot
+    compile is a :class:`~market.errors.CompileError` naming its strategy."""
+    if jit.numba is None:
+        raise CompileError(f"numba cannot be imported ({_first_line(jit.IMPORT_ERROR)}); "
+                           "the compiled market engine needs it: pip install 'numba>=0.60'")
+    forms = forms_for(strategies)
+    module = compiled.engine_module(forms, tuple(templates))
+    with _lock:
+        ready: set[str] = module.__dict__.setdefault("_ready", set())
+        todo = [e for e in entries if e not in ready]
+        if not todo and getattr(module, "_forms_ready", False):
+            return module
+        extra = [f.name for f in forms if f.name not in registry.STRATEGIES
+                 or not registry.STRATEGIES[f.name].__module__.startswith("strategies.")]
+        started: list[float] = []
+        stage = ["built-in"]
+
+        def announce() -> None:
+            started.append(time.perf_counter())
+            if on_compile is not None:
+                on_compile()
+                return
+            print(compiling_words(extra, stage[0] == "built-in", bool(todo)), file=sys.stderr,
+                  flush=True)
+
+        from market.game.generated import announce_compiles
+
+        try:
+            with announce_compiles(announce):
+                for f in forms:  # each rule alone first, so that a failure names it
+                    if f.name in extra:
+                        stage[0] = "more"
+                    try:
+                        compiled.batch_module(f, say=False)
+                    except CompileError as exc:
+                        if f.name in extra:  # a user's rule: it names the rule
+                            raise
+                        raise CompileError(f"numba cannot compile the market engine on this "
+                                           f"machine: {exc}") from None  # not the rule's fault
+                stage[0] = "more"
+                (smoke or smoke_game)(module, todo)
+        except CompileError:
+            raise
+        except Exception as exc:
+            reraise_signal(exc)
+            raise CompileError(f"numba cannot compile the market engine on this machine "
+                               f"({type(exc).__name__}: {_first_line(exc)})") from exc
+        if started and on_compile is None:  # the wait's end, as its start was said
+            what = "the market engine" if todo else "the strategies' rules"
+            print(f"compiled {what} in {time.perf_counter() - started[0]:.0f} s",
+                  file=sys.stderr, flush=True)
+        ready.update(todo)
+        module._forms_ready = True  # type: ignore[attr-defined]
+    return module
+
+
+def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
+    """Load the built-in strategies' two-agent game from numba's cache, or compile it
+    (once)."""
+    compiled_module((), on_compile, ("negotiate_rows",))
+
+
+def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True) -> str:
+    """The notice of a first compile: what compiles and about how long it takes (the
+    built-in rules about 20 s, once per machine; a set with a new rule of a user's, or the
+    loops alone, a few seconds). ``loops``: the engine's loops too, not only the rules (an
+    environment compiles its own step on use)."""
+    what = "the market engine" if loops else "the strategies' rules"
+    what += f" with {', '.join(extra)}" if extra else ""
+    return f"compiling {what} (first run only, {'about 20' if built_ins else 'a few'} seconds)"
+
+
+_lock = threading.Lock()
+
+
+def smoke_game(module: types.ModuleType, entries: Sequence[str]) -> None:
+    """One negotiation of a tiny game, if ``entries`` asks for ``negotiate_rows``: compiles
+    it or loads it (the environments' ``step`` compiles on use)."""
+    if "negotiate_rows" not in entries:
+        return
+    n = 2
+    i = np.zeros(n, dtype=np.int64)
+    store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
+    kinds = np.zeros(2, np.int64)
+    seat = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 2, np.int64))
+    module.negotiate_rows((2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64), kinds, 1,
+                          store.arrays, np.random.default_rng(0), Pressure())
+
+
+def illegal(strategy: Strategy, move: int) -> IllegalAction:
+    """The error of a compiled strategy that played an action the rules forbid."""
+    name = getattr(strategy, "name", "") or type(strategy).__name__
+    return IllegalAction(f"strategy {name!r} played an illegal action at move {move} "
+                         "(its compiled rule broke the protocol's rules)")
+
+
+def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray | int,
+              rng: np.random.Generator, time_left: np.ndarray | None = None) -> BatchRecord:
+    """:func:`market.game.protocol.negotiate`, compiled when every strategy has a compiled form.
+
+    The same record from the same generator either way (nothing learns
+    here: learners decide on copies of their tables). For callers that run
+    negotiations outside a market: the tournament, the report.
+    """
+    strategies = (*seller.strategies, *buyer.strategies)
+    n = len(seller.group)
+    if (not all(compiled.has_form(s) for s in strategies) or jit.numba is None
+            or n != len(buyer.group)):
+        return lockstep.negotiate(protocol, seller, buyer, first, rng, time_left)
+    module = compiled_module(strategies, entries=("negotiate_rows",))
+    kinds = np.array([compiled.kind_in(module, s) for s in strategies], dtype=np.int64)
+    store, _ = compiled.stores([s.kernel_state() for s in strategies])
+    opens = np.ascontiguousarray(np.broadcast_to(np.asarray(first, dtype=np.int64), (n,)))
+    tl = (np.full(n, -1, dtype=np.int64) if time_left is None
+          else np.ascontiguousarray(time_left, dtype=np.int64))
+
+    def seat(side: Side) -> tuple[np.ndarray, ...]:
+        return tuple(np.ascontiguousarray(a, dtype=np.int64)
+                     for a in (side.group, side.member, side.lo, side.hi))
+
+    with compiled_code():
+        actions, level, n_moves, bad, bad_g = module.negotiate_rows(
+            (protocol.prices, protocol.rounds), opens, seat(seller), seat(buyer), tl, kinds,
+            len(seller.strategies), store.arrays, rng, protocol.pressure)
+    if bad >= 0:
+        raise illegal(strategies[bad_g], bad)
+    return BatchRecord(protocol, actions, opens.astype(np.int8), level, n_moves)
+
+
+def _first_line(exc: BaseException | None) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
