@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from market.game import episodes, kernel, qtable
-from market.game.protocol import Side, negotiate
 from market.game.pressure import Pressure
+from market.game.protocol import Side, negotiate
 from market.game.qtable import legal_rows
 from market.game.rules import BUYER, SELLER, Protocol
 from strategies.qlearning import MarketQLearning, QLearning

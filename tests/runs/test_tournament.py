@@ -87,16 +87,16 @@ def test_same_seed_same_matrix_and_pairings_independent_of_the_field():
 
 
 def test_one_negotiate_call_per_pairing(monkeypatch):
-    from market.sim import engine
+    from market.compiled import engines
 
     calls = []
-    real = engine.negotiate
+    real = engines.negotiate
 
     def counting(protocol, seller, buyer, first, rng):
         calls.append(len(seller.group))
         return real(protocol, seller, buyer, first, rng)
 
-    monkeypatch.setattr(engine, "negotiate", counting)
+    monkeypatch.setattr(engines, "negotiate", counting)
     run_tournament(entrants("averaging", "hardliner"), P5T5, repetitions=30)
     assert calls == [60] * 4  # 2 x 2 pairings, each with both first movers as rows
 

@@ -19,8 +19,10 @@ import numpy as np
 import pytest
 
 import strategies
+from market.compiled import engines
 from market.errors import CompileError
 from market.game import generated
+from market.game.pressure import Pressure
 from market.sim import engine
 from market.sim.model import MarketModel
 from strategies import compiled, specs
@@ -137,14 +139,14 @@ def test_an_unknown_kind_plays_an_illegal_action_not_another_rule():
     module.decide(len(module.FORMS) + 5, 0, 0, (5, 5), np.arange(n), table, seat,
                   store.arrays, 0, np.random.default_rng(0), out)
     assert (out == -1).all()
-    eng = engine.compiled_module(())
+    eng = engines.compiled_module(())  # the two-agent game's loops
     for kind in (len(eng.FORMS), -1):
         kinds = np.full(2, kind, np.int64)
         seats = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 5, np.int64))
         two, _ = compiled.stores([averaging.kernel_state(), averaging.kernel_state()])
         *_, bad, bad_g = eng.negotiate_rows((5, 5), i.copy(), seats, seats,
                                             np.full(n, -1, np.int64), kinds, 1, two.arrays,
-                                            np.random.default_rng(0), 0.0)
+                                            np.random.default_rng(0), Pressure())
         assert (bad, bad_g) == (0, 0)  # the opening Seller's population, at move 0
 
 
