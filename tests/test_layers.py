@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -135,3 +138,36 @@ def test_the_architecture_page_draws_this_table():
         for path in re.findall(r"(market/\w+(?:\.py|/)|strategies/)", line):
             drawn[path.rstrip("/").removesuffix(".py").replace("/", ".")] = floor
     assert drawn == LAYERS
+
+
+def test_the_compiled_two_agent_game_needs_no_market():
+    """The game's compiled play (the negotiation loops, the environments' step, their
+    compile entry point) sits below the market: playing a compiled negotiation, and loading
+    the tournament and the vector environment, imports neither ``market.sim`` nor Mesa. The
+    report's game sections play through it too, not through the market."""
+    for name in ("market.compiled.engines", "market.game.loops", "market.game.fastgame",
+                 "market.game.moves"):
+        assert (layer(name) or 9) <= 3, name
+        assert not [t for t in GRAPH[name] if t.startswith("market.sim")], name
+    for name in ("market.runs.tournament", "market.report.sizes", "market.interop.vector_env"):
+        assert not [t for t in GRAPH[name] if t.startswith("market.sim")], name
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import market.interop.vector_env, market.runs.tournament
+        from market.compiled import engines
+        from market.game.protocol import Side
+        from market.game.rules import Protocol
+        from strategies import specs
+        pr = Protocol(5, 5, 0.9, 0.9, 0.1, 0.01, 0.02)
+        s, b = specs.build("boulware", 0, pr), specs.build("averaging", 1, pr)
+        rec = engines.negotiate(pr, Side.single(s, 4, 1, 5), Side.single(b, 4, 1, 5), 0,
+                                np.random.default_rng(0))
+        assert rec.n_moves.min() >= 1
+        print(sorted(m for m in sys.modules if m.split(".")[0] == "mesa"
+                     or m.startswith("market.sim")))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -50,8 +50,21 @@ from market.game.rules import (
     side_index,
 )
 
-#: two values closer than this count as a tie (values live in [0, 1])
+#: two values closer than this, relative to the node being solved (the largest magnitude among
+#: the values compared there), count as a tie: a deep subgame's values are small (discounted
+#: from the root, weighed by the chance to get there), so an absolute tolerance would make
+#: all of them ties
 TIE_TOL = 1e-12
+
+
+def near_best(x: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Which ``candidates`` of ``x`` (last axis: the alternatives at one node) are within
+    :data:`TIE_TOL` of the best candidate, relative to the node's scale (the candidates'
+    largest magnitude); exact equality when every candidate is 0."""
+    xs = np.where(candidates, x, -np.inf)
+    best = xs.max(axis=-1, keepdims=True)
+    scale = np.where(candidates, np.abs(x), 0.0).max(axis=-1, keepdims=True)
+    return candidates & (xs >= best - TIE_TOL * scale)
 
 # Components of the outcome vector carried through the sweep.
 _SELLER, _BUYER, _DEAL = 0, 1, 2
@@ -205,16 +218,14 @@ def _choose(
 
     ``q`` (b, r, A, K) outcome vectors, ``own`` (b,) the mover's component
     (0 Seller, 1 Buyer). Among actions whose own value is within
-    :data:`TIE_TOL` of the best, keep those best for the opponent, then the
-    lowest ``rank`` (see :func:`_rank`).
+    :data:`TIE_TOL` of the best (relative to the node, :func:`near_best`), keep
+    those best for the opponent, then the lowest ``rank`` (see :func:`_rank`).
     """
     b = np.arange(q.shape[0])
     mine = q[b, :, :, own]  # (b, r, A)  (advanced index moves b first)
     theirs = q[b, :, :, 1 - own]
-    mine = np.where(legal, mine, -np.inf)
-    c1 = mine >= mine.max(axis=-1, keepdims=True) - TIE_TOL
-    theirs = np.where(c1, theirs, -np.inf)
-    c2 = c1 & (theirs >= theirs.max(axis=-1, keepdims=True) - TIE_TOL)
+    c1 = near_best(mine, np.broadcast_to(legal, mine.shape))
+    c2 = near_best(theirs, c1)
     key = np.where(c2, rank[own][:, None, :], np.inf)
     return key.argmin(axis=-1)
 
@@ -486,13 +497,16 @@ def subgame_gaps(
             q[:, :, P, :] = accept_val
         own = q[idx, :, :, movers[role]]  # (2n, r, A)
         played = (pi * own).sum(axis=-1)
-        best = np.where(protocol.legal(m), own, -np.inf).max(axis=-1)
-        gaps[:, role] = np.maximum(gaps[:, role], (best - played).max(axis=-1))
+        legal = protocol.legal(m)
+        best = np.where(legal, own, -np.inf).max(axis=-1)
+        scale = np.where(legal, np.abs(own), 0.0).max(axis=-1)  # the node's own scale
+        gain = best - played
+        gain = np.where(gain > TIE_TOL * scale, gain, 0.0)  # a tie at the node is no gain
+        gaps[:, role] = np.maximum(gaps[:, role], gain.max(axis=-1))
         val = pi[:, :, :P] @ nxt
         if m > 0:
             val += pi[:, :, P, None] * accept_val
         nxt = val
-    gaps = np.where(gaps > TIE_TOL, gaps, 0.0)
     out = np.zeros((n, 2, 2))  # [pair][first][side]
     for f in (SELLER, BUYER):
         part = gaps[f * n : (f + 1) * n]
@@ -531,8 +545,11 @@ def spe_outcome_offers(protocol: Protocol
     Without time costs an outcome is its level (ties are exact in levels, so
     the sets are exact); with them it is a level *and* the move it was
     accepted at, since the same level is worth less later: the sets are over
-    both, and one level may appear at several values. Values within
-    :data:`TIE_TOL` of each other are ties, as in :func:`spe` and
+    both, and one level may appear at several values. In each subgame the
+    outcomes are weighed as its mover expects them from there (the chance to
+    survive the counter-offers from that node on, not from the opening), and
+    values within :data:`TIE_TOL` of each other, relative to the largest value
+    reachable from the node, are ties, as in :func:`spe` and
     :func:`subgame_gaps` (with time costs, ``4/6 * 0.8`` and ``5/6 * 0.64``
     are equal but for their last bit). Sets are boolean rows
     over outcomes. The offer children are the same for every offer on the
@@ -545,27 +562,29 @@ def spe_outcome_offers(protocol: Protocol
     width = slots * (P + 1)
     levels = np.arange(P + 1)
     values = np.zeros((2, width))  # [side][outcome], 0 for no deal
-    weigh = np.zeros((2, width))  # ... times the chance to get there without a breakdown
     for slot in range(slots):  # slot: the move a deal was accepted at (with time pressure)
         part = slice(slot * (P + 1) + 1, (slot + 1) * (P + 1))
         values[SELLER, part], values[BUYER, part] = protocol.deal_rewards(levels[1:], slot)
-        # reached through max(slot - 1, 0) counter-offers from the opening; from a later
-        # subgame, through fewer: a factor common to every outcome below it, which leaves
-        # each mover's comparisons (and so the sets) as they are
-        weigh[:, part] = values[:, part] * moves.survival(1, protocol.pressure) ** max(slot - 1, 0)
+    slot_of = np.repeat(np.arange(slots), P + 1)  # outcome -> the move it is accepted at
+    keep = moves.survival(1, protocol.pressure)  # the chance to survive a counter-offer
 
     result: dict[str, list[tuple[int, int | None, float, float]]] = {}
     for f in (SELLER, BUYER):
         after = np.zeros((P, width), bool)  # outcome sets at move m + 1, per offer 1..P
         for m in range(2 * T - 1, -1, -1):
-            r = weigh[f if m % 2 == 0 else 1 - f]
+            # each outcome as the mover expects it from this node: its worth times the chance
+            # to survive the counter-offers from here to it; compared relative to the node
+            ahead = np.maximum(slot_of - max(m, 1), 0)
+            r = values[f if m % 2 == 0 else 1 - f] * (keep ** ahead if keep < 1.0 else 1.0)
+            reach = slot_of >= m if slots > 1 else np.ones(width, bool)
+            tol = TIE_TOL * np.abs(r[reach]).max()
             offers = after[protocol.legal(m)[:P]]  # (children, width), shared by every p
             worst = np.where(offers, r, np.inf).min(axis=1)
             top = int(worst.argmax()) if len(worst) else -1
             w1 = worst[top] if top >= 0 else -np.inf
             rest = np.delete(worst, top) if top >= 0 else worst
             w2 = rest.max() if len(rest) else -np.inf
-            unique = top >= 0 and w2 < w1 - TIE_TOL
+            unique = top >= 0 and w2 < w1 - tol
             all_offers = offers.any(axis=0)
             others = np.delete(offers, top, axis=0).any(axis=0) if unique else all_offers
             tables = [0] if m == 0 else range(1, P + 1)
@@ -576,16 +595,16 @@ def spe_outcome_offers(protocol: Protocol
                 kids = [w1] if m == 0 else [w1, r[acc], r[0]]  # best offer, accept p, reject
                 best = max(kids)
                 if m > 0:  # accept {p} and reject {0}: bars from every other child
-                    now[i, acc] = r[acc] >= max(w1, r[0]) - TIE_TOL
-                    now[i, 0] = r[0] >= max(w1, r[acc]) - TIE_TOL
+                    now[i, acc] = r[acc] >= max(w1, r[0]) - tol
+                    now[i, 0] = r[0] >= max(w1, r[acc]) - tol
                 if top < 0:
                     continue
                 second = max(w2, *(k for k in kids[1:])) if m > 0 else w2
-                if unique and w1 > second + TIE_TOL:  # the best offer child: held to the second
-                    now[i] |= ((others & (r >= w1 - TIE_TOL))
-                               | (offers[top] & (r >= second - TIE_TOL)))
+                if unique and w1 > second + tol:  # the best offer child: held to the second
+                    now[i] |= ((others & (r >= w1 - tol))
+                               | (offers[top] & (r >= second - tol)))
                 else:  # every offer child is held to the best worst value
-                    now[i] |= all_offers & (r >= best - TIE_TOL)
+                    now[i] |= all_offers & (r >= best - tol)
             after = now
         result[SIDE_NAMES[f]] = [
             (int(o % (P + 1)), (int(o // (P + 1)) - 1 if slots > 1 and o % (P + 1) else None),
