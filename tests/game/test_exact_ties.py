@@ -195,7 +195,8 @@ def deep_games(n: int, seed: int = 7) -> list[tuple]:
     return out
 
 
-@pytest.mark.parametrize("game", deep_games(40), ids=lambda g: "P{}-T{}-d{},{}-Q{}-c{},{}".format(*g))
+@pytest.mark.parametrize("game", deep_games(40),
+                         ids=lambda g: "P{}-T{}-d{},{}-Q{}-c{},{}".format(*g))
 def test_deep_games_agree_with_exact_backward_induction(game):
     """The chosen SPE has no profitable one-shot deviation at any node (exactly), the
     evaluator's gaps are 0 for it, and the outcome sets equal the exact ones."""
