@@ -5,7 +5,7 @@ agent against ``boulware`` (any built-in strategy runs compiled), P = T = 5,
 episodes reset as they end:
 
 - the single environment's fast path (one compiled row,
-  :mod:`market.interop.fastgame`), against the same environment played move
+  :mod:`market.game.fastgame`), against the same environment played move
   by move through the protocol (:class:`~market.interop.episode.Episode`,
   the path every opponent without a compiled decision takes), timed in the
   same run, repeat by repeat;

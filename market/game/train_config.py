@@ -66,7 +66,7 @@ class TrainConfig:
     ``explore_starts``: the share of training episodes that start at a
     random move with a random offer on the table instead of the opening
     (0, the document's training, by default): the learners then train every
-    subgame, which subgame perfection needs (:func:`market.game.kernel.run`).
+    subgame, which subgame perfection needs (:func:`market.game.episodes.run`).
     ``test_loop``: ``protocol`` plays the greedy test as the protocol says;
     ``original`` reproduces the original project's test loop, which never
     updates the first mover's observation (it offers its start-row offer at
