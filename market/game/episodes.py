@@ -161,7 +161,7 @@ def play_episode(
         end = moves.outcome(a, P, moves.offered(offer))  # ``offer``: the last offer's action
         if end != moves.GOES_ON:
             return m + 1, end
-        if moves.at_risk(m, pressure) and moves.breaks(uniform(st), pressure):
+        if moves.at_risk(m, pressure) and moves.breaks(uniform(st), m, pressure):
             return m + 1, -1
         offer = a
     return 2 * T, 0  # not reached: the last move may only accept or reject

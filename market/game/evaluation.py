@@ -566,18 +566,20 @@ def spe_outcome_offers(protocol: Protocol
         part = slice(slot * (P + 1) + 1, (slot + 1) * (P + 1))
         values[SELLER, part], values[BUYER, part] = protocol.deal_rewards(levels[1:], slot)
     slot_of = np.repeat(np.arange(slots), P + 1)  # outcome -> the move it is accepted at
-    keep = moves.survival(1, protocol.pressure)  # the chance to survive a counter-offer
+    pressure = protocol.pressure
 
     result: dict[str, list[tuple[int, int | None, float, float]]] = {}
     for f in (SELLER, BUYER):
         after = np.zeros((P, width), bool)  # outcome sets at move m + 1, per offer 1..P
+        reach = np.ones(width)  # the chance, from the node at move m, to get to each outcome
         for m in range(2 * T - 1, -1, -1):
             # each outcome as the mover expects it from this node: its worth times the chance
-            # to survive the counter-offers from here to it; compared relative to the node
-            ahead = np.maximum(slot_of - max(m, 1), 0)
-            r = values[f if m % 2 == 0 else 1 - f] * (keep ** ahead if keep < 1.0 else 1.0)
-            reach = slot_of >= m if slots > 1 else np.ones(width, bool)
-            tol = TIE_TOL * np.abs(r[reach]).max()
+            # to survive the offers from here to it (the game's rule, move by move);
+            # compared relative to the node
+            reach = np.where(slot_of > m, reach * moves.survival(m, pressure), reach)
+            r = values[f if m % 2 == 0 else 1 - f] * reach
+            ahead = slot_of >= m if slots > 1 else np.ones(width, bool)  # from here on
+            tol = TIE_TOL * np.abs(r[ahead]).max()
             offers = after[protocol.legal(m)[:P]]  # (children, width), shared by every p
             worst = np.where(offers, r, np.inf).min(axis=1)
             top = int(worst.argmax()) if len(worst) else -1

@@ -52,7 +52,7 @@ def _play(i, s, a, P, move, last, prev, level, done, ended, pressure, rng):  # n
     if end == GOES_ON:
         prev[s, i] = last[s, i]
         last[s, i] = offered(a)
-        if at_risk(m, pressure) and breaks(rng.random(), pressure):
+        if at_risk(m, pressure) and breaks(rng.random(), m, pressure):
             done[i] = True
             ended[i] = True
         return

@@ -25,7 +25,8 @@ factor ``d`` and cost ``c`` per offer (:func:`worth`; ``d ** k`` is C's
 ``pow``, as Python computes it). After each counter-offer (an offer at move
 ``m >= 1``) the talks break down with probability ``Q``: the caller draws
 one uniform from its own generator, in its own documented order, only when
-:func:`at_risk` says so, and :func:`breaks` reads it.
+:func:`at_risk` says so, and :func:`breaks` reads it; :func:`survival` is its
+expectation, which the exact evaluator weighs continuations by.
 
 The mechanism (:class:`market.game.protocol.Lockstep`), both compiled
 negotiation loops (:mod:`market.game.loops`), the training kernel
@@ -95,8 +96,10 @@ def at_risk(move: int, pressure) -> bool:  # noqa: ANN001
 
 
 @njit(cache=True, inline="always")
-def breaks(u: float, pressure) -> bool:  # noqa: ANN001
-    """Whether a uniform ``u`` drawn after a counter-offer ends the talks: ``u < Q``."""
+def breaks(u: float, move: int, pressure) -> bool:  # noqa: ANN001
+    """Whether a uniform ``u`` drawn after a counter-offer at ``move`` ends the talks:
+    ``u < Q`` (the risk is the same at every move; a rule whose risk changes with the move
+    would say so here and in :func:`survival`)."""
     return u < pressure.breakdown
 
 
@@ -160,7 +163,7 @@ def play_move(move, prices, pressure, running, n_running, chosen, table, record,
         kept = 0
         for j in range(still):
             i = running[j]
-            if not breaks(rng.random(), pressure):
+            if not breaks(rng.random(), move, pressure):
                 running[kept] = i
                 kept += 1
         still = kept

@@ -3,8 +3,9 @@
 Three standard ways to make waiting costly in alternating-offers bargaining
 (:mod:`market.game.rules` states the rules each adds): each side's discount
 factor per offer (Rubinstein 1982), each side's fixed cost per offer
-(Rubinstein 1982's second case) and the risk that the talks break down
-after a counter-offer (Binmore, Rubinstein and Wolinsky 1986). Each is a
+(after Rubinstein 1982's second case, paid only when a deal is made) and the
+risk that the talks break down after a counter-offer (Binmore, Rubinstein and
+Wolinsky 1986). Each is a
 :class:`~market.parameters.Param` here, and only here: the game's
 :class:`~market.game.rules.Protocol`, the trainer's config and the market
 carry them as fields (:func:`market.parameters.field_of`), and every command
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from market.parameters import Param
+from market.parameters import Control, Param
 
 SELLER_DISCOUNT = Param("seller_discount", "float", 1.0,
                         "the Seller's discount factor per offer", lo=0, hi=1, extension=True)
@@ -26,19 +27,25 @@ BUYER_DISCOUNT = Param("buyer_discount", "float", 1.0,
 BREAKDOWN = Param(
     "breakdown", "float", 0.0, "probability, in [0, 1), that the talks break down with no "
     "deal after each counter-offer (default 0: never)", lo=0, hi=1, closed=True, below=True,
-    flag="--breakdown", metavar="Q", extension=True)
+    flag="--breakdown", metavar="Q", extension=True,
+    control=Control("Breakdown risk per counter-offer", 0.0, 0.5))
 SELLER_COST = Param(
     "seller_cost", "float", 0.0, "the Seller's fixed cost per offer made before a deal, in "
     "[0, 1) of the surplus (default 0; at 1 no deal after the opening offer would be worth "
     "anything)", lo=0, hi=1, closed=True, below=True, flag="--seller-cost", metavar="C",
-    extension=True)
+    extension=True, control=Control("Seller's cost per offer", 0.0, 0.2))
 BUYER_COST = Param(
     "buyer_cost", "float", 0.0, "the Buyer's fixed cost per offer made before a deal, in "
     "[0, 1) (default 0)", lo=0, hi=1, closed=True, below=True, flag="--buyer-cost",
-    metavar="C", extension=True)
+    metavar="C", extension=True, control=Control("Buyer's cost per offer", 0.0, 0.2))
 
 #: every kind of time pressure, in the order a protocol holds them
 PRESSURE = (SELLER_DISCOUNT, BUYER_DISCOUNT, BREAKDOWN, SELLER_COST, BUYER_COST)
+#: the discounts, which the market and the commands also take as one ``--discount``
+DISCOUNTS = (SELLER_DISCOUNT, BUYER_DISCOUNT)
+#: every other kind, declared here with its flag and its control in the view: the market,
+#: the view and the batch grid take each as it is
+OTHERS = tuple(d for d in PRESSURE if d not in DISCOUNTS)
 
 
 class Pressure(NamedTuple):
@@ -62,5 +69,5 @@ class Pressure(NamedTuple):
 
 assert Pressure._fields == tuple(d.name for d in PRESSURE)  # one order, the declarations'
 
-__all__ = ["BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "PRESSURE", "SELLER_COST", "Pressure",
-           "SELLER_DISCOUNT"]
+__all__ = ["BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "DISCOUNTS", "OTHERS", "PRESSURE",
+           "SELLER_COST", "SELLER_DISCOUNT", "Pressure"]

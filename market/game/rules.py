@@ -24,9 +24,12 @@ Time pressure, three kinds, each off by default (the document's game):
   (``k = 0, 1, ...``; accepted at move ``k + 1``) is worth ``d^k`` of its
   undiscounted reward to a side with factor ``d``. One offer is one period
   of Rubinstein's model.
-- A fixed cost per offer (Rubinstein 1982's second case): a deal on the
+- A fixed cost per offer (after Rubinstein 1982's second case): a deal on the
   ``k``-th offer is worth a side its (discounted) share minus ``k c``, with
-  ``c`` its cost; a negotiation that fails is worth 0, whenever it fails.
+  ``c`` its cost; a negotiation that fails is worth 0, whenever it fails. Unlike
+  Rubinstein's model, where a player pays its cost each period whatever
+  happens, here the costs are paid only when a deal is made (walking away is
+  free), so no side accepts a deal worth less than 0.
 - Breakdown risk (Binmore, Rubinstein and Wolinsky 1986): after each
   counter-offer (an offer at move ``m >= 1``, which neither accepts nor
   rejects the offer on the table), the negotiation ends with no deal with

@@ -2,15 +2,16 @@
 
 The two other standard kinds of impatience beside discounting: a risk ``Q``
 that the talks break down after each counter-offer (Binmore, Rubinstein and
-Wolinsky 1986), and a fixed cost per offer for each side (Rubinstein 1982's
-second case). Self-play learners (the ``perfect`` preset, as in the
-time-costs section) are trained at P = 20 over a grid of risks and of cost
-pairs, many seeds each; the exact evaluator gives each seed's NashConv in
-that game and the deal its greedy play makes, placed beside the grid's
-backward-induction SPE, the set of pure SPE outcomes and theory (the finite
-and infinite splits under the risk, Rubinstein's fixed-cost result). The
-verdict rule is the time-costs section's: per point, NashConv <= 0.01 and a
-first-mover share within one price level of the SPE on at least 90% of seeds.
+Wolinsky 1986), and a fixed cost per offer for each side (after Rubinstein
+1982's second case; here the costs are paid only when a deal is made). Self-
+play learners (the ``perfect`` preset, as in the time-costs section) are
+trained at P = 20 over a grid of risks and of cost pairs, many seeds each; the
+exact evaluator gives each seed's NashConv in that game and the deal its greedy
+play makes, placed beside the grid's backward-induction SPE, the set of pure
+SPE outcomes and theory (the finite and infinite splits under the risk,
+Rubinstein's fixed-cost result). The verdict rule is the time-costs section's:
+per point, NashConv <= 0.01 and a first-mover share within one price level of
+the SPE on at least 90% of seeds.
 """
 
 from __future__ import annotations

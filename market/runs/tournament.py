@@ -186,7 +186,9 @@ def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int,
     from market.game.table_files import load_tables
     from strategies import registry, specs
 
-    protocol = Protocol(prices, rounds, *(discount or (1.0, 1.0)), **(pressure or {}))
+    game = dict(zip(("seller_discount", "buyer_discount"), discount or (), strict=False))
+    game.update(pressure or {})  # the command line's time pressure, discounts included
+    protocol = Protocol(prices, rounds, **game)
     names = [s.strip() for s in strategies.split(",") if s.strip()] or None
     if names is None and strategies.strip():  # "," or ", ,": a list of nothing
         raise UsageError(f"--strategies names no strategy (got {strategies!r}); give "

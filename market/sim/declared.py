@@ -16,8 +16,6 @@ costs per offer are the game's own declarations (:mod:`market.game.pressure`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from market.game import pressure
 from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
 from market.parameters import Control, Param
@@ -66,9 +64,7 @@ PARAMETERS: tuple[Param, ...] = (
           0, 1, optional=True, flag="--buyer-discount", metavar="D",
           control=Control("Buyer's discount per offer", 0.5, 1.0)),
     # the rest of the game's time pressure: its one declaration, with the view's controls
-    replace(pressure.BREAKDOWN, control=Control("Breakdown risk per counter-offer", 0.0, 0.5)),
-    replace(pressure.SELLER_COST, control=Control("Seller's cost per offer", 0.0, 0.2)),
-    replace(pressure.BUYER_COST, control=Control("Buyer's cost per offer", 0.0, 0.2)),
+    *pressure.OTHERS,
     Param("period", "int", 10,
           "steps per trading period K; one unit per trader per period", 1, STEPS_MAX,
           flag="--period", control=Control("Steps per trading period", 1, 50)),

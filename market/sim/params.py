@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from market.errors import UsageError
+from market.game import pressure
 from market.game.protocol import negotiation_bytes
 from market.game.rules import Protocol
 from market.limits import MONEY_MAX, check_memory
@@ -67,8 +68,8 @@ def _kwargs(self: Any) -> dict[str, Any]:
 
 
 def _protocol(self: Any) -> Protocol:
-    return Protocol(self.prices, self.rounds, *self.discounts, breakdown=self.breakdown,
-                    seller_cost=self.seller_cost, buyer_cost=self.buyer_cost)
+    return Protocol(self.prices, self.rounds, *self.discounts,
+                    **{d.name: getattr(self, d.name) for d in pressure.OTHERS})
 
 
 def _discounts(self: Any) -> tuple[float, float]:

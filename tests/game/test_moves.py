@@ -62,7 +62,7 @@ def test_a_breakdown_is_drawn_after_counter_offers_only(move, q, risk):
     assert moves.at_risk(move, pressure) is risk
     assert moves.survival(move, pressure) == (1.0 - q if risk else 1.0)
     if risk:
-        assert moves.breaks(q - 1e-9, pressure) and not moves.breaks(q, pressure)
+        assert moves.breaks(q - 1e-9, move, pressure) and not moves.breaks(q, move, pressure)
 
 
 @pytest.mark.parametrize("gain, side, k, pressure, scale, want", [

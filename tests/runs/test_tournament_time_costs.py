@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from market.game.pressure import PRESSURE
 from market.game.record import two_agent_rewards
 from market.game.rules import Protocol
 from market.runs.tournament import plan_tournament, play_pairing, run_tournament
@@ -92,3 +94,20 @@ def test_rewards_are_less_the_costs_of_the_offers_before_the_deal(duel):
     assert np.allclose(s[deal], plain[0][deal] - 0.05 * k[deal])
     assert np.allclose(b[deal], plain[1][deal] - 0.1 * k[deal])
     assert (s[~deal] == 0).all() and (b[~deal] == 0).all()  # a failure costs nothing
+
+
+@pytest.mark.parametrize("flags, game", [
+    (["--discount", "0.9"], Protocol(5, 5, 0.9, 0.9)),
+    (["--seller-discount", "0.9", "--buyer-discount", "0.8", "--breakdown", "0.1"],
+     Protocol(5, 5, 0.9, 0.8, 0.1)),
+])
+def test_the_command_line_s_discounts_reach_the_game(flags, game, tmp_path, capsys):
+    """The command line hands its discounts with the rest of the pressure (they used to be
+    passed twice: a TypeError)."""
+    from market.cli import main
+
+    assert main(["tournament", "--repetitions", "2", "--strategies", "averaging,boulware",
+                 *flags, "--out", str(tmp_path / "t"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for d in PRESSURE:
+        assert out.get(d.name, getattr(Protocol(5, 5), d.name)) == getattr(game, d.name), d.name
