@@ -3,8 +3,8 @@
 The two other standard kinds of impatience beside discounting: a risk ``Q``
 that the talks break down after each counter-offer (Binmore, Rubinstein and
 Wolinsky 1986), and a fixed cost per offer for each side (after Rubinstein
-1982's second case; here the costs are paid only when a deal is made). Self-
-play learners (the ``perfect`` preset, as in the time-costs section) are
+1982's second case; here the costs are paid only when a deal is made).
+Self-play learners (the ``perfect`` preset, as in the time-costs section) are
 trained at P = 20 over a grid of risks and of cost pairs, many seeds each; the
 exact evaluator gives each seed's NashConv in that game and the deal its greedy
 play makes, placed beside the grid's backward-induction SPE, the set of pure
