@@ -61,6 +61,8 @@ REFERENCES: tuple[str, ...] = (
     "School of Economics.",
     "Sutton, R. S. and Barto, A. G. (2018). *Reinforcement Learning: An Introduction*, 2nd "
     "edition. Cambridge, MA: MIT Press.",
+    "Traulsen, A., Shoresh, N. and Nowak, M. A. (2008). Analytical results for individual and "
+    "group selection of any intensity. *Bulletin of Mathematical Biology* 70(5), 1410-1424.",
     "Watkins, C. J. C. H. and Dayan, P. (1992). Q-learning. *Machine Learning* 8(3-4), "
     "279-292.",
     "Wolpert, D. H. and Tumer, K. (2002). Optimal payoff functions for members of "

@@ -13,7 +13,8 @@ population of strategies evolves on it by one of four standard dynamics:
   ``x_i <- x_i (A x)_i / sum_k x_k (A x)_k``;
 - ``moran``: the fixation probability of one mutant of strategy ``r`` in a
   population of ``N`` playing ``s`` under the birth-death Moran process with
-  fitness ``exp(w * payoff)`` (Nowak et al. 2004; Traulsen et al. 2006),
+  fitness ``exp(w * payoff)`` (the process: Nowak et al. 2004; the exponential
+  mapping: Traulsen, Shoresh and Nowak 2008),
   ``rho = 1 / (1 + sum_{m=1}^{N-1} prod_{k=1}^{m} exp(-w (f_r(k) - f_s(k))))``,
   where ``f_r(k) = ((k-1) a_rr + (N-k) a_rs) / (N-1)`` and ``f_s(k) =
   (k a_sr + (N-k-1) a_ss) / (N-1)`` with ``k`` mutants; neutral drift gives

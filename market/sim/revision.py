@@ -1,30 +1,55 @@
 """Strategy revision: at the end of each trading period some traders change strategy.
 
-Each trader of a side revises with probability ``rate`` (drawn per
-trader); what a reviser adopts depends on the protocol, from the period's
-payoffs ``pi`` (each trader's earnings in the period, or its team's per
-member under a common wallet), scaled by ``span`` (the most a trader can
-earn in a period, one unit at the widest price gap) so that rates and
-selection intensities mean the same whatever the money unit:
+What a trader adopts depends on the protocol, from the period's payoffs
+``pi`` (each trader's earnings in the period, or its team's per member under
+a common wallet), scaled by ``span`` (the most a trader can earn in a period,
+one unit at the widest price gap) so that rates and selection intensities
+mean the same whatever the money unit. A strategy's fitness, where a
+protocol uses one, is that of its *mean* payoff through the exponential
+mapping of Traulsen, Shoresh and Nowak (2008): ``F_s = exp(w * mean_s(pi) /
+span)`` (``w``: the selection intensity, ``--selection``; 0 is neutral
+drift). Shares are ``x_s``, the mean fitness ``F = sum_s x_s F_s``.
 
-- ``imitate``: pairwise proportional imitation (Schlag 1998). The reviser
-  meets a trader of its side drawn uniformly among the others and adopts
-  that trader's strategy with probability ``max(0, pi_j - pi_i) / span``.
-- ``moran``: birth-death Moran process (Nowak et al. 2004), the revisers
-  being the deaths: each adopts the strategy of a parent drawn from its side
-  with probability proportional to the fitness ``exp(w * pi / span)``
-  (``w``: the selection intensity; 0 is neutral drift).
-- ``replicator``: the discrete replicator dynamics of the side's shares
-  with the same exponential fitness, ``x'_s = x_s * F_s / F`` (``F_s`` the
-  mean fitness of strategy ``s``, ``F`` the side's), realised by letting
-  each reviser draw its strategy from ``x'`` (so the shares move a fraction
-  ``rate`` of the way in expectation; ``rate = 1`` redraws the whole side).
+Each protocol: who revises, what a reviser adopts, and the expected change
+of ``x_s`` in one period (the spec the tests check over many seeds):
 
-Then mutation: each reviser, with probability ``mutation``, adopts a
-strategy drawn uniformly from the side's mix (strategies listed at share 0
-enter only so). Every draw comes from the generator handed in, in a fixed
-order (revisers, then the protocol's draws, then mutation), so the same
-seed gives the same population on both engines.
+- ``imitate`` (pairwise proportional imitation, Schlag 1998): each trader
+  revises with probability ``rate``; it meets another trader ``j`` drawn
+  uniformly and adopts ``j``'s strategy with probability
+  ``beta * max(0, pi_j - pi_i)``. Expected change:
+  ``rate * x_s * sum_t x_t * beta * (mean pi_s - mean pi_t)`` (for large sides).
+- ``moran`` (a birth-death Moran process; Moran 1958, Nowak et al. 2004):
+  ``K ~ Binomial(n, rate)`` events, one after the other (``rate`` is events
+  per trader and period); in each, a parent of strategy ``s`` is drawn with
+  probability ``x_s F_s / F``, and its offspring replaces a trader drawn
+  uniformly (the parent too, possibly); shares and odds change after each
+  event. Expected change per event: ``(x_s F_s / F - x_s) / n`` at the
+  shares as they stand.
+- ``replicator`` (the discrete replicator map): each trader revises with
+  probability ``rate`` and draws its strategy from ``x'_s = x_s F_s / F``,
+  the map of the period's shares. Expected change: ``rate * (x'_s - x_s)``,
+  a fraction ``rate`` of the map's step (``rate = 1`` redraws the side).
+
+``beta = 1 / max(span, pi_max - pi_min)``: Schlag's condition (``beta`` at
+most one over the payoff range) with the range the period's payoffs actually
+span, so switching stays proportional when traders lose money (costs per
+offer, traders who may trade at a loss); with every payoff in a range of one
+``span`` it is ``1 / span``.
+
+``moran`` and ``replicator`` share their expected direction (the replicator
+map is the Moran process's mean field), not their process: the replicator
+revises a batch of traders at once from the period's shares, the Moran
+process one birth and one death at a time, the shares (and so each parent's
+odds) changing after each event, with drift of order ``1 / n`` per event.
+
+Then mutation: each reviser (each event's offspring under ``moran``), with
+probability ``mutation``, adopts a strategy drawn uniformly from the side's
+mix instead (strategies listed at share 0 enter only so). Every draw comes
+from the generator handed in, in a fixed order (the protocol's draws, then
+mutation; under ``moran`` per event: the parent's strategy, the trader
+replaced, with ``--inherit copy`` the parent among its strategy's traders
+(drawn uniformly, by rejection), the mutation), so the same seed gives the
+same population on both engines.
 """
 
 from __future__ import annotations
@@ -35,13 +60,15 @@ import numpy as np
 
 from market.sim.declared import INHERIT, REVISIONS
 
-__all__ = ["INHERIT", "REVISIONS", "Revision", "replicator_step", "revise", "shares"]
+__all__ = ["INHERIT", "REVISIONS", "Revision", "fitness", "imitation_beta", "replicator_step",
+           "revise", "shares"]
 
 
 @dataclass(frozen=True)
 class Revision:
-    """How a market revises: protocol, share of revisers per period, selection intensity,
-    mutation probability and what an adopted learner starts from."""
+    """How a market revises: protocol, share of revisers per period (birth-death events per
+    trader and period under ``moran``), selection intensity, mutation probability and what
+    an adopted learner starts from."""
 
     protocol: str = "none"
     rate: float = 0.1
@@ -53,34 +80,34 @@ class Revision:
 def revise(rule: Revision, strategy: np.ndarray, payoff: np.ndarray, n_strategies: int,
            span: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The side's strategies after one revision, and each trader's model (the trader whose
-    strategy it adopted, ``-1`` for none: it kept its own, mutated or drew from shares).
+    strategy, and tables, it adopted; ``-1`` for none: it kept its own, mutated or drew
+    from the shares).
 
     ``strategy``: each trader's strategy index (``0 .. n_strategies - 1``);
     ``payoff``: each trader's payoff in the period; ``span``: the payoff
     scale (> 0).
     """
     n = strategy.size
+    if rule.protocol == "none" or n == 0:
+        return strategy.copy(), np.full(n, -1, dtype=np.int64)
+    scaled = np.asarray(payoff, dtype=float) / span
+    if rule.protocol == "moran":
+        return _moran(rule, strategy, fitness(strategy, scaled, rule.selection, n_strategies),
+                      n_strategies, rng)
     new = strategy.copy()
     model = np.full(n, -1, dtype=np.int64)
-    if rule.protocol == "none" or n == 0:
-        return new, model
     revisers = np.flatnonzero(rng.random(n) < rule.rate)
     k = revisers.size
-    scaled = np.asarray(payoff, dtype=float) / span
     if k and n > 1 and rule.protocol == "imitate":
         other = rng.integers(0, n - 1, k)
         other += other >= revisers  # uniform among the others
-        gain = np.clip(scaled[other] - scaled[revisers], 0.0, 1.0)
+        gain = np.maximum(scaled[other] - scaled[revisers], 0.0) * imitation_beta(scaled)
         switch = rng.random(k) < gain
         new[revisers[switch]] = strategy[other[switch]]
         model[revisers[switch]] = other[switch]
-    elif k and rule.protocol == "moran":
-        fitness = _fitness(scaled, rule.selection)
-        parents = _draw(fitness / fitness.sum(), k, rng)
-        new[revisers] = strategy[parents]
-        model[revisers] = parents
     elif k and rule.protocol == "replicator":
-        target = replicator_step(strategy, _fitness(scaled, rule.selection), n_strategies)
+        target = replicator_step(strategy, fitness(strategy, scaled, rule.selection,
+                                                   n_strategies), n_strategies)
         new[revisers] = _draw(target, k, rng)
     if k and rule.mutation > 0:
         mutate = rng.random(k) < rule.mutation
@@ -91,26 +118,64 @@ def revise(rule: Revision, strategy: np.ndarray, payoff: np.ndarray, n_strategie
     return new, model
 
 
-def replicator_step(strategy: np.ndarray, fitness: np.ndarray, n_strategies: int
-                    ) -> np.ndarray:
-    """The shares one discrete replicator step leads to: ``x_s * F_s / F``."""
-    counts = np.bincount(strategy, minlength=n_strategies).astype(float)
-    total = np.bincount(strategy, weights=fitness, minlength=n_strategies)
-    shares = counts / counts.sum()
+def _moran(rule: Revision, strategy: np.ndarray, fit: np.ndarray, n_strategies: int,
+           rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``K ~ Binomial(n, rate)`` birth-death events, one at a time (module docstring)."""
+    n = strategy.size
+    cur = strategy.copy()
+    origin = np.arange(n)  # whose tables each trader holds: itself, or its lineage's root
+    counts = np.bincount(cur, minlength=n_strategies).astype(float)
+    copy = rule.inherit == "copy"
+    for _ in range(int(rng.binomial(n, rule.rate))):
+        weight = counts * fit
+        s = int(_draw(weight / weight.sum(), 1, rng)[0])  # the parent's strategy
+        dead = int(rng.integers(0, n))  # the trader its offspring replaces
+        born, root = s, dead
+        if copy:  # the parent itself, uniform among the traders of strategy s (whose tables)
+            parent = int(rng.integers(0, n))
+            while cur[parent] != s:
+                parent = int(rng.integers(0, n))
+            root = origin[parent]
+        if rule.mutation > 0 and rng.random() < rule.mutation:
+            born, root = int(rng.integers(0, n_strategies)), dead
+        counts[cur[dead]] -= 1
+        counts[born] += 1
+        cur[dead], origin[dead] = born, root
+    model = np.where(origin != np.arange(n), origin, -1).astype(np.int64)
+    model[cur == strategy] = -1  # its strategy as before: nothing to inherit
+    model[(model >= 0) & (strategy[np.maximum(model, 0)] != cur)] = -1  # a mutant: fresh
+    return cur, model
+
+
+def fitness(strategy: np.ndarray, scaled: np.ndarray, w: float, n_strategies: int
+            ) -> np.ndarray:
+    """Each strategy's fitness ``exp(w * mean payoff)`` (payoffs scaled by the span), shifted
+    so the largest present is 1 (no overflow); 0 for a strategy nobody plays."""
+    counts = np.bincount(strategy, minlength=n_strategies)
+    total = np.bincount(strategy, weights=scaled, minlength=n_strategies)
     mean = np.divide(total, counts, out=np.zeros(n_strategies), where=counts > 0)
-    grown = shares * mean
+    top = mean[counts > 0].max()
+    return np.where(counts > 0, np.exp(w * (mean - top)), 0.0)
+
+
+def replicator_step(strategy: np.ndarray, fit: np.ndarray, n_strategies: int) -> np.ndarray:
+    """The shares one discrete replicator step leads to: ``x_s * F_s / F``, ``F_s`` each
+    strategy's fitness (:func:`fitness`)."""
+    counts = np.bincount(strategy, minlength=n_strategies).astype(float)
+    grown = counts / counts.sum() * fit
     return grown / grown.sum()
+
+
+def imitation_beta(scaled: np.ndarray) -> float:
+    """Schlag's ``beta`` on payoffs scaled by the span: one over the larger of the span and
+    the range the period's payoffs span (module docstring)."""
+    return 1.0 / max(1.0, float(scaled.max() - scaled.min()))
 
 
 def shares(strategy: np.ndarray, n_strategies: int) -> np.ndarray:
     """Each strategy's share of the side."""
     counts = np.bincount(strategy, minlength=n_strategies).astype(float)
     return counts / max(strategy.size, 1)
-
-
-def _fitness(scaled: np.ndarray, w: float) -> np.ndarray:
-    """Exponential fitness ``exp(w * pi)``, shifted so the largest is 1 (no overflow)."""
-    return np.exp(w * (scaled - scaled.max()))
 
 
 def _draw(p: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from market.sim.model import MarketModel
-from market.sim.revision import Revision, replicator_step, revise
+from market.sim.revision import Revision, fitness, replicator_step, revise
 
 ROOT = Path(__file__).resolve().parents[2]
 MIXED = dict(n_sellers=40, n_buyers=40, period=5,
@@ -47,17 +47,25 @@ def test_moran_without_selection_is_drift_and_with_strong_selection_the_fittest_
     assert np.allclose(drift, [0.5, 0.3, 0.2], atol=0.02)
     strong = revise(Revision("moran", rate=1.0, selection=60.0), strategy, payoff, 3, 100.0,
                     np.random.default_rng(0))[0]
-    assert (strong == 2).all()
+    # about n events, one at a time: every replaced trader takes the fittest's strategy
+    assert (strong[strong != strategy] == 2).all() and (strong == 2).sum() >= 60
 
 
 def test_the_replicator_step_is_the_textbook_formula():
     strategy = np.array([0, 0, 1, 2, 2, 2])
-    fitness = np.array([1.0, 3.0, 4.0, 0.5, 0.5, 0.5])
     x = np.array([2, 1, 3]) / 6
-    mean = np.array([2.0, 4.0, 0.5])
-    expected = x * mean / (x * mean).sum()
-    assert np.allclose(replicator_step(strategy, fitness, 4)[:3], expected)
-    assert replicator_step(strategy, fitness, 4)[3] == 0.0  # absent stays absent
+    fit = np.array([2.0, 4.0, 0.5, 0.0])  # each strategy's fitness
+    expected = x * fit[:3] / (x * fit[:3]).sum()
+    assert np.allclose(replicator_step(strategy, fit, 4)[:3], expected)
+    assert replicator_step(strategy, fit, 4)[3] == 0.0  # absent stays absent
+
+
+def test_a_strategy_s_fitness_is_that_of_its_mean_payoff():
+    """Traulsen, Shoresh and Nowak's (2008) mapping of the strategy's mean payoff, not the
+    mean of its traders' exponentials (which favours a strategy with lucky traders)."""
+    strategy = np.array([0, 0, 1, 1])
+    scaled = np.array([0.0, 1.0, 0.5, 0.5])  # equal means, one spread
+    assert np.allclose(fitness(strategy, scaled, 5.0, 3), [1.0, 1.0, 0.0])
 
 
 def test_mutation_brings_in_strategies_nobody_plays_and_nothing_moves_without_revisers():
@@ -69,6 +77,95 @@ def test_mutation_brings_in_strategies_nobody_plays_and_nothing_moves_without_re
     same, _ = revise(Revision("moran", rate=0.0), strategy, payoff, 3, 1.0,
                      np.random.default_rng(1))
     assert (same == strategy).all()
+
+
+# --- what each protocol does to the shares, in expectation -----------------------------------
+def _side(n: int = 400, x1: float = 0.3, seed: int = 11) -> tuple[np.ndarray, np.ndarray]:
+    """A side of ``n`` traders, a share ``x1`` playing strategy 1, whose period payoffs (in
+    shares of a span of 100) are 0.5 +- 0.05; strategy 0 earns 0.3 on average but spread
+    +- 0.4 (lucky and unlucky traders: a mean of exponentials would favour it)."""
+    rng = np.random.default_rng(seed)
+    strategy = (np.arange(n) < int(x1 * n)).astype(np.int64)
+    noise = np.where(strategy == 1, 0.05, 0.4) * rng.uniform(-1, 1, n)
+    payoff = 100.0 * (np.where(strategy == 1, 0.5, 0.3) + noise)
+    return strategy, payoff
+
+
+def _expected(protocol: str, strategy: np.ndarray, payoff: np.ndarray, rate: float,
+              w: float) -> float:
+    """The share of strategy 1 after one revision, in expectation, by the module docstring's
+    formulas (computed here from the payoffs, not by the module)."""
+    n = strategy.size
+    x = strategy.mean()
+    pi = payoff / 100.0
+    if protocol == "imitate":  # a reviser meets one of the n - 1 others
+        beta = 1.0 / max(1.0, pi.max() - pi.min())
+        gain = np.maximum(pi[None, :] - pi[:, None], 0.0) * beta  # i imitates j
+        np.fill_diagonal(gain, 0.0)
+        into = gain[strategy == 0][:, strategy == 1].sum() / (n - 1)
+        out = gain[strategy == 1][:, strategy == 0].sum() / (n - 1)
+        return x + rate * (into - out) / n
+    mean = np.array([pi[strategy == s].mean() for s in (0, 1)])
+    fit = np.exp(w * (mean - mean.max()))
+    if protocol == "replicator":
+        target = x * fit[1] / (x * fit[1] + (1 - x) * fit[0])
+        return (1 - rate) * x + rate * target
+    # moran: the mean-field path of K ~ Binomial(n, rate) events, one at a time
+    path = [x]
+    for _ in range(n):
+        y = path[-1]
+        path.append(y + (y * fit[1] / (y * fit[1] + (1 - y) * fit[0]) - y) / n)
+    k = np.arange(n + 1)
+    from math import comb, log
+
+    logp = np.array([log(comb(n, int(i))) for i in k]) + k * np.log(rate) + (n - k) * np.log(
+        1 - rate)
+    return float(np.exp(logp) @ np.array(path))
+
+
+@pytest.mark.parametrize("protocol, w", [
+    ("imitate", 1.0), ("replicator", 1.0), ("replicator", 5.0), ("moran", 1.0), ("moran", 5.0),
+])
+def test_the_mean_share_follows_the_protocol_s_expected_change(protocol, w):
+    """Over 3,000 seeds, the mean share of strategy 1 after one revision matches the module
+    docstring's expected change within four standard errors (plus 0.002 for the Moran
+    mean field's curvature). At w = 5 the old fitness (the mean over a strategy's traders of
+    exp(w * payoff)) misses it by far: it rewarded strategy 0's lucky traders."""
+    strategy, payoff = _side()
+    rule = Revision(protocol, rate=0.2, selection=w)
+    got = np.array([revise(rule, strategy, payoff, 2, 100.0, np.random.default_rng(s))[0].mean()
+                    for s in range(3000)])
+    want = _expected(protocol, strategy, payoff, 0.2, w)
+    se = got.std(ddof=1) / np.sqrt(got.size)
+    assert abs(got.mean() - want) < 4 * se + 0.002, (got.mean(), want, se)
+    assert want > strategy.mean()  # the better strategy gains
+
+
+def test_imitation_stays_proportional_when_payoffs_span_more_than_the_price_range():
+    """Traders who lose money (costs per offer, zi-u): a gap of 1.5 spans is not clipped to
+    a certain switch; beta is one over the range the payoffs span (Schlag's condition)."""
+    strategy = np.array([0, 1, 1])
+    payoff = np.array([-100.0, 50.0, 20.0])  # range 1.5 spans
+    rule = Revision("imitate", rate=1.0)
+    low = np.mean([revise(rule, strategy, payoff, 2, 100.0, np.random.default_rng(s))[0][0]
+                   for s in range(6000)])
+    # meets trader 1 (gap 1.5) or 2 (gap 1.2), each with p 1/2; beta = 1 / 1.5
+    assert abs(low - 0.5 * (1.5 + 1.2) / 1.5) < 0.02
+
+
+def test_moran_is_one_birth_and_one_death_at_a_time():
+    """rate 1 / n: one event per period in expectation; each event changes at most one
+    trader, and only to a strategy that someone played."""
+    strategy = np.repeat([0, 1], [5, 5])
+    payoff = np.where(strategy == 1, 50.0, 0.0)
+    changes = []
+    for s in range(2000):
+        new, _ = revise(Revision("moran", rate=0.1, selection=1.0), strategy, payoff, 3, 100.0,
+                        np.random.default_rng(s))
+        changes.append(int((new != strategy).sum()))
+        assert set(new.tolist()) <= {0, 1}
+    # K ~ Binomial(10, 0.1): a period with one event changes at most one trader
+    assert np.mean(changes) < 1.0 and max(changes) <= 10
 
 
 # --- in the market ---------------------------------------------------------------------------
