@@ -42,6 +42,7 @@ Time pressure, three kinds, each off by default (the document's game):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import NamedTuple
 from typing import Protocol as TypingProtocol
 
@@ -107,9 +108,10 @@ class Protocol:
         (any time pressure at all)."""
         return self.discounted or self.costly or self.breakdown > 0.0
 
-    @property
+    @cached_property
     def pressure(self) -> Pressure:
-        """The game's time pressure as the record every compiled path takes."""
+        """The game's time pressure as the record every compiled path takes (made once: a
+        market reads it at every step)."""
         return Pressure.of(self)
 
     def deal_rewards(self, level: np.ndarray, move: np.ndarray | int
