@@ -76,3 +76,25 @@ def test_strategies_moving_one_at_a_time_play_as_in_negotiate():
                             np.random.default_rng(0))
             assert [a for _, a in ep.history] == list(rec.actions[0, : rec.n_moves[0]])
             assert ep.level == rec.level[0]
+
+
+def test_every_environment_takes_the_game_as_a_protocol():
+    """``protocol=`` carries the sizes and every kind of time pressure; the keywords are a
+    convenience that builds the same game; both at once, or something else, is refused."""
+    from market.game.rules import Protocol
+    from market.interop.gymnasium_env import BargainingEnv
+    from market.interop.pettingzoo_env import raw_env
+    from market.interop.vector_env import BargainingVectorEnv
+
+    game = Protocol(6, 4, 0.9, 0.8, 0.1, 0.01, 0.02)
+    keywords = dict(seller_discount=0.9, buyer_discount=0.8, breakdown=0.1, seller_cost=0.01,
+                    buyer_cost=0.02)
+    for make in (lambda **kw: BargainingEnv("seller", "averaging", **kw),
+                 lambda **kw: BargainingVectorEnv(4, "seller", "averaging", **kw),
+                 lambda **kw: raw_env(**kw)):
+        a, b = make(protocol=game), make(prices=6, rounds=4, **keywords)
+        assert a.settings == b.settings and a.settings.protocol == game
+        with pytest.raises(UsageError, match="protocol= or as keywords, not both.*breakdown"):
+            make(protocol=game, breakdown=0.2)
+        with pytest.raises(UsageError, match="protocol must be a market.game.rules.Protocol"):
+            make(protocol=(6, 4))
