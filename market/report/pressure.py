@@ -97,7 +97,7 @@ def _point(ctx: Context, T: int, game: dict[str, float], seeds: int, k: int) -> 
 
 def _train(ctx: Context, todo: list[tuple[int, dict[str, float]]], seeds: int) -> pd.DataFrame:
     rows = []
-    with ctx.progress("report pressure", len(todo), "trainings") as update:
+    with ctx.progress(f"report pressure (seed {ctx.seed})", len(todo), "trainings") as update:
         for k, (T, game) in enumerate(todo):
             update(description=f"T={T} {_label(game)}")
             rows.append(_point(ctx, T, game, seeds, k))
@@ -138,18 +138,49 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
     })
 
 
-def _texts(table: pd.DataFrame) -> tuple[str, str]:
-    met, n = int(table["target_met"].sum()), len(table)
+def _per_master(tables: list[pd.DataFrame], seeds: list[int]) -> pd.DataFrame:
+    """Each point's counts at each master seed (the robustness table)."""
+    rows = []
+    for seed, table in zip(seeds, tables, strict=True):
+        for _, r in table.iterrows():
+            rows.append({"master_seed": seed, "kind": r["kind"], "game": _game_text(r),
+                         "T": int(r["T"]), "seeds": int(r["seeds"]), "nash": int(r["nash"]),
+                         "near_spe": int(r["near_spe"]), "both": int(r["both"]),
+                         "target_met": bool(r["target_met"])})
+    return pd.DataFrame(rows)
+
+
+def _texts(tables: list[pd.DataFrame], seeds: list[int]) -> tuple[str, str]:
+    table = tables[0]
+    n = len(table)
+    k = len(tables)
+
+    def met(kind: str | None) -> str:
+        counts = [int(t["target_met"].sum() if kind is None
+                      else t.loc[t["kind"] == kind, "target_met"].sum()) for t in tables]
+        return ", ".join(map(str, counts))
+
     parts = []
     for kind, words in (("breakdown", "under a breakdown risk"), ("costs", "under costs")):
         g = table[table["kind"] == kind]
         if len(g):
-            parts.append(f"{int(g['target_met'].sum())} of {len(g)} {words}")
-    nash = float(table["nash"].sum() / table["seeds"].sum())
-    near = float(table["near_spe"].sum() / table["seeds"].sum())
-    answer = (f"The target is met at {met} of {n} points ({'; '.join(parts)}): over all points "
-              f"{nash:.0%} of seeds end with NashConv <= {NASH_TOL} and {near:.0%} within one "
-              f"price level of the grid's subgame-perfect share.")
+            parts.append(f"{met(kind)} of {len(g)} {words}")
+    nash = ", ".join(f"{float(t['nash'].sum() / t['seeds'].sum()):.0%}" for t in tables)
+    near = ", ".join(f"{float(t['near_spe'].sum() / t['seeds'].sum()):.0%}" for t in tables)
+    answer = (f"At master seeds {', '.join(map(str, seeds))} the target is met at "
+              f"{met(None)} of {n} points ({'; '.join(parts)}): over all points {nash} of "
+              f"seeds end with NashConv <= {NASH_TOL} and {near} within one price level of "
+              f"the grid's subgame-perfect share.")
+    verdicts = np.array([t["target_met"].to_numpy() for t in tables])
+    shaky = np.flatnonzero(verdicts.any(axis=0) & ~verdicts.all(axis=0))
+    if len(shaky):
+        answer += (" The verdict changes with the master seed at " + "; ".join(
+            f"T = {int(table.iloc[i]['T'])}, {_game_text(table.iloc[i])} (NashConv <= "
+            f"{NASH_TOL} on " + ", ".join(str(int(t.iloc[i]['nash'])) for t in tables)
+            + f" of {int(table.iloc[i]['seeds'])} seeds)" for i in shaky) + ".")
+    else:
+        answer += f" Every point's verdict is the same at all {k} master seeds."
+    answer += f" Below, master seed {seeds[0]} in detail."
     missed = table[~table["target_met"]]
     if len(missed):
         worst = missed.sort_values("both").iloc[0]
@@ -205,8 +236,10 @@ def run(ctx: Context) -> Section:
     horizons, games = _grid(ctx)
     seeds = ctx.pick(16, 3)
     todo = [(T, g) for T in horizons for g in games]
-    table = _train(ctx, todo, seeds)
-    answer, why = _texts(table)
+    masters = ctx.masters()
+    tables = [_train(c, todo, seeds) for c in masters]
+    table = tables[0]
+    answer, why = _texts(tables, [c.seed for c in masters])
     budget_words = budget_text(ctx)
     return Section(
         name=NAME, title=TITLE, related=RELATED,
@@ -225,13 +258,18 @@ def run(ctx: Context) -> Section:
                     f"node) and the deal the greedy pair makes if the talks go on; the target "
                     f"counts seeds with NashConv <= {NASH_TOL} and a share within one price "
                     f"level of the grid's backward-induction SPE (`evaluate --spe "
-                    f"--breakdown Q`); intervals are Wilson's (table)."),
+                    f"--breakdown Q`); intervals are Wilson's (table). The whole grid is "
+                    f"trained again at master seeds "
+                    f"{', '.join(str(c.seed) for c in masters[1:])}, so that each headline "
+                    f"is given at all {len(masters)}."),
         answer=answer, why=why,
         figures={"pressure.png": _figure(table)},
-        tables={"pressure.csv": table},
+        tables={"pressure.csv": table,
+                "pressure_seeds.csv": _per_master(tables, [c.seed for c in masters])},
         display=[("First-mover (Seller) share: theory beside the learners, per game and "
                   "horizon", _shown(table))],
         numbers={"target_met": int(table["target_met"].sum()), "points": len(table),
+                 "target_met_per_master_seed": [int(t["target_met"].sum()) for t in tables],
                  "both_share": float(table["both"].sum() / table["seeds"].sum())},
     )
 

@@ -20,7 +20,7 @@ import contextlib
 import os
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,6 +29,9 @@ from market.errors import RunFailed
 
 if TYPE_CHECKING:  # annotations only: ``run.py --help`` lists the sections without pandas
     import pandas as pd
+
+#: master seeds a headline is checked at (:meth:`Context.masters`)
+MASTERS = 3
 
 #: ``update(completed=None, advance=None, description=None, total=None)`` of a progress bar
 Update = Callable[..., None]
@@ -68,6 +71,11 @@ class Context:
         """
         seq = np.random.SeedSequence(self.seed, spawn_key=(zlib.crc32(name.encode()), *keys))
         return int(seq.generate_state(1, np.uint32)[0] >> np.uint32(1))
+
+    def masters(self, n: int = MASTERS) -> list[Context]:
+        """This context and the next ``n - 1`` master seeds' (``seed + 1``, ...): a headline
+        holds only if it holds at each, or is reported as its distribution over them."""
+        return [replace(self, seed=self.seed + k) for k in range(n)]
 
     def command(self, name: str) -> str:
         """The command that reproduces section ``name`` alone, into a folder of its own (so it

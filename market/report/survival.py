@@ -18,6 +18,7 @@ an end point or a snapshot.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -92,22 +93,34 @@ def shares_at_period_ends(steps: pd.DataFrame) -> pd.DataFrame:
     last = s.groupby(["run", "period"])["step"].transform("max") == s["step"]
     ends = s[last]
     cols = {c: c.removeprefix("share.") for c in ends.columns if c.startswith("share.")}
-    return ends[["run", "period", "efficiency", "mean_price", *cols]].rename(columns=cols)
+    switches = [c for c in ends.columns if c.startswith("switches.")]
+    return ends[["run", "period", "efficiency", "mean_price", *cols, *switches]].rename(
+        columns=cols)
+
+
+def _experiment(ctx: Context, n: int, periods: int, seeds: int
+                ) -> tuple[pd.DataFrame, pd.DataFrame, dict[int, tuple[str, float, int]]]:
+    """Every arm's runs at ``ctx``'s master seed: period ends, one row per run, the arms."""
+    todo = specs(ctx, n, periods, seeds)
+    res = ctx.batch(f"report survival (seed {ctx.seed})", todo, per_step=True)
+    ends = shares_at_period_ends(res.steps)
+    arm = {s.run: (_arm_name(s), dict(s.params)["mutation"], s.iteration) for s in todo}
+    return ends, _per_run(ends, arm, periods, n), arm
 
 
 def run(ctx: Context) -> Section:
     n = ctx.pick(60, 12)
     periods = ctx.pick(200, 12)
     seeds = ctx.pick(20, 3)
-    todo = specs(ctx, n, periods, seeds)
-    res = ctx.batch("report survival", todo, per_step=True)
-    ends = shares_at_period_ends(res.steps)
-    arm = {s.run: (_arm_name(s), dict(s.params)["mutation"], s.iteration) for s in todo}
-    runs = _per_run(ends, arm, periods)
-    rest = _tournament(ctx)
+    masters = ctx.masters()
+    done = [_experiment(c, n, periods, seeds) for c in masters]
+    ends, runs, arm = done[0]  # the report's own master seed: tables, figure and tests
+    rests = [_tournament(c) for c in masters]
+    rest = rests[0]
     summary = _summary(runs, seeds)
     conf, tests = _tests(runs)
-    answer = _answer(summary, runs, conf, rest)
+    robust = _robustness([d[1] for d in done], rests, [c.seed for c in masters])
+    answer = _answer(summary, runs, conf, robust)
     show = _display(summary, seeds)
     return Section(
         name=NAME, title=TITLE, related=RELATED,
@@ -138,25 +151,37 @@ def run(ctx: Context) -> Section:
                     "mean over sides; 6 at the start) minus neutral drift's (does selection "
                     "concentrate the market beyond drift?), and for each protocol the same "
                     "number with mutation minus without (does mutation keep the market "
-                    "mixed?)."),
+                    "mixed?). Beside each arm, its switching volume (strategy changes per "
+                    "trader and period): the protocols differ in how often traders switch as "
+                    "much as in how they choose, so a difference from drift is not the rule's "
+                    "alone. Every headline is checked at three master seeds "
+                    f"({', '.join(str(c.seed) for c in masters)}: the whole experiment and "
+                    "the tournament again) and stated as holding at all three or as its "
+                    "count."),
         answer=answer,
         figures={"survival.png": _figure(ends, arm)},
         tables={"survival.csv": summary, "survival_runs.csv": runs,
-                "survival_tournament.csv": rest.rename("replicator_rest").to_frame()},
+                "survival_tournament.csv": pd.DataFrame(
+                    {f"replicator_rest_seed_{c.seed}": r for c, r in zip(masters, rests,
+                                                                          strict=True)}),
+                "survival_seeds.csv": robust.table},
         tests=tests,
         display=[("Final shares (mean over seeds and both sides, 95% interval), runs in which "
-                  "one family took over a side, runs settled, and efficiency early and late",
+                  "one family took over a side, runs settled, switching volume, and "
+                  "efficiency early and late",
                   show)],
         numbers={"dominant": {f"{r.protocol} {r.mutation:g}": r.dominant
                               for r in summary.itertuples()},
-                 "tournament_rest": {str(k): float(v) for k, v in rest.items()}},
+                 "tournament_rest": {str(k): float(v) for k, v in rest.items()},
+                 "tournament_winners": robust.winners},
     )
 
 
 def _per_run(ends: pd.DataFrame, arm: dict[int, tuple[str, float, int]],
-             periods: int) -> pd.DataFrame:
+             periods: int, n: int) -> pd.DataFrame:
     """One row per run: final shares (mean over sides), takeover, settled, diversity,
-    efficiency over the first and last tenth of the periods."""
+    switching volume (strategy changes per trader and period), efficiency over the first
+    and last tenth of the periods."""
     rows = []
     tenth = max(periods // 10, 1)
     quarter = max(periods // 4, 1)
@@ -175,13 +200,22 @@ def _per_run(ends: pd.DataFrame, arm: dict[int, tuple[str, float, int]],
             settled &= bool(np.ptp(late, axis=0).max() <= SETTLED)
         for f in FAMILIES:
             row[f] = (final[f"seller.{f}"] + final[f"buyer.{f}"]) / 2
+        switches = final["switches.seller"] + final["switches.buyer"]
         row.update(takeover=takeover, settled=settled, diversity=float(np.mean(diversity)),
+                   switching=float(switches) / (2 * n * periods),
                    efficiency_early=float(g["efficiency"].iloc[:tenth].mean()),
                    efficiency_late=float(g["efficiency"].iloc[-tenth:].mean()),
-                   price_early=float(np.nanmean(g["mean_price"].iloc[:tenth])),
-                   price_late=float(np.nanmean(g["mean_price"].iloc[-tenth:])))
+                   price_early=_mean_price(g["mean_price"].iloc[:tenth]),
+                   price_late=_mean_price(g["mean_price"].iloc[-tenth:]))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _mean_price(prices: pd.Series) -> float:
+    """The mean of the periods' mean prices, NaN (without a warning) when no period of them
+    had a deal."""
+    dealt = prices.dropna()
+    return float(dealt.mean()) if len(dealt) else float("nan")
 
 
 def _summary(runs: pd.DataFrame, seeds: int) -> pd.DataFrame:
@@ -195,6 +229,7 @@ def _summary(runs: pd.DataFrame, seeds: int) -> pd.DataFrame:
         row.update(stats.share(int(g["takeover"].sum()), len(g)).row("takeover"))
         row.update(stats.share(int(g["settled"].sum()), len(g)).row("settled"))
         row.update(stats.mean(g["diversity"].to_numpy(), (1.0, len(FAMILIES))).row("diversity"))
+        row.update(stats.mean(g["switching"].to_numpy(), (0.0, 1.0)).row("switching"))
         row.update(stats.mean(g["efficiency_early"].to_numpy(), (-np.inf, 1.0)).row(
             "efficiency_early"))
         row.update(stats.mean(g["efficiency_late"].to_numpy(), (-np.inf, 1.0)).row(
@@ -252,23 +287,78 @@ def _tournament(ctx: Context) -> pd.Series:
     return traj.rest
 
 
+@dataclass
+class Robustness:
+    """The section's headlines at each master seed: per protocol (no mutation) the effective
+    number of families against drift's, the switching volume, the largest family; and the
+    tournament's replicator winner."""
+
+    table: pd.DataFrame
+    winners: list[str]
+    seeds: list[int]
+
+    def of(self, protocol: str) -> pd.DataFrame:
+        return self.table[self.table["protocol"] == protocol]
+
+
+def _robustness(all_runs: list[pd.DataFrame], rests: list[pd.Series],
+                seeds: list[int]) -> Robustness:
+    rows = []
+    for seed, runs in zip(seeds, all_runs, strict=True):
+        base = runs[runs["mutation"] == 0]
+        drift = base[base["protocol"] == NEUTRAL].sort_values("iteration")
+        for protocol in (*PROTOCOLS, NEUTRAL):
+            g = base[base["protocol"] == protocol].sort_values("iteration")
+            d = stats.difference(g["diversity"].to_numpy(), drift["diversity"].to_numpy(),
+                                 paired=True)
+            largest = g[list(FAMILIES)].idxmax(axis=1).value_counts()
+            rows.append({"master_seed": seed, "protocol": protocol, "runs": len(g),
+                         "diversity": float(g["diversity"].mean()),
+                         "drift_diversity": float(drift["diversity"].mean()),
+                         "minus_drift": d.diff.value, "p_paired": d.p_welch,
+                         "switching": float(g["switching"].mean()),
+                         "dominant": str(g[list(FAMILIES)].mean().idxmax()),
+                         "qlearning_largest_runs": int(largest.get("qlearning", 0))})
+    return Robustness(pd.DataFrame(rows), [str(r.idxmax()) for r in rests], seeds)
+
+
 def _answer(summary: pd.DataFrame, runs: pd.DataFrame, conf: dict[str, stats.Difference],
-            rest: pd.Series) -> str:
+            robust: Robustness) -> str:
     no_mu = summary[summary["mutation"] == 0].set_index("protocol")
-    winner = rest.idxmax()
     drift = no_mu.loc[NEUTRAL, "diversity"]
+    k = len(robust.seeds)
     parts = []
     for protocol in PROTOCOLS:
         r = no_mu.loc[protocol]
         d = conf[f"select {protocol}"]
         top = r["dominant"]
-        parts.append(f"Under {protocol} (no mutation) {top} ends with the largest share, "
-                     f"{r[top]:.2f} ({r[top + '_lo']:.2f} to {r[top + '_hi']:.2f}) of each "
-                     f"side on average (1/{len(FAMILIES)} at the start); the effective "
-                     f"number of families ends at {r['diversity']:.2f} (6 at the start), against "
-                     f"{drift:.2f} under neutral drift ({d.judged(2)}); one family took over "
-                     f"a side in {r['takeover']:.0%} of the runs and {r['settled']:.0%} "
-                     f"settled; the largest family of a run was {_winners(runs, protocol)}.")
+        at = robust.of(protocol)
+        same = int(((np.sign(at["minus_drift"]) == np.sign(d.diff.value))
+                    & (at["p_paired"] < stats.FINDING)).sum())
+        tops = at["dominant"].value_counts()
+        parts.append(
+            f"Under {protocol} (no mutation) {top} ends with the largest share, "
+            f"{r[top]:.2f} ({r[top + '_lo']:.2f} to {r[top + '_hi']:.2f}) of each side on "
+            f"average (1/{len(FAMILIES)} at the start; the largest mean share at the {k} "
+            f"master seeds: {_counts(tops, k)}); the effective number of families ends at "
+            f"{r['diversity']:.2f} (6 at the start), against {drift:.2f} under neutral drift "
+            f"({d.judged(2)}; "
+            + ("the same direction, significant, at every master seed: "
+               if same == k else f"the same direction and significant at {same} of {k} "
+                                  "master seeds: ")
+            + ", ".join(f"{x:.2f} against {y:.2f}" for x, y in
+                        zip(at["diversity"], at["drift_diversity"], strict=True))
+            + f"); one family took over a side in {r['takeover']:.0%} of the runs and "
+            f"{r['settled']:.0%} settled; the largest family of a run was "
+            f"{_winners(runs, protocol)}.")
+    vol = robust.table.groupby("protocol", sort=False)["switching"]
+    lo, hi = vol.min(), vol.max()
+    parts.append(
+        "Switching volume (strategy changes per trader and period, range over the master "
+        "seeds): " + "; ".join(f"{p} {lo[p]:.3f}-{hi[p]:.3f}" for p in (*PROTOCOLS, NEUTRAL))
+        + ". The protocols switch at very different rates, and the neutral control switches "
+        "at its own: how far a protocol's diversity lies from drift's measures its switching "
+        "volume and its selection together, not its choice rule alone.")
     mu = [f"{p} {conf[f'mutate {p}'].judged(2)}" for p in PROTOCOLS]
     parts.append("Mutation at 0.01 changes the effective number of families at the end by: "
                  + "; ".join(mu) + ".")
@@ -276,20 +366,28 @@ def _answer(summary: pd.DataFrame, runs: pd.DataFrame, conf: dict[str, stats.Dif
                     f"{no_mu.loc[p, 'efficiency_late']:.3f}" for p in PROTOCOLS)
     parts.append(f"Allocative efficiency, first tenth of the periods to the last: {eff} "
                  "(exploratory tests below).")
-    agree = [p for p in PROTOCOLS if no_mu.loc[p, "dominant"] == winner]
+    q = robust.table[robust.table["protocol"].isin(PROTOCOLS)]
     parts.append("In the market the learners start from empty tables (an adopted learner "
                  "starts fresh) and pay for exploring while the population shifts around "
                  "them, whereas the tournament's learner plays tables trained by self-play "
-                 "beforehand.")
-    parts.append(f"The tournament's replicator dynamics end at {winner} "
-                 f"({rest[winner]:.2f} of the population); the market's largest family "
-                 + (f"agrees under {', '.join(agree)}" if agree else "agrees under none")
-                 + (f" and not under {', '.join(p for p in PROTOCOLS if p not in agree)}"
-                    if agree and len(agree) < len(PROTOCOLS) else "")
+                 "beforehand: Q-learning is the largest family in "
+                 f"{int(q['qlearning_largest_runs'].sum())} of {int(q['runs'].sum())} runs "
+                 f"without mutation over the {k} master seeds.")
+    winners = pd.Series(robust.winners).value_counts()
+    agree = [p for p in PROTOCOLS
+             if (robust.of(p)["dominant"].to_numpy() == np.array(robust.winners)).all()]
+    parts.append(f"The tournament's replicator dynamics end at {_counts(winners, k)} "
+                 f"tournament seeds; the market's largest family agrees with it at every "
+                 f"master seed under " + (", ".join(agree) if agree else "no protocol")
                  + ": in the market a trader earns against partners drawn from the other "
                    "side's current mix and within its own value or cost, which the "
                    "two-agent tournament leaves out.")
     return " ".join(parts)
+
+
+def _counts(counts: pd.Series, k: int) -> str:
+    """``linear in 2 of 3, zi-c in 1 of 3``."""
+    return ", ".join(f"{name} in {int(c)} of {k}" for name, c in counts.items())
 
 
 def _winners(runs: pd.DataFrame, protocol: str) -> str:
@@ -308,6 +406,7 @@ def _display(summary: pd.DataFrame, seeds: int) -> pd.DataFrame:
             **{f: stats.Estimate(r[f], r[f"{f}_lo"], r[f"{f}_hi"], seeds).text(2)
                for f in FAMILIES},
             "takeover": f"{r['takeover']:.0%}", "settled": f"{r['settled']:.0%}",
+            "switches per trader and period": f"{r['switching']:.3f}",
             "efficiency first / last tenth": f"{r['efficiency_early']:.3f} / "
                                              f"{r['efficiency_late']:.3f}",
         })

@@ -110,6 +110,7 @@ class MarketModel(mesa.Model):
         self.team_size = population.assign_teams(*self._books, p.teams, self.rng)
         self.revision = Revision(p.revision, p.revision_rate, p.selection, p.mutation,
                                  p.inherit)
+        self._switches = [0, 0]  # strategy changes of the run so far, per side
         self._period_base = (np.zeros(0), np.zeros(0))  # earnings when the period opened
         self.n_teams = len(self.team_size)
         self._levels = population.acceptable_levels(self.grid, *self._books)
@@ -207,6 +208,7 @@ class MarketModel(mesa.Model):
                 counts = np.bincount(book.strategy, minlength=len(self._names[side]))
                 for name, c in zip(self._names[side], counts.tolist(), strict=False):
                     out[f"share.{side_name}.{name}"] = c / len(book)
+                out[f"switches.{side_name}"] = self._switches[side]
         return out
 
     # --- strategy revision ---------------------------------------------------------------------
@@ -236,6 +238,7 @@ class MarketModel(mesa.Model):
             new, model = revise(self.revision, book.strategy, self.period_payoffs(side),
                                 len(names), span, self.rng)
             moved = new != book.strategy
+            self._switches[side] += int(moved.sum())
             copy = model >= 0 if self.revision.inherit == "copy" else np.zeros_like(moved)
             rows = np.where(copy, book.member[np.maximum(model, 0)], -1)  # before anyone moves
             for g in np.unique(new[moved]).tolist():

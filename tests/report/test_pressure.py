@@ -36,6 +36,10 @@ def test_counts_and_verdicts_agree(section):
     t = section.tables["pressure.csv"]
     assert (t["both"] <= t[["nash", "near_spe"]].min(axis=1)).all()
     assert (t["target_met"] == (t["both"] >= 0.9 * t["seeds"])).all()
-    met = int(t["target_met"].sum())
-    assert f"met at {met} of {len(t)} points" in section.answer
+    per_seed = section.tables["pressure_seeds.csv"]
+    counts = per_seed.groupby("master_seed", sort=False)["target_met"].sum().astype(int)
+    assert counts.iloc[0] == int(t["target_met"].sum())  # the first master seed is the table's
+    assert len(counts) >= 3  # every headline at three master seeds
+    assert (f"met at {', '.join(map(str, counts))} of {len(t)} points" in section.answer)
+    assert section.numbers["target_met_per_master_seed"] == counts.tolist()
     assert section.numbers["points"] == len(t)
