@@ -32,6 +32,7 @@ from market.cli.common import (
 )
 from market.cli.progress import progress_bar
 from market.errors import UsageError
+from market.game.pressure import further
 from market.limits import check_memory, check_time
 
 HELP = ("exact evaluation: values, best responses, NashConv and subgame perfection of saved "
@@ -178,6 +179,7 @@ def pressure_record(protocol: Any) -> dict[str, Any]:
         out["breakdown"] = protocol.breakdown
     if protocol.costly:
         out["cost"] = {"seller": protocol.seller_cost, "buyer": protocol.buyer_cost}
+    out.update(further(protocol))  # a kind declared after these, by its name
     return out
 
 

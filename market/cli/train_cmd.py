@@ -209,7 +209,7 @@ STAT_ROWS = (
 def stat_rows(cfg: Any) -> tuple[tuple[str, str], ...]:
     """The counts a run reports: with a breakdown risk, the talks that broke down too (not
     counted as rejected)."""
-    return STAT_ROWS + ((("breakdowns", "broke down"),) if cfg.breakdown > 0 else ())
+    return STAT_ROWS + ((("breakdowns", "broke down"),) if cfg.protocol.risky else ())
 
 
 def _summary(res: Any, wall: float, summarize: Any) -> dict[str, Any]:

@@ -140,7 +140,7 @@ class Lockstep:
         Q), the same compiled function the negotiation loops run.
         """
         if rng is None:
-            if self.protocol.breakdown > 0:
+            if self.protocol.risky:
                 raise ValueError("a game with a breakdown risk needs a generator to play")
             rng = _NO_DRAWS
         running = np.flatnonzero(self.active)

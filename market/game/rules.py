@@ -106,7 +106,12 @@ class Protocol:
     def timed(self) -> bool:
         """Whether what a deal is worth, or the chance to reach it, depends on when it is made
         (any time pressure at all)."""
-        return self.discounted or self.costly or self.breakdown > 0.0
+        return self.discounted or self.costly or self.risky or bool(pressure.further(self))
+
+    @property
+    def risky(self) -> bool:
+        """Whether the talks may break down (the game's rule: a counter-offer is at risk)."""
+        return bool(moves.at_risk(1, self.pressure))
 
     @cached_property
     def pressure(self) -> Pressure:

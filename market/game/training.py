@@ -363,7 +363,7 @@ def _pressure(config: TrainConfig) -> Pressure:
 def _columns(config: TrainConfig) -> list[str]:
     """The counts' columns a run reports: breakdowns only in a game that has them (so the
     document's game reports what it always did)."""
-    return [c for c in COUNT_COLUMNS if c != "breakdowns" or config.breakdown > 0]
+    return [c for c in COUNT_COLUMNS if c != "breakdowns" or config.protocol.risky]
 
 
 def _history(counts: np.ndarray, trainees: list[str], nc_hist: np.ndarray | None,
