@@ -171,3 +171,23 @@ def test_the_compiled_two_agent_game_needs_no_market():
                          cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+#: a compiled function takes at most this many parameters: more is a sign that a group of
+#: them wants to be one record (as the game's time pressure is one Pressure)
+COMPILED_PARAMS_MAX = 12
+
+
+def test_no_compiled_function_takes_more_than_twelve_parameters():
+    found = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            decorated = [ast.unparse(d) for d in node.decorator_list]
+            if not any("njit" in d for d in decorated):
+                continue
+            count = len(node.args.args) + len(node.args.kwonlyargs)
+            found.append(name)
+            assert count <= COMPILED_PARAMS_MAX, f"{name}.{node.name} takes {count}"
+    assert "market.game.moves" in found and "market.game.loops" in found  # the scan sees them
