@@ -27,3 +27,20 @@ def jsonable(obj: Any, fallback: Callable[[Any], Any] | None = None) -> Any:
     if fallback is not None:
         return fallback(obj)
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` with every NaN or infinity (Python's or numpy's, in any dict, list or tuple)
+    as ``None``: JSON has no NaN, and a reader such as ``jq`` refuses it. A value that is
+    not a number is left as it is."""
+    import math
+
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    if hasattr(obj, "item") and getattr(obj, "ndim", None) == 0:  # a numpy scalar
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj

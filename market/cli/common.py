@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from market.errors import UsageError
-from market.jsonable import jsonable
+from market.jsonable import finite, jsonable
 from market.parameters import Param
 
 #: the name errors and ``--help`` go by: ``run.py``, or the installed console script's
@@ -252,9 +252,11 @@ def _range_text(lo: float | None, hi: float | None) -> str:
 
 
 def emit_json(data: Any) -> None:
-    """Print ``data`` as JSON on stdout (numpy scalars and arrays converted)."""
+    """Print ``data`` as JSON on stdout (numpy scalars and arrays converted; NaN and
+    infinities as ``null``, so the output is valid JSON whatever the command)."""
 
-    json.dump(data, sys.stdout, indent=2, default=lambda o: jsonable(o, str), sort_keys=False)
+    json.dump(finite(data), sys.stdout, indent=2, default=lambda o: finite(jsonable(o, str)),
+              sort_keys=False, allow_nan=False)
     sys.stdout.write("\n")
 
 

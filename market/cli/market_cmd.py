@@ -31,6 +31,7 @@ from market.files import (
     write_parquet,
     write_text,
 )
+from market.jsonable import finite
 from market.limits import STEPS_MAX
 from market.sim.declared import ENGINES, PARAMETERS, flag_names
 
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     files = _write_outputs(model, args, summary) if args.out is not None else []
 
     if args.json:
-        emit_json(_clean({
+        emit_json(finite({
             "parameters": _parameters(args, p),
             "summary": summary,
             "strategies": per_strategy,
@@ -158,7 +159,7 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
                f"band {eq.price_lo:.1f}-{eq.price_hi:.1f}"),
         prices_df=prices_df,
     )
-    text = json.dumps(_clean(summary), indent=2) + "\n"
+    text = json.dumps(finite(summary), indent=2) + "\n"
     revising = model.revision.protocol != "none"
     if revising:
         from market.plots.shares import plot_shares
@@ -203,19 +204,6 @@ def _time_costs(args: argparse.Namespace) -> str:
     """The title's words for the time costs, if any were asked for."""
     d = discounts(args)
     return "" if d is None else f"discount {d[0]:g} (Seller) / {d[1]:g} (Buyer), "
-
-
-def _clean(obj: Any) -> Any:
-    """NaN -> None so the JSON is valid."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    if hasattr(obj, "item") and not hasattr(obj, "__len__"):
-        return _clean(obj.item())
-    return obj
 
 
 def _fmt(x: float, digits: int = 2) -> str:

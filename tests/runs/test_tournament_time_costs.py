@@ -111,3 +111,18 @@ def test_the_command_line_s_discounts_reach_the_game(flags, game, tmp_path, caps
     out = json.loads(capsys.readouterr().out)
     for d in PRESSURE:
         assert out.get(d.name, getattr(Protocol(5, 5), d.name)) == getattr(game, d.name), d.name
+
+
+def test_json_under_a_breakdown_risk_is_valid_json(tmp_path, capsys):
+    """A pairing with no deal has no mean level: null, not a bare NaN that JSON readers
+    refuse."""
+    from market.cli import main
+
+    assert main(["tournament", "--repetitions", "3", "--strategies", "hardliner,averaging",
+                 "--breakdown", "0.9", "--out", str(tmp_path / "t"), "--json"]) == 0
+    text = capsys.readouterr().out
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in the JSON")
+
+    json.loads(text, parse_constant=refuse)
