@@ -10,7 +10,7 @@ One function, :func:`figures`, turns totals (and the current period's
 
 - the model's per-step variables (Mesa's DataCollector: the period so far),
 - the periods table (one row per closed period),
-- :meth:`MarketModel.summary <market.sim.model.MarketModel.summary>` (the
+- :meth:`market.sim.model.MarketModel.summary` (the
   run so far), hence ``run.py market --json``, its ``summary.json``, and
   every row of the ``run.py batch`` results table,
 - ``run.py plot`` (metrics with ``plot``) and the printed summary table of
