@@ -270,7 +270,10 @@ def model_kwargs(point: dict[str, Any], fill: str = DEFAULT_FILL) -> dict[str, A
         if total > 1.0 + 1e-9:
             listed = ", ".join(f"{side}.{k}={v:g}" for k, v in named.items())
             raise UsageError(f"{side} shares must sum to at most 1 (got {total:g}: {listed})")
-        mix = {k: v for k, v in named.items() if v > 0}
+        # a strategy at share 0 has no trader; it is kept where the market revises, since
+        # mutation may bring it in (as the market command keeps it), else left out
+        revises = kwargs.get("revision", "none") != "none"
+        mix = {k: v for k, v in named.items() if v > 0 or revises}
         rest = 1.0 - total
         if rest > 1e-9:
             mix[fill] = mix.get(fill, 0.0) + rest

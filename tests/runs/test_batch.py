@@ -14,6 +14,7 @@ import pytest
 import market.sim.model
 from market.errors import UsageError
 from market.runs import batch
+from market.sim.model import MarketModel
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["n_sellers=6", "n_buyers=6,8", "buyer_mix.zi-c=0,0.5"]
@@ -104,6 +105,18 @@ def test_mix_rule_fills_the_rest_with_the_fill_strategy():
     assert batch.model_kwargs({"buyer_mix.qlearning": 1.0})["buyer_mix"] == {"qlearning": 1.0}
     kw = batch.model_kwargs({"buyer_mix.qlearning": 0.5}, fill="zi-c")
     assert kw["buyer_mix"] == {"qlearning": 0.5, "zi-c": 0.5}
+
+
+def test_a_strategy_at_share_0_stays_in_a_revising_market():
+    """Mutation can bring it in, as in the market command ("list one at share 0")."""
+    kw = batch.model_kwargs({"seller_mix.hardliner": 0.5, "seller_mix.boulware": 0.0,
+                             "revision": "imitate", "mutation": 1.0})
+    assert kw["seller_mix"] == {"hardliner": 0.5, "boulware": 0.0, "averaging": 0.5}
+    model = MarketModel(n_sellers=20, n_buyers=20, period=2, revision_rate=1.0, seed=1,
+                        **{k: v for k, v in kw.items()})
+    for _ in range(6):
+        model.step()
+    assert (model.datacollector.get_model_vars_dataframe()["share.seller.boulware"] > 0).any()
 
 
 def test_toml_grid_with_tables_and_scalars(tmp_path):
