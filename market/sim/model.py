@@ -289,9 +289,14 @@ class MarketModel(mesa.Model):
         A spec that is not yet in the side's mix joins it as a new population
         (with the compiled engine, only a strategy that has a compiled decision).
         """
-        s = side_index(side) if isinstance(side, str) else int(side)
+        ok = isinstance(side, str) or (isinstance(side, int | np.integer)
+                                       and not isinstance(side, bool | np.bool_))
+        s = side_index(side) if isinstance(side, str) else int(side) if ok else -1
         if s not in (SELLER, BUYER):
             raise ValueError(f"side must be 0 (seller), 1 (buyer) or a side's name, got {side!r}")
+        if isinstance(strategy, str) and strategy != strategy.strip():
+            raise ValueError(f"strategy must be a spec without surrounding spaces, got "
+                             f"{strategy!r}")
         book, names = self._books[s], self._names[s]
         traders = population.trader_indices(traders, len(book), "traders")
         added = isinstance(strategy, str) and strategy not in names

@@ -128,6 +128,9 @@ def strategy_index(strategy: int | str, names: list[str]) -> int:
             raise ValueError(f"strategy must be one of the side's mix ({', '.join(names)}), "
                              f"got {strategy!r}")
         return names.index(strategy)
+    if isinstance(strategy, bool | np.bool_) or not isinstance(strategy, int | np.integer):
+        raise ValueError(f"strategy must be a name of the side's mix or an integer index in "
+                         f"0..{len(names) - 1}, got {strategy!r}")
     g = int(strategy)
     if not 0 <= g < len(names):
         raise ValueError(f"strategy must be an index in 0..{len(names) - 1}, got {strategy!r}")

@@ -129,3 +129,19 @@ def test_a_strategy_without_a_compiled_decision_cannot_join_a_compiled_market():
     model = MarketModel(**MARKET)
     with pytest.raises(ValueError, match="engine='lockstep'"):
         model.set_strategy(0, [0], "negmas:BoulwareTBNegotiator")
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"side": 0.5}, "side must be 0"),
+    ({"side": True}, "side must be 0"),
+    ({"strategy": 1.7}, "integer index"),
+    ({"strategy": True}, "integer index"),
+    ({"strategy": " qlearning"}, "without surrounding spaces"),
+])
+def test_set_strategy_checks_its_arguments_as_the_command_line_does(kwargs, words):
+    model = MarketModel(n_sellers=6, n_buyers=6, seed=0,
+                        seller_mix={"averaging": 0.5, "qlearning": 0.5})
+    call = {"side": "seller", "traders": [0], "strategy": "qlearning", **kwargs}
+    with pytest.raises(ValueError, match=words):
+        model.set_strategy(**call)
+    assert model.strategy_names(0) == ["averaging", "qlearning"]  # nothing added
