@@ -171,6 +171,10 @@ def _theory(protocol: Any) -> dict[str, Any] | None:
     } for f, name in enumerate(("seller", "buyer"))}
 
 
+#: a list of subgame-perfect outcomes longer than this is summarised in the printed text
+OUTCOMES_SHOWN = 8
+
+
 def pressure_record(protocol: Any) -> dict[str, Any]:
     """The breakdown risk and the costs per offer of a game, for a JSON record: only those
     set, so a game without them records what it always did."""
@@ -242,10 +246,21 @@ def run(args: argparse.Namespace) -> int:
         return ", ".join(f"({num(a)}, {num(b)})" for a, b in xs)
 
     def outcomes_text(xs: list[dict]) -> str:
-        """Each outcome's rewards, and where it is reached when that matters (time costs)."""
-        return ", ".join(f"({num(o['seller'])}, {num(o['buyer'])})"
-                         + (f" at level {o['level']} on offer {o['offer']}"
-                            if o["offer"] is not None else "") for o in xs)
+        """Each outcome's rewards, and where it is reached when that matters (time costs);
+        a long list as its count, the range of its levels and offers, its first and last
+        (``--json`` has every one)."""
+        def one(o: dict) -> str:
+            return (f"({num(o['seller'])}, {num(o['buyer'])})"
+                    + (f" at level {o['level']} on offer {o['offer']}"
+                       if o["offer"] is not None else ""))
+
+        if len(xs) <= OUTCOMES_SHOWN:
+            return ", ".join(one(o) for o in xs)
+        levels = [o["level"] for o in xs]
+        offers = sorted({o["offer"] for o in xs if o["offer"] is not None})
+        where = f" on offers {offers[0]}-{offers[-1]}" if offers else ""
+        return (f"{len(xs)} outcomes, levels {min(levels)}-{max(levels)}{where}, from "
+                f"{one(xs[0])} to {one(xs[-1])} (every one in --json)")
 
     out, spe, theory = result["outcome"], result["spe_outcomes"], result["theory"]
     for first in ("seller", "buyer"):

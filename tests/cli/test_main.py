@@ -187,3 +187,13 @@ def test_a_notice_while_the_command_starts_is_one_plain_line(monkeypatch):
     out = cli_run.run("baseline", "--json")
     assert out.returncode == 0, out.stderr
     assert out.stderr.splitlines() == ["run.py: note: numba has no cache folder it may write to"]
+
+
+def test_a_long_list_of_spe_outcomes_is_summarised_in_one_line(capsys):
+    from market.cli import main
+
+    assert main(["evaluate", "--spe", "--prices", "100", "--rounds", "10", "--seller-cost",
+                 "0.01", "--buyer-cost", "0.02"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("seller first"))
+    assert "77 outcomes, levels 63-82 on offers 0-6" in line and len(line) < 400
