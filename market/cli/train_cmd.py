@@ -239,8 +239,18 @@ def _summary(res: Any, wall: float, summarize: Any) -> dict[str, Any]:
             out["test"][c] = summarize(test[c])
     out["nash_conv"] = summarize(test["nash_conv"])
     out["nash_conv_at_zero"] = int((test["nash_conv"] < 1e-9).sum())
+    out["subgame_perfect"] = subgame_perfect(res)
     out["per_seed"] = test.to_dict(orient="list")
     return out
+
+
+def subgame_perfect(res: Any) -> int:
+    """How many seeds' final tables, played greedily, are subgame perfect: no profitable
+    one-shot deviation in any subgame, reachable or not (the training guide's check)."""
+    from market.game import evaluation
+
+    gaps = evaluation.subgame_gaps(res.seller, res.buyer, res.protocol)
+    return int((gaps.reshape(len(gaps), -1).max(axis=1) == 0).sum())
 
 
 def _fmt(s: dict[str, float], many: bool, digits: int = 0) -> str:
@@ -291,6 +301,10 @@ def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
     nc = summary["nash_conv"]
     console.print(f"NashConv of the final tables: [bold]{_fmt(nc, many, 3)}[/bold]"
                   + (f"; {summary['nash_conv_at_zero']} of {cfg.seeds} seeds at 0" if many else ""))
+    perfect = summary["subgame_perfect"]
+    console.print("subgame perfect (no profitable one-shot deviation in any subgame): "
+                  + (f"{perfect} of {cfg.seeds} seeds" if many else
+                     ("yes" if perfect else "no")))
     console.print(f"training time: {res.train_seconds:.2f} s "
                   f"({res.train_seconds / cfg.seeds:.3f} s per seed)")
     for key in ("plot", "saved"):

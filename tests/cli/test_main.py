@@ -197,3 +197,19 @@ def test_a_long_list_of_spe_outcomes_is_summarised_in_one_line(capsys):
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("seller first"))
     assert "77 outcomes, levels 63-82 on offers 0-6" in line and len(line) < 400
+
+
+def test_train_says_whether_the_result_is_subgame_perfect(capsys):
+    """The training guide promises the check: the table and --json both say it."""
+    import json
+
+    from market.cli import main
+
+    assert main(["train", "--preset", "perfect", "--seeds", "3", "--prices", "4", "--rounds",
+                 "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["subgame_perfect"] == 3  # the perfect preset on a small game: every seed
+    assert main(["train", "--preset", "perfect", "--seeds", "3", "--prices", "4", "--rounds",
+                 "2"]) == 0
+    assert "subgame perfect (no profitable one-shot deviation in any subgame): 3 of 3 seeds" \
+        in capsys.readouterr().out
