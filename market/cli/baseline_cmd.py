@@ -98,10 +98,31 @@ def run(args: argparse.Namespace) -> int:
         protocol, grid, players["seller"], players["buyer"], ranges, first,
         np.random.default_rng(args.seed),
     )
+    remark = _outside(args, grid, ranges, record)
     if args.json:
-        _emit(args, protocol, grid, ranges, record, note)
+        _emit(args, protocol, grid, ranges, record, note, remark)
         return 0
-    return _show(args, protocol, grid, ranges, record, note)
+    return _show(args, protocol, grid, ranges, record, note, remark)
+
+
+def _outside(args: argparse.Namespace, grid: Any, ranges: Any, record: Any) -> str:
+    """A deal outside a side's acceptable prices, said where it happens (a strategy that is not
+    individually rational, such as a Q-table, may make one): '' if none."""
+    from market.game import play as game
+
+    if not record.deal:
+        return ""
+    level = record.deal_level
+    said = []
+    for side in ("seller", "buyer"):
+        lo, hi = game.acceptable_levels(grid, *ranges.of(side))
+        if not lo <= level <= hi:
+            name = getattr(args, side)
+            said.append(f"note: the deal lies outside the {side.capitalize()}'s range "
+                        f"{ranges.of(side)[0]:g}-{ranges.of(side)[1]:g}: its strategy, "
+                        f"{name}, does not promise individual rationality (the strategies "
+                        f"table says which do)")
+    return "\n".join(said)
 
 
 def _game(args: argparse.Namespace) -> tuple[Any, Any, str]:
@@ -143,7 +164,7 @@ def _players(args: argparse.Namespace, protocol: Any, grid: Any) -> dict[str, An
 
 
 def _emit(args: argparse.Namespace, protocol: Any, grid: Any, ranges: Any, record: Any,
-          note: str) -> None:
+          note: str, remark: str) -> None:
     from market.game import play as game
 
     data: dict[str, Any] = {
@@ -159,11 +180,13 @@ def _emit(args: argparse.Namespace, protocol: Any, grid: Any, ranges: Any, recor
     }
     if note:
         data["note"] = note
+    if remark:
+        data["remark"] = remark
     emit_json(data)
 
 
 def _show(args: argparse.Namespace, protocol: Any, grid: Any, ranges: Any, record: Any,
-          note: str) -> int:
+          note: str, remark: str) -> int:
     """The negotiation drawn round by round; with --step on a terminal, a key per round."""
     from market.view import terminal as lv
 
@@ -192,4 +215,6 @@ def _show(args: argparse.Namespace, protocol: Any, grid: Any, ranges: Any, recor
                 console.print(note)
         console.print(screen)
     console.print(outcome)
+    if remark:
+        console.print(remark)
     return 0

@@ -213,3 +213,21 @@ def test_tables_trained_under_time_pressure_play_their_game_and_refuse_another(t
     bad = baseline("--seller", f"qlearning:{path}", "--seller-cost", "0.1")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "trained with seller_cost 0.05, not 0.1" in bad.stderr
+
+
+def test_a_deal_outside_a_side_s_range_is_remarked_where_it_happens(tmp_path, capsys):
+    """A Q-table promises no individual rationality: its deal below the Seller's range is
+    said beside the outcome (and in --json), not left for the strategies table."""
+    import json
+
+    from market.cli import main
+
+    tables = tmp_path / "q.npz"
+    assert main(["train", "--seeds", "1", "--save", str(tables), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["baseline", "--seller", f"qlearning:{tables}", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["outcome"]["price"] < 20  # seed 0's table: a deal at 0
+    assert "outside the Seller's range 20-100" in out["remark"]
+    assert main(["baseline", "--json"]) == 0  # averaging against averaging: inside, silent
+    assert "remark" not in json.loads(capsys.readouterr().out)
