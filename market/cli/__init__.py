@@ -49,6 +49,16 @@ COMMANDS = [
 ]
 
 
+def plain(text: str | None) -> str | None:
+    """A docstring as ``--help`` prints it: reST's double backquotes and roles
+    (``:mod:`a.b```) as plain words, since a terminal shows them as typed."""
+    if text is None:
+        return None
+    text = re.sub(r":(?:mod|class|func|meth|data|attr|exc|obj):`~?([^`<]*?)(?:\s*<[^`]*>)?`",
+                  r"\1", text)
+    return text.replace("``", "")
+
+
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line and exit code 2."""
 
@@ -71,7 +81,7 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in COMMANDS:
         mod = importlib.import_module(f"market.cli.{name}_cmd")
-        p = sub.add_parser(name, help=mod.HELP, description=mod.__doc__)
+        p = sub.add_parser(name, help=mod.HELP, description=plain(mod.__doc__))
         mod.add_arguments(p)
         p.add_argument("--json", action="store_true", help="print a machine-readable summary")
         p.set_defaults(_module=mod)

@@ -71,10 +71,12 @@ PARAMETERS: tuple[Param, ...] = (
     Param("redraw", "flag", False, "draw new values and costs every period (default: kept)",
           flag="--redraw", control=Control("New values and costs each period")),
     Param("value_range", "range", (0.0, 100.0),
-          "Buyers' values drawn uniformly in [LO, HI] (default 0,100)",
+          "Buyers' values drawn in [LO, HI] (default 0,100), uniformly unless --distribution "
+          "says otherwise",
           flag="--value-range", metavar="LO,HI"),
     Param("cost_range", "range", (0.0, 100.0),
-          "Sellers' costs drawn uniformly in [LO, HI] (default 0,100)",
+          "Sellers' costs drawn in [LO, HI] (default 0,100), uniformly unless --distribution "
+          "says otherwise",
           flag="--cost-range", metavar="LO,HI"),
     Param("value_dist", "dist", "uniform", "shape of values and costs in their ranges",
           choices=DISTRIBUTIONS, flag="--distribution"),

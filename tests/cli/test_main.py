@@ -1,5 +1,6 @@
 """The command line's contract: help, one-line errors with exit code 2."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -213,3 +214,14 @@ def test_train_says_whether_the_result_is_subgame_perfect(capsys):
                  "2"]) == 0
     assert "subgame perfect (no profitable one-shot deviation in any subgame): 3 of 3 seeds" \
         in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["baseline", "train", "evaluate", "market", "viz", "batch",
+                                     "tournament", "plot", "report", "bench"])
+def test_help_is_plain_text_not_rest_markup(command, capsys):
+    from market.cli import main
+
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert "``" not in text and not re.search(r":(mod|class|func|meth|data):`", text)
