@@ -141,8 +141,7 @@ def write_report(out: str | Path, sections: Sequence[Section], header: str,
                 written.append(save_figure(fig, out / name, dpi=DPI))
             for name, df in s.tables.items():
                 written.append(write_text(csv_text(df), out / name))
-        if any(s.tests for s in sections):
-            written.append(write_text(csv_text(tests_table(sections)), out / TESTS))
+        written.append(write_text(csv_text(tests_table(sections)), out / TESTS))
         written.append(write_text(csv_text(timings_table(sections, seconds)), out / TIMINGS))
         written.append(write_text(report_markdown(sections, header), out / REPORT))
     return written

@@ -71,8 +71,12 @@ def test_only_writes_that_section_with_the_same_numbers(report_runner, tmp_path)
     assert code == 0
     assert [s["name"] for s in summary["sections"]] == ["legacy"]
     assert sorted(p.name for p in alone.iterdir()) == sorted(
-        ["report.md", "legacy.png", "legacy_moves.csv", "timings.csv"])
+        ["report.md", "legacy.png", "legacy_moves.csv", "tests.csv", "timings.csv"])
     assert list(sections_of((alone / "report.md").read_text())) == ["1"]
+    # report.md says every test is in tests.csv: there it is, its header alone (legacy runs
+    # none); and a run of some sections does not call itself the full run
+    assert (alone / "tests.csv").read_text().startswith("section,test,kind")
+    assert "(the full run)" not in (alone / "report.md").read_text()
     # a section's seeds come from its name: the same numbers whichever sections run
     code, _ = report_runner(together, "--only", "equilibrium,legacy")
     assert code == 0
@@ -142,3 +146,13 @@ def test_two_runs_with_one_seed_write_the_same_files_but_the_timings(tmp_path):
     differ = [n for n in names if not filecmp.cmp(outs[0] / n, outs[1] / n, shallow=False)]
     assert differ in ([], ["timings.csv"]), differ
     assert "train_seconds" not in (outs[0] / "sizes.csv").read_text()
+
+
+def test_a_run_of_some_sections_is_not_called_the_full_run():
+    from types import SimpleNamespace
+
+    from market.report import header
+    from market.report.section import Context
+
+    some = header([SimpleNamespace(name="legacy")], Context(), 1.0)
+    assert "--only legacy` (a partial run" in some and "the full run" not in some
