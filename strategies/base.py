@@ -120,7 +120,11 @@ class Classifier:
     ``sides``: which sides it can play; ``learns``: updates itself from
     outcomes; ``stochastic``: its decisions depend on the random stream;
     ``individually_rational``: never agrees to a price outside its
-    reservation range; ``memory``: what it remembers beyond the current
+    reservation range. The promise is about the price, as Gode and Sunder's
+    budget constraint is: under costs per offer (a time pressure of the game,
+    paid only on a deal) a deal at an acceptable price late in the talks can
+    still leave a trader below 0 once its costs are counted; no built-in rule
+    weighs the costs it has paid; ``memory``: what it remembers beyond the current
     observation; ``long_run_time``: plays at another library's pace, one
     negotiation at a time, so default line-ups (the tournament's) leave it
     out unless named; ``objective``: what it maximises.
