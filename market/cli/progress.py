@@ -54,8 +54,10 @@ class PlainLines:
                 self.completed = completed
             if advance is not None:
                 self.completed += advance
-            if description is not None:
-                self.description = description
+            if description is not None:  # rich's markup is for the bar; a line is plain
+                from rich.text import Text
+
+                self.description = Text.from_markup(description).plain
 
     def line(self, end: bool = False) -> str:
         with self._lock:

@@ -45,3 +45,11 @@ def test_a_piped_command_is_never_silent_for_long():
     times = [t for t, _ in said] + [end]
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
     assert max(gaps) < progress.EVERY + 5, stamps
+
+
+def test_a_piped_progress_line_is_plain_text_not_rich_markup():
+    from market.cli.progress import PlainLines
+
+    lines = PlainLines("batch", 10, "runs")
+    lines.update(completed=3, description="2 process(es) [red]1 failed[/]")
+    assert lines.line() .startswith("batch 2 process(es) 1 failed: 3 of 10 runs")
