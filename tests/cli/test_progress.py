@@ -52,4 +52,4 @@ def test_a_piped_progress_line_is_plain_text_not_rich_markup():
 
     lines = PlainLines("batch", 10, "runs")
     lines.update(completed=3, description="2 process(es) [red]1 failed[/]")
-    assert lines.line() .startswith("batch 2 process(es) 1 failed: 3 of 10 runs")
+    assert lines.line().startswith("batch 2 process(es) 1 failed: 3 of 10 runs")
