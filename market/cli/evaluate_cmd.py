@@ -172,7 +172,7 @@ def _theory(protocol: Any) -> dict[str, Any] | None:
 
 
 #: a list of subgame-perfect outcomes longer than this is summarised in the printed text
-OUTCOMES_SHOWN = 8
+OUTCOMES_SHOWN = 12
 
 
 def pressure_record(protocol: Any) -> dict[str, Any]:

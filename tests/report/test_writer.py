@@ -33,7 +33,8 @@ def test_write_report_writes_every_file_and_links_them(tmp_path):
                 command="python run.py report --out d --only demo --seed 0")
     (tmp_path / "old.txt").write_text("left alone")
     paths = write_report(tmp_path, [s], "# Header")
-    assert [p.name for p in paths] == ["demo.png", "demo.csv", "timings.csv", "report.md"]
+    assert [p.name for p in paths] == ["demo.png", "demo.csv", "tests.csv", "timings.csv",
+                                       "report.md"]  # tests.csv even with no test
     text = (tmp_path / "report.md").read_text()
     assert text.startswith("# Header")
     for piece in ("[A demo](#1-a-demo)", "## 1. A demo", "**Question.** Why?",
@@ -42,7 +43,8 @@ def test_write_report_writes_every_file_and_links_them(tmp_path):
         assert piece in text, piece
     assert pd.read_csv(tmp_path / "demo.csv")["x"].tolist() == [1.5]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.csv", "demo.png", "old.txt",
-                                                          "report.md", "timings.csv"]
+                                                          "report.md", "tests.csv",
+                                                          "timings.csv"]
 
 
 def test_every_section_cites_its_literature_and_every_reference_is_cited():
