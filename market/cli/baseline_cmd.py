@@ -98,14 +98,15 @@ def run(args: argparse.Namespace) -> int:
         protocol, grid, players["seller"], players["buyer"], ranges, first,
         np.random.default_rng(args.seed),
     )
-    remark = _outside(args, grid, ranges, record)
+    remark = _outside(args, players, grid, ranges, record)
     if args.json:
         _emit(args, protocol, grid, ranges, record, note, remark)
         return 0
     return _show(args, protocol, grid, ranges, record, note, remark)
 
 
-def _outside(args: argparse.Namespace, grid: Any, ranges: Any, record: Any) -> str:
+def _outside(args: argparse.Namespace, players: dict[str, Any], grid: Any, ranges: Any,
+             record: Any) -> str:
     """A deal outside a side's acceptable prices, said where it happens (a strategy that is not
     individually rational, such as a Q-table, may make one): '' if none."""
     from market.game import play as game
@@ -118,10 +119,14 @@ def _outside(args: argparse.Namespace, grid: Any, ranges: Any, record: Any) -> s
         lo, hi = game.acceptable_levels(grid, *ranges.of(side))
         if not lo <= level <= hi:
             name = getattr(args, side)
+            promised = (getattr(players[side], "classifier", {}) or {}).get(
+                "individually_rational", False)
+            why = ("breaks its classifier's promise of individual rationality" if promised
+                   else "does not promise individual rationality (the strategies table says "
+                        "which do)")
             said.append(f"note: the deal lies outside the {side.capitalize()}'s range "
                         f"{ranges.of(side)[0]:g}-{ranges.of(side)[1]:g}: its strategy, "
-                        f"{name}, does not promise individual rationality (the strategies "
-                        f"table says which do)")
+                        f"{name}, {why}")
     return "\n".join(said)
 
 
