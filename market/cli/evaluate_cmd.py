@@ -151,7 +151,8 @@ def _theory(protocol: Any) -> dict[str, Any] | None:
     Rubinstein's infinite-horizon limit (Binmore-Rubinstein-Wolinsky's with the risk); with
     fixed costs alone, Rubinstein's fixed-cost limit (the first proposer's share, a range
     when the costs are equal). None without time pressure, or with costs and another kind
-    at once (no standard result to set beside the grid)."""
+    at once, or with a kind of pressure declared after the five, which no standard result
+    covers (none to set beside the grid)."""
     from market.game import evaluation
 
     ds, db, offers = protocol.seller_discount, protocol.buyer_discount, 2 * protocol.rounds - 1
@@ -163,7 +164,7 @@ def _theory(protocol: Any) -> dict[str, Any] | None:
             "fixed_costs": list(evaluation.cost_split(protocol.seller_cost,
                                                       protocol.buyer_cost, f)),
         } for f, name in enumerate(("seller", "buyer"))}
-    if not protocol.timed:
+    if not protocol.timed or further(protocol):
         return None
     return {f"{name}_first": {
         "finite_horizon": list(evaluation.horizon_split(ds, db, offers, f, q)),
