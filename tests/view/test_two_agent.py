@@ -162,6 +162,9 @@ def test_the_train_button_trains_then_the_tables_play(render):
     page.wait_for_text("Both sides play the tables trained just now")
     assert "Move 0 of " in " ".join(page.texts())
     page.click("Play to the end")
+    # the re-render lands a moment after the click: wait for it, do not read at once (read
+    # at once, a busy machine showed 3 charts of the 4)
+    page.wait_until(lambda: len(page.charts()) == 4, what="the four charts after the play")
     charts = page.charts()
     assert len(charts) == 4  # the game, the split, the Seller's and the Buyer's Q-tables
     titles = [c.get("title", {}).get("text") for c in charts[2:]]
