@@ -185,6 +185,14 @@ class Strategy:
         super().__init_subclass__(**kwargs)
         with contextlib.suppress(TypeError, OSError):
             compile_cache.remember(inspect.getfile(cls))
+        own = cls.__dict__.get("classifier")
+        if isinstance(own, dict):  # a plain dict states only its differences, as a Classifier
+            known = set(Classifier.__dataclass_fields__)
+            unknown = sorted(set(own) - known)
+            if unknown:
+                raise TypeError(f"strategy {cls.name or cls.__name__!r}: its classifier names "
+                                f"{unknown[0]!r}, which is none of {', '.join(sorted(known))}")
+            cls.classifier = Classifier(**own)
 
     def __init__(self, side: int | str = SELLER, n_members: int = 1, **params: Any) -> None:
         self.side = side_index(side) if isinstance(side, str) else int(side)

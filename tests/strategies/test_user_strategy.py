@@ -209,3 +209,19 @@ def test_a_new_rule_compiles_once_said_by_name_and_is_loaded_after(tmp_path):
     assert "compiling the market engine with midpoint (first run only, a few seconds)" in said
     assert any(re.fullmatch(r"compiled the market engine in \d+ s", line) for line in said)
     assert "compil" not in again.stderr
+
+
+def test_a_classifier_given_as_a_dict_needs_only_its_differences():
+    """The docstring's promise: ``{"stochastic": True}`` is a classifier (its sides the
+    default, both), and a key that is no property is refused naming it."""
+    from strategies.base import Classifier, Strategy
+
+    class Differs(Strategy):
+        name = "differs"
+        classifier = {"stochastic": True}
+
+    assert isinstance(Differs.classifier, Classifier) and Differs.classifier["stochastic"]
+    Differs(side="buyer")  # used to be KeyError: 'sides'
+    with pytest.raises(TypeError, match="'sids', which is none of"):
+        class Typo(Strategy):
+            classifier = {"sids": ("seller",)}
