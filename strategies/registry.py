@@ -91,6 +91,13 @@ def load(where: str, attr: str) -> type[Strategy]:
         raise UsageError(f"strategy {spec_text!r}: {where!r} has no Strategy class {attr!r}")
     if not cls.__dict__.get("name"):
         raise UsageError(f"strategy {spec_text!r}: class {attr} sets no name")
+    from strategies import compiled  # the user's class is about to play: numba's load is due
+
+    if (issubclass(cls, compiled.Compiled) and compiled.form(cls) is None
+            and cls.act is compiled.Compiled.act):
+        raise UsageError(f"strategy {spec_text!r}: class {attr} states no rule (a RuleBased "
+                         "strategy needs its target(turn, rng); a Compiled one its "
+                         "decide_rows, or an act of its own)")
     taken = STRATEGIES.get(cls.name)
     if taken is not None and taken is not cls and (
             taken.__module__, taken.__qualname__) != (cls.__module__, cls.__qualname__):

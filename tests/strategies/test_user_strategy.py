@@ -225,3 +225,14 @@ def test_a_classifier_given_as_a_dict_needs_only_its_differences():
     with pytest.raises(TypeError, match="'sids', which is none of"):
         class Typo(Strategy):
             classifier = {"sids": ("seller",)}
+
+
+def test_a_rule_based_class_with_no_target_is_refused_in_one_line(tmp_path):
+    (tmp_path / "notarget.py").write_text(
+        "from strategies.rule_based import RuleBased\n\n\n"
+        "class NoTarget(RuleBased):\n    name = 'notarget'\n")
+    r = subprocess.run([sys.executable, "run.py", "baseline", "--seller",
+                        f"{tmp_path / 'notarget.py'}:NoTarget"], capture_output=True,
+                       text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1 and "states no rule" in r.stderr
