@@ -7,7 +7,7 @@ both sides learning at once). Explicit options override the preset. With
 ``--seeds N`` the N seeds train in parallel (each with its own random
 stream, so a seed's tables do not depend on N) and the figures are medians
 with 10th-90th percentiles across seeds. The first run on a machine compiles
-the training kernel (a few seconds, said on stderr); later runs load it.
+the training kernel (about 10 seconds, said on stderr); later runs load it.
 ``--test-loop original`` plays the greedy test the way the original
 project's code did: the first mover's observation is never updated, so it
 repeats its opening offer and never accepts.
