@@ -152,7 +152,7 @@ def play(
     assert _module is not None
     _call(_module, q, rng, counts, np.ascontiguousarray(eps, dtype=np.float64),
           np.ascontiguousarray(lr, dtype=np.float64), first0, learns, gamma, stale_first, e0,
-          max(per, 1), log, bonus, Pressure(*pressure), starts)
+          max(per, 1), log, bonus, Pressure(*(float(x) for x in pressure)), starts)
 
 
 def _call(module, q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e0,  # noqa: ANN001
@@ -165,7 +165,7 @@ def _call(module, q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e
         module.run(q.reshape(n, -1), rng, counts, log, (int(R), int(P), int((S - 2) // P)),
                    (eps, lr, int(e0), int(per_cycle)),
                    (np.asarray(learns, dtype=np.bool_), float(gamma), float(bonus)),
-                   Pressure(*(float(x) for x in pressure)),
+                   pressure,
                    (int(first0), bool(stale_first), float(starts)))
 
 

@@ -98,7 +98,7 @@ def _pressure_fields(read: Any) -> dict[str, float]:
         arr = read(name)
         if arr is not None:
             fields.update(zip(keys, (float(x) for x in arr), strict=True))
-    for name in ("breakdown", *(d.name for d in pressure.PRESSURE if d not in pressure.NAMED)):
+    for name in ("breakdown", *(d.name for d in pressure.FURTHER)):
         arr = read(name)
         if arr is not None:
             fields[name] = float(arr)
@@ -108,7 +108,7 @@ def _pressure_fields(read: Any) -> dict[str, float]:
 #: the arrays of real numbers that record the game's time pressure, and their shapes (a kind
 #: declared after the five is one number under its name)
 PRESSURE_SHAPES = {"discount": (2,), "cost": (2,), "breakdown": (),
-                   **{d.name: () for d in pressure.PRESSURE if d not in pressure.NAMED}}
+                   **{d.name: () for d in pressure.FURTHER}}
 #: what a table file may hold: these arrays, no more
 ARRAYS = ("seller", "buyer", "prices", "rounds", "meta", *PRESSURE_SHAPES)
 #: ``meta`` is short JSON: at most this many characters and this many levels of nesting

@@ -46,7 +46,7 @@ import numpy as np
 from market.errors import UsageError
 from market.files import shown
 from market.game import moves
-from market.game.pressure import PRESSURE, Pressure
+from market.game.pressure import Pressure
 from market.game.protocol import Lockstep
 from market.game.rules import (
     BUYER,
@@ -235,9 +235,6 @@ def settings_for(protocol: Protocol | None, prices: int | None, rounds: int | No
     ``prices``, ``rounds`` (default 5 each) and the pressure keywords given (``None``: the
     default). Giving both is refused, naming them."""
     given = {k: v for k, v in pressure.items() if v is not None}
-    unknown = sorted(set(given) - {d.name for d in PRESSURE})
-    if unknown:
-        raise UsageError(f"unknown time-pressure keyword {unknown[0]!r}")
     if protocol is None:
         return Settings(5 if prices is None else prices, 5 if rounds is None else rounds,
                         seller_range, buyer_range, first, reward, Pressure(**given))

@@ -289,9 +289,12 @@ class MarketModel(mesa.Model):
         A spec that is not yet in the side's mix joins it as a new population
         (with the compiled engine, only a strategy that has a compiled decision).
         """
-        ok = isinstance(side, str) or (isinstance(side, int | np.integer)
-                                       and not isinstance(side, bool | np.bool_))
-        s = side_index(side) if isinstance(side, str) else int(side) if ok else -1
+        if isinstance(side, str):
+            s = side_index(side)
+        elif isinstance(side, int | np.integer) and not isinstance(side, bool | np.bool_):
+            s = int(side)
+        else:
+            s = -1  # 0.5, True: no side
         if s not in (SELLER, BUYER):
             raise ValueError(f"side must be 0 (seller), 1 (buyer) or a side's name, got {side!r}")
         if isinstance(strategy, str) and strategy != strategy.strip():
