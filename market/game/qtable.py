@@ -76,7 +76,10 @@ def row_legal(prices: int, rounds: int, row: int) -> tuple[int, int]:
         return moves.legal_block(0, prices, rounds)
     if row > prices * rounds:
         return 0, 0
-    return moves.legal_block(2 * ((row - 1) // prices) + 1, prices, rounds)
+    # every round but the last shares one legality: the row's round by comparison, not by a
+    # division (the training kernel asks twice a move)
+    last = row > (rounds - 1) * prices
+    return moves.legal_block(2 * rounds - 1 if last else 1, prices, rounds)
 
 
 def legal_rows(protocol: Protocol) -> np.ndarray:
