@@ -61,7 +61,7 @@ def _periods(traders: int, repeats: int, engine: str = "compiled"
         t0 = time.perf_counter()
         for _ in range(PERIOD):
             model.step()
-            n += model.last_pairs
+            n += len(model.last_step)
         per_step.append((time.perf_counter() - t0) / PERIOD)
         negotiations.append(n)
     return per_step, negotiations
@@ -88,7 +88,7 @@ for _ in range(20):
     t0 = time.perf_counter()
     m.step()
     steps.append(time.perf_counter() - t0)
-frames = (m.model_frame(), m.agent_frame())
+frames = (m.datacollector.get_model_vars_dataframe(), m.datacollector.agent_frame())
 steps.sort()
 print(json.dumps({{"base_kib": base, "peak_kib": hwm_kib(), "agent_rows": len(frames[1]),
                   "step_s": steps[len(steps[1:]) // 2 + 1]}}))
@@ -162,7 +162,8 @@ def _user_rows(traders: int, repeats: int, folder: str) -> list[BenchRow]:
             for _ in range(PERIOD):
                 m.step()
             times[key].append((time.perf_counter() - t0) / PERIOD)
-    frames = [models[k].model_frame() for k in ("user", "built-in")]  # columns name strategies
+    frames = [models[k].datacollector.get_model_vars_dataframe()  # columns name strategies
+              for k in ("user", "built-in")]
     same = frames[0].shape == frames[1].shape and frames[0].set_axis(
         frames[1].columns, axis=1).equals(frames[1])  # equals: NaN (no deal yet) equals NaN
     u, b = (statistics.median(times[k][1:]) for k in ("user", "built-in"))

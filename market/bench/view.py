@@ -112,7 +112,7 @@ def deals_redraw_times(repeats: int, steps: int = STEPS) -> dict[str, list[float
     @solara.component
     def Ours(model: Any) -> None:
         update_counter.get()
-        Chart(vf.deals_chart(model.model_frame()))
+        Chart(vf.deals_chart(model.datacollector.get_model_vars_dataframe()))
 
     out = {}
     for name, component in (("mesa", mesa_plot), ("ours", Ours)):

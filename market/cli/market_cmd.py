@@ -126,7 +126,7 @@ def _run_steps(model: Any, steps: int, quiet: bool) -> None:
 
 def _strategy_table(model: Any) -> list[dict[str, Any]]:
     """Per side and strategy: traders, mean earnings, mean wallet, trades per trader."""
-    df = model.agents_now()
+    df = model.market.agents_now()
     g = df.groupby(["side", "strategy"], sort=True)
     out = g.agg(
         traders=("unique_id", "size"),
@@ -147,26 +147,26 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
 
     from market.plots.market import plot_market
 
-    model_df = model.model_frame()
-    periods_df = model.periods_frame()
-    prices_df = model.prices_frame()
-    agents_df = model.agent_frame()
-    eq = model.equilibrium
+    model_df = model.datacollector.get_model_vars_dataframe()
+    periods_df = model.datacollector.get_table_dataframe("periods")
+    prices_df = model.datacollector.get_table_dataframe("prices")
+    agents_df = model.datacollector.agent_frame()
+    eq = model.ledger.equilibrium
     fig = plot_market(
-        model_df, model.values, model.costs, model.grid,
+        model_df, model.buyers.reservation, model.sellers.reservation, model.market.grid,
         title=(f"{args.sellers} sellers ({args.seller_mix}) x {args.buyers} buyers "
                f"({args.buyer_mix}), P={args.prices}, T={args.rounds}, K={args.period}, "
                f"band {eq.price_lo:.1f}-{eq.price_hi:.1f}"),
         prices_df=prices_df,
     )
     text = json.dumps(finite(summary), indent=2) + "\n"
-    revising = model.revision.protocol != "none"
+    revising = model.params.revision != "none"
     if revising:
         from market.plots.shares import plot_shares
 
-        shares_df = model.shares_frame()
+        shares_df = model.datacollector.get_table_dataframe("shares")
         shares_fig = plot_shares(shares_df, title=f"strategy shares, revision "
-                                 f"{model.revision.protocol} (rate {args.revision_rate:g})")
+                                 f"{model.params.revision} (rate {args.revision_rate:g})")
     out: Path = args.out
     with all_or_nothing():
         files = [

@@ -53,12 +53,12 @@ def traders(n: int, steps: int, seed: int) -> pd.DataFrame:
                         agent_data="none", seed=seed)
     for _ in range(steps):
         model.step()
-    mid = model.equilibrium.price_mid
+    mid = model.ledger.equilibrium.price_mid
     periods = model.summary()["periods"]
     frames = []
     for side in (SELLER, BUYER):
-        book = model.book(side)
-        learner = model.strategy_objects(side)[0]  # the only strategy of the side
+        book = model.market.books[side]
+        learner = model.market.strategies[side][0]  # the only strategy of the side
         member = book.member
         potential = (np.maximum(mid - book.reservation, 0.0) if side == SELLER
                      else np.maximum(book.reservation - mid, 0.0))

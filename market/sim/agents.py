@@ -8,9 +8,10 @@ array at the agent's index, so what a user inspects (in the Solara view, in
 ``model.agents``, in the DataCollector) is always the live state, never a
 stale copy.
 
-A trader reads its market through the narrow :class:`MarketState` (its
-side's arrays, the strategy names, the team wallets), not the model class,
-so this module stands below the model and imports nothing of it.
+A trader reads its market through the narrow :class:`MarketState` (the
+model's ``market``: its sides' arrays, the strategy names, the team
+wallets), not the model class, so this module stands below the model and
+the market's state (:mod:`market.sim.state`) and imports neither.
 """
 
 from __future__ import annotations
@@ -100,17 +101,11 @@ def agent_columns(books: Sequence[TraderArrays], names: Sequence[np.ndarray],
 
 
 class MarketState(Protocol):
-    """What a trader reads of its market."""
+    """What a trader reads of its market (:class:`market.sim.state.Market`)."""
 
+    books: Sequence[TraderArrays]
+    names: Sequence[list[str]]
     common_wallet: bool
-
-    def book(self, side: int) -> TraderArrays:
-        """The arrays of one side."""
-        ...
-
-    def strategy_names(self, side: int) -> list[str]:
-        """The strategy names of one side, indexed by ``TraderArrays.strategy``."""
-        ...
 
     def team_wallets(self) -> np.ndarray:
         """Earnings pooled per team id."""
@@ -118,18 +113,32 @@ class MarketState(Protocol):
 
 
 class Trader(mesa.Agent):
-    """A trader of one side; every attribute reads the model's arrays at ``index``."""
+    """A trader of one side; every attribute reads the market's arrays at ``index``.
+
+    Its ``unique_id`` is its place in the market (Sellers first, from 1), the
+    number Mesa's own counter would give it. It is set here rather than drawn
+    from that counter because Mesa 3.3 keeps the counter in a class-level
+    dict keyed by model, which would keep every model a batch ever built
+    alive; the rest of ``mesa.Agent.__init__`` (the model, no position,
+    registration with the model) is done the same.
+    """
 
     side: int = SELLER
-    model: MarketState  # type: ignore[assignment]  # a mesa.Model that offers MarketState
 
-    def __init__(self, model: mesa.Model, index: int) -> None:
-        super().__init__(model)
+    def __init__(self, model: mesa.Model, index: int, unique_id: int) -> None:
+        self.model = model
+        self.unique_id = int(unique_id)
+        self.pos = None
         self.index = int(index)
+        model.register_agent(self)
+
+    @property
+    def _market(self) -> MarketState:
+        return self.model.market  # type: ignore[attr-defined]
 
     @property
     def _arrays(self) -> TraderArrays:
-        return self.model.book(self.side)
+        return self._market.books[self.side]
 
     @property
     def side_name(self) -> str:
@@ -142,7 +151,7 @@ class Trader(mesa.Agent):
 
     @property
     def strategy(self) -> str:
-        return self.model.strategy_names(self.side)[int(self._arrays.strategy[self.index])]
+        return self._market.names[self.side][int(self._arrays.strategy[self.index])]
 
     @property
     def team(self) -> int:
@@ -156,8 +165,8 @@ class Trader(mesa.Agent):
     @property
     def wallet(self) -> float:
         """Earnings, pooled over the team when the model has a common wallet."""
-        if self.model.common_wallet:
-            return float(self.model.team_wallets()[self.team])
+        if self._market.common_wallet:
+            return float(self._market.team_wallets()[self.team])
         return self.earnings
 
     @property

@@ -6,7 +6,10 @@ collected when the model says so (end of each period by default, every
 step, never, or on request), and built from the model's arrays in one pass
 instead of one Python call per agent and variable. Two tables ride along:
 ``periods`` (one row per closed trading period) and ``prices`` (per step,
-each price level that saw deals and how many).
+each price level that saw deals and how many), and, when traders revise,
+``shares``. The frames a user reads are the collector's, as in any Mesa
+model: ``get_model_vars_dataframe()``, ``get_table_dataframe("periods")``
+(or ``"prices"``, ``"shares"``) and :meth:`MarketCollector.agent_frame`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ import pandas as pd
 from mesa.datacollection import DataCollector
 
 from market.game.grid import PriceGrid
+from market.game.rules import BUYER, SELLER, SIDE_NAMES
+from market.sim import ledger
 from market.sim.agents import AGENT_COLUMNS
+from market.sim.state import Market
 
 #: one row per step and price level that saw deals: the transaction prices, compactly
 PRICE_COLUMNS = ("step", "period", "level", "price", "deals")
@@ -35,11 +41,30 @@ class Collected(Protocol):
     """What the collector reads of the model."""
 
     steps: int
+    period: int
     variables: dict[str, float]
+    agents_due: bool  # whether agent variables are due at this collect
+    market: Market
+    ledger: ledger.Ledger
+    last_step: Any
 
-    def agent_data_due(self) -> bool: ...
 
-    def agent_columns(self) -> dict[str, np.ndarray]: ...
+def variables(model: Collected, trades: dict[str, float]) -> dict[str, float]:
+    """The model variables of the step just made: its trades (``trades``), the period so far,
+    the run so far, earnings; when traders revise, each strategy's share of its side and
+    the strategy changes so far."""
+    m = model.market
+    out = ledger.step_figures(model.steps, model.period, len(model.last_step), trades,
+                              model.ledger.period_figures())
+    out.update(ledger.run_columns(model.ledger.run_figures()))
+    out.update(m.earnings())
+    if m.params.revision != "none":
+        for side in (SELLER, BUYER):
+            counts = m.counts(side).tolist()
+            for name, c in zip(m.names[side], counts, strict=False):
+                out[f"share.{SIDE_NAMES[side]}.{name}"] = c / len(m.books[side])
+            out[f"switches.{SIDE_NAMES[side]}"] = m.switches[side]
+    return out
 
 
 def latest(model: Collected, key: str) -> float:
@@ -77,7 +102,7 @@ class MarketCollector(DataCollector):
         variables, model_vars = model.variables, self.model_vars
         for key in self._variables:
             model_vars[key].append(variables.get(key, math.nan))
-        if model.agent_data_due():
+        if model.agents_due:
             self.collect_agents(model)
 
     def collect_agents(self, model: Collected) -> None:
@@ -87,7 +112,7 @@ class MarketCollector(DataCollector):
         million traders that is gigabytes and most of a step. The columns
         (one array per variable) hold the same values at 8 bytes each.
         """
-        self.recorded[model.steps] = model.agent_columns()
+        self.recorded[model.steps] = model.market.agent_columns()
 
     @property
     def has_agent_records(self) -> bool:
@@ -106,6 +131,20 @@ class MarketCollector(DataCollector):
         for k in AGENT_COLUMNS:
             data[k] = np.concatenate([c[k] for _, c in records])
         return pd.DataFrame(data).set_index(["Step", "AgentID"])
+
+    def agent_frame(self) -> pd.DataFrame:
+        """The recorded agent variables, flat (``Step`` and ``AgentID`` columns): the history
+        of ``model.market.agents_now()``; empty if none was recorded."""
+        if not self.recorded:
+            return pd.DataFrame(columns=["Step", "AgentID", *AGENT_COLUMNS])
+        return self.get_agent_vars_dataframe().reset_index()
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every frame the market records, by name: ``model`` (one row per step),
+        ``periods``, ``prices``, ``shares`` and ``agents`` (:meth:`agent_frame`)."""
+        return {"model": self.get_model_vars_dataframe(),
+                **{name: self.get_table_dataframe(name) for name in self.tables},
+                "agents": self.agent_frame()}
 
     def add_prices(self, step: int, period: int, levels: np.ndarray, grid: PriceGrid) -> None:
         """One ``prices`` row per level among ``levels`` (the deals' levels): how many deals."""

@@ -44,10 +44,10 @@ from market.game.moves import OPEN_RANDOM
 from market.game.pressure import Pressure
 from market.game.protocol import Side
 from market.game.record import BatchRecord
-from market.game.rules import BUYER, SELLER, Protocol
+from market.game.rules import BUYER, SELLER
 from market.processes import compiled_code
 from market.sim import exchange, kernel
-from market.sim.agents import TraderArrays
+from market.sim.state import Market
 from strategies import compiled
 from strategies.base import KernelState, Strategy
 
@@ -106,21 +106,6 @@ class StepResult:
     buyer_gain: np.ndarray | None = None
 
 
-@dataclass
-class Market:
-    """What an engine steps: both sides' arrays, acceptable levels, strategies, the rules."""
-
-    protocol: Protocol
-    books: tuple[TraderArrays, TraderArrays]
-    levels: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
-    strategies: tuple[Sequence[Strategy], Sequence[Strategy]]
-    open_mode: int
-    grid_lo: float
-    grid_step: float
-    span: float
-    team_size: np.ndarray  # empty: no common wallet
-
-
 class LockstepEngine:
     """The step with each strategy's Python ``act`` and ``learn`` (any strategy at all)."""
 
@@ -143,10 +128,9 @@ class LockstepEngine:
             Side(m.strategies[BUYER], B.strategy[pb], B.member[pb], b_lo[pb], b_hi[pb]),
             first, rng, tl)
         prices, deal, gain_s, gain_b = exchange.settle_deals(
-            ps, pb, record.level, record.n_moves, (m.grid_lo, m.grid_step, m.span),
+            ps, pb, record.level, record.n_moves, (m.grid.lo, m.grid.step, m.span),
             m.protocol.pressure, S.ledger_arrays, B.ledger_arrays)
-        reward = exchange.pay(deal, gain_s, gain_b, m.span, S.team[ps], B.team[pb],
-                                  m.team_size)
+        reward = exchange.pay(deal, gain_s, gain_b, m.span, S.team[ps], B.team[pb], m.pooled)
         exchange.learn(m.strategies, m.books, ps, pb, record, reward, tl)
         return StepResult(ps, pb, record, prices, deal, gain_s, gain_b)
 
@@ -188,13 +172,10 @@ class CompiledEngine:
     def step(self, m: Market, time_left: int, rng: np.random.Generator) -> StepResult:
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
-        pr = m.protocol
-        rules = (pr.prices, pr.rounds, m.open_mode, m.grid_lo, m.grid_step, m.span,
-                 pr.pressure)
         with compiled_code():
             packed, actions, bad, bad_g = self.module.market_step(
-                rules, time_left, S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi),
-                m.team_size, self.kinds, self.n_groups_s, self.store.arrays, rng)
+                m.rules, time_left, S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi),
+                m.pooled, self.kinds, self.n_groups_s, self.store.arrays, rng)
         if bad >= 0:
             raise engines.illegal(self._strategies[bad_g], bad)
         ints = packed[:5].astype(np.int64)  # exact: indices and levels are far below 2**53

@@ -355,6 +355,40 @@ def model_parameters(cls: type | None = None) -> dict[str, tuple[tuple[type, ...
     return out
 
 
+#: the annotation of each kind of parameter, as the model's signature shows it
+ANNOTATIONS: dict[str, Any] = {
+    "int": int, "float": float, "flag": bool, "choice": str, "dist": Distribution,
+    "mix": Mapping[str, float] | None, "range": tuple[float, float],
+    "mapping": Mapping[str, Mapping[str, Any]] | None,
+}
+
+
+def signature(model_init: Callable[..., None]) -> inspect.Signature:
+    """The signature of a model ``__init__`` that takes the parameters as ``**kwargs``: every
+    declared parameter by name, with its annotation and default, then the keyword-only
+    ones ``model_init`` states itself (``engine``, ``seed``, ``rng``). What ``inspect``,
+    IDEs, Mesa's ``batch_run`` and the docs read."""
+    own = inspect.signature(model_init).parameters
+    kw = inspect.Parameter.KEYWORD_ONLY
+    declared = []
+    for d in PARAMETERS:
+        hint = ANNOTATIONS[d.kind]
+        if d.optional and d.kind in ("int", "float"):
+            hint = hint | None
+        declared.append(inspect.Parameter(d.name, kw, default=d.default, annotation=hint))
+    rest = [q for q in own.values() if q.kind == kw]
+    return inspect.Signature([own["self"], *declared, *rest], return_annotation=None)
+
+
+def declare_signature(model_init: Callable[..., None]) -> Callable[..., None]:
+    """Decorator: ``model_init`` shows :func:`signature` (and its annotations) to tools."""
+    sig = signature(model_init)
+    model_init.__signature__ = sig  # type: ignore[attr-defined]
+    model_init.__annotations__ = {n: q.annotation for n, q in sig.parameters.items()
+                                  if q.annotation is not q.empty}
+    return model_init
+
+
 def _scalar_types(hint: Any, default: Any) -> tuple[type, ...] | None:
     scalars = (bool, int, float, str)
     if hint is not None:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from market.game.grid import PriceGrid
-from market.game.rules import BUYER, SELLER, Protocol
+from market.game.rules import BUYER, SELLER, Protocol, side_index
 from market.sim.agents import TraderArrays
 from market.sim.params import Params
 from strategies import compiled, specs
@@ -119,6 +119,45 @@ def add_strategy(side: int, names: list[str], strategies: list[Strategy], spec: 
                          "with engine='lockstep' to play it")
     names.append(spec)
     strategies.append(strat)
+
+
+def set_strategy(books: tuple[TraderArrays, TraderArrays], names: tuple[list[str], list[str]],
+                 strategies: tuple[list[Strategy], list[Strategy]], side: object,
+                 traders: object, strategy: int | str, like: object, p: Params,
+                 rng: np.random.Generator, compiled_only: bool) -> bool:
+    """``MarketModel.set_strategy``, checked: traders ``traders`` of ``side`` play
+    ``strategy`` (a name of the mix, its index, or a new spec, which joins the mix), fresh or
+    as copies of the members ``like`` plays. True if the engine must bind the market again
+    (a population was added or grew)."""
+    if isinstance(side, str):
+        s = side_index(side)
+    elif isinstance(side, int | np.integer) and not isinstance(side, bool | np.bool_):
+        s = int(side)
+    else:
+        s = -1  # 0.5, True: no side
+    if s not in (SELLER, BUYER):
+        raise ValueError(f"side must be 0 (seller), 1 (buyer) or a side's name, got {side!r}")
+    if isinstance(strategy, str) and strategy != strategy.strip():
+        raise ValueError(f"strategy must be a spec without surrounding spaces, got "
+                         f"{strategy!r}")
+    book, names_s, strats = books[s], names[s], strategies[s]
+    movers = trader_indices(traders, len(book), "traders")
+    added = isinstance(strategy, str) and strategy not in names_s
+    if added:
+        if like is not None:
+            raise ValueError(f"like must name traders who play {strategy!r}; none does")
+        add_strategy(s, names_s, strats, str(strategy), p, p.protocol, rng, compiled_only)
+    to = strategy_index(strategy, names_s)
+    rows = None
+    if like is not None:
+        models = trader_indices(like, len(book), "like", distinct=False)
+        if models.shape != movers.shape:
+            raise ValueError(f"like must name one trader per mover ({movers.size}), "
+                             f"got {models.size}")
+        if np.any(book.strategy[models] != to):
+            raise ValueError(f"like must name traders who play {names_s[to]!r}")
+        rows = book.member[models]
+    return reassign(book, names_s, strats, movers, to, rows, p, p.protocol, rng) or added
 
 
 def strategy_index(strategy: int | str, names: list[str]) -> int:

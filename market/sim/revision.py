@@ -54,14 +54,19 @@ same population on both engines.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from market.game.rules import BUYER, SELLER, SIDE_NAMES
+from market.sim import population
 from market.sim.declared import INHERIT, REVISIONS
+from market.sim.state import Market
 
 __all__ = ["INHERIT", "REVISIONS", "Revision", "fitness", "imitation_beta", "replicator_step",
-           "revise", "shares"]
+           "revise", "revise_market", "share_rows", "shares"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,52 @@ class Revision:
     selection: float = 1.0
     mutation: float = 0.0
     inherit: str = "fresh"
+
+    @classmethod
+    def of(cls, market: Market) -> Revision:
+        """The market's revision, from its parameters."""
+        p = market.params
+        return cls(p.revision, p.revision_rate, p.selection, p.mutation, p.inherit)
+
+
+def revise_market(market: Market, rng: np.random.Generator) -> bool:
+    """Each side's revisers change strategy by the market's protocol; the movers join their
+    new populations, fresh or as copies of their models (``inherit``). True if a population
+    grew (the engine must bind the market again; else every seat was written in place, into
+    the arrays the engine reads)."""
+    rule = Revision.of(market)
+    grew = False
+    for side in (SELLER, BUYER):
+        book, names = market.books[side], market.names[side]
+        new, model = revise(rule, book.strategy, market.period_payoffs(side), len(names),
+                            market.span, rng)
+        moved = new != book.strategy
+        market.switches[side] += int(moved.sum())
+        copy = model >= 0 if rule.inherit == "copy" else np.zeros_like(moved)
+        rows = np.where(copy, book.member[np.maximum(model, 0)], -1)  # before anyone moves
+        for g in np.unique(new[moved]).tolist():
+            into = moved & (new == g)
+            copied, fresh = np.flatnonzero(into & copy), np.flatnonzero(into & ~copy)
+            for who, like in ((copied, rows[copied]), (fresh, None)):
+                grew |= population.reassign(book, names, market.strategies[side], who, g, like,
+                                            market.params, market.protocol, rng)
+    return grew
+
+
+def share_rows(market: Market, period: int, last_step: int) -> list[dict[str, Any]]:
+    """One row per side and strategy of the mix: traders, share and mean payoff in the
+    period (the collector's ``shares`` table)."""
+    out = []
+    for side in (SELLER, BUYER):
+        names, counts = market.names[side], market.counts(side)
+        sums = np.bincount(market.books[side].strategy, weights=market.period_payoffs(side),
+                           minlength=len(names))
+        for g, name in enumerate(names):
+            out.append({"period": period, "last_step": last_step, "side": SIDE_NAMES[side],
+                        "strategy": name, "traders": int(counts[g]),
+                        "share": counts[g] / len(market.books[side]),
+                        "mean_earnings": sums[g] / counts[g] if counts[g] else math.nan})
+    return out
 
 
 def revise(rule: Revision, strategy: np.ndarray, payoff: np.ndarray, n_strategies: int,

@@ -1,9 +1,9 @@
 """The last step's negotiations, for a person to look at: who met whom, and what was said.
 
 The model keeps the last step's pairs (indices into each side's arrays),
-their batch record and prices as :class:`LastStep`; from it come the pairs
-table and, for one pair, a :class:`PairTrace` with the two Mesa agents and
-the moves in money.
+their batch record and prices as :class:`LastStep` (``model.last_step``);
+from it come the pairs table and, for one pair, a :class:`PairTrace` with
+the two Mesa agents and the moves in money.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import pandas as pd
 from market.game.grid import PriceGrid
 from market.game.record import BatchRecord, NegotiationRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES
-from market.sim.agents import Buyer, Seller, TraderArrays
+from market.sim.agents import Buyer, Seller, Trader
+from market.sim.state import Market
 
 
 @dataclass
@@ -55,9 +56,13 @@ class PairTrace:
 class LastStep:
     """The pairs of one step: Seller and Buyer indices, their record, each pair's price.
 
-    ``record`` is None when nobody met; ``prices`` is NaN where a pair did not deal.
+    ``record`` is None when nobody met; ``prices`` is NaN where a pair did not
+    deal. ``market`` and ``agents`` (the Mesa agents by side) are where the
+    pairs' traders are read.
     """
 
+    market: Market
+    agents: tuple[Sequence[Seller], Sequence[Buyer]]
     sellers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     buyers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     record: BatchRecord | None = None
@@ -66,13 +71,10 @@ class LastStep:
     def __len__(self) -> int:
         return len(self.sellers)
 
-    def frame(self, uid: Sequence[np.ndarray], names: Sequence[np.ndarray],
-              books: Sequence[TraderArrays]) -> pd.DataFrame:
-        """Ids, strategies, first mover, rounds used, deal level and price of every pair.
-
-        ``uid``, ``names`` (object arrays of strategy names) and ``books`` by side.
-        """
-        ps, pb, rec = self.sellers, self.buyers, self.record
+    def frame(self) -> pd.DataFrame:
+        """Ids, strategies, first mover, rounds used, deal level and price of every pair."""
+        ps, pb, rec, books = self.sellers, self.buyers, self.record, self.market.books
+        uid, names = self.market.uid, self.market.name_arrays()
         cols: dict[str, Any] = {
             "seller_id": uid[SELLER][ps],
             "buyer_id": uid[BUYER][pb],
@@ -91,18 +93,18 @@ class LastStep:
         )
         return pd.DataFrame(cols)
 
-    def trace(self, pair: int, sellers: Sequence[Seller], buyers: Sequence[Buyer],
-              grid: PriceGrid) -> PairTrace | None:
-        """The negotiation of pair ``pair`` between the agents it names (None if no pair met)."""
+    def trace(self, pair: int = 0) -> PairTrace | None:
+        """The negotiation record of pair ``pair`` (None if no pair met)."""
         if self.record is None or len(self) == 0:
             return None
         if not 0 <= pair < len(self):
             raise ValueError(f"pair must be in [0, {len(self) - 1}] (got {pair})")
+        sellers, buyers = self.agents
         return PairTrace(sellers[int(self.sellers[pair])], buyers[int(self.buyers[pair])],
-                         self.record.negotiation(pair), grid)
+                         self.record.negotiation(pair), self.market.grid)
 
-    def pair_of(self, side: int, index: int) -> int | None:
-        """Which pair the trader ``index`` of ``side`` was in, None if it did not negotiate."""
-        where = np.flatnonzero((self.sellers if side == SELLER else self.buyers) == index)
-        return int(where[0]) if where.size else None
-
+    def trace_of(self, agent: Trader) -> PairTrace | None:
+        """The negotiation of ``agent``, None if it did not negotiate."""
+        where = np.flatnonzero((self.sellers if agent.side == SELLER else self.buyers)
+                               == agent.index)
+        return self.trace(int(where[0])) if where.size else None

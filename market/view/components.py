@@ -57,7 +57,7 @@ class ViewMarket(MarketModel):
         super().step()
         if self.step_in_period == 1:  # this step opened a new period
             self.period_trades = []
-        pairs = self.pairs_frame()
+        pairs = self.last_step.frame()
         self.period_trades.extend(pairs.loc[pairs["level"] > 0, "price"].tolist())
 
 
@@ -73,25 +73,26 @@ def _yes(flag: Any) -> str:
 
 def summary_items(model: MarketModel) -> list[str]:
     """What the market is and where it stands, as lines of text (the page's summary)."""
-    s = model.summary()
-    eq = model.equilibrium
+    s, p, pr = model.summary(), model.params, model.market.protocol
+    eq = model.ledger.equilibrium
     mixes = [
-        f"{side}s: " + ", ".join(f"{name} {share:.0%}" for name, share in model.mixes[i].items())
+        f"{side}s: " + ", ".join(f"{name} {share:.0%}" for name, share
+                                 in (p.seller_mix, p.buyer_mix)[i].items())
         for i, side in enumerate(SIDE_NAMES)
     ]
     mean = "no deal yet" if math.isnan(s["mean_price"]) else f"{s['mean_price']:.2f}"
     eff = "n/a" if math.isnan(s["efficiency"]) else f"{s['efficiency']:.1%}"
     band = (f"{eq.price_lo:.2f}-{eq.price_hi:.2f}" if np.isfinite(eq.price_lo) else "none")
-    p, built = model.params, getattr(model, "built_with", {})
+    built = getattr(model, "built_with", {})
     return [
         f"deals so far: {int(s['deals'])}; mean price {mean}; allocative efficiency {eff}",
         f"competitive band {band}, quantity {eq.quantity} per period",
         f"{mixes[0]}; {mixes[1]}",
         f"{len(model.sellers)} sellers, {len(model.buyers)} buyers; "
-        f"P = {model.protocol.prices} price levels, T = {model.protocol.rounds} rounds; "
-        f"trading period {model.period_length} steps; first mover: {p.first}"
-        + (f"; discount per offer: Seller {model.protocol.seller_discount:g}, Buyer "
-           f"{model.protocol.buyer_discount:g}" if model.protocol.discounted else ""),
+        f"P = {p.prices} price levels, T = {p.rounds} rounds; "
+        f"trading period {p.period} steps; first mover: {p.first}"
+        + (f"; discount per offer: Seller {pr.seller_discount:g}, Buyer "
+           f"{pr.buyer_discount:g}" if pr.discounted else ""),
         f"new values each period: {_yes(p.redraw)}; market clock: {_yes(p.clock)}; "
         f"teams: {p.teams or 'none'}; common wallet: {_yes(p.common_wallet)}; "
         f"seed {built.get('seed')}",
@@ -107,7 +108,7 @@ def SummaryPanel(model: MarketModel, tick: int = 0) -> None:
     items = "".join(f"<li>{escape(i)}</li>" for i in summary_items(model))
     html = (
         f"<p style='margin: 0'><b>Step {model.steps}</b>, trading period {model.period + 1} "
-        f"(step {model.step_in_period} of {model.period_length})</p>"
+        f"(step {model.step_in_period} of {model.params.period})</p>"
         f"<ul style='margin: 4px 0'>{items}</ul>"
     )
     solara.HTML(tag="div", unsafe_innerHTML=html, classes=["market-summary"])
@@ -115,12 +116,12 @@ def SummaryPanel(model: MarketModel, tick: int = 0) -> None:
 
 @solara.component
 def PricesPanel(model: MarketModel, tick: int = 0) -> None:
-    Chart(vf.prices_chart(model.model_frame(), model.grid))
+    Chart(vf.prices_chart(model.datacollector.get_model_vars_dataframe(), model.market.grid))
 
 
 @solara.component
 def DealsPanel(model: MarketModel, tick: int = 0) -> None:
-    Chart(vf.deals_chart(model.model_frame()))
+    Chart(vf.deals_chart(model.datacollector.get_model_vars_dataframe()))
 
 
 @solara.component
@@ -130,13 +131,14 @@ def EarningsPanel(model: MarketModel, tick: int = 0) -> None:
 
 @solara.component
 def SharesPanel(model: MarketModel, tick: int = 0) -> None:
-    Chart(vf.shares_chart(model.model_frame()))
+    Chart(vf.shares_chart(model.datacollector.get_model_vars_dataframe()))
 
 
 @solara.component
 def SupplyDemandPanel(model: MarketModel, tick: int = 0) -> None:
     trades = getattr(model, "period_trades", [])
-    Chart(vf.supply_demand_chart(model.values, model.costs, trades, model.grid,
+    Chart(vf.supply_demand_chart(model.buyers.reservation, model.sellers.reservation, trades,
+                                 model.market.grid,
                                                model.period))
 
 
@@ -159,14 +161,14 @@ def trace_title(trace: Any) -> str:
 def TracePanel(model: MarketModel, tick: int = 0) -> None:
     """The negotiation of one pair of the last step, in the legacy view; pick the pair."""
     pair, set_pair = solara.use_state(0)
-    n = model.last_pairs
+    n = len(model.last_step)
     if n == 0:
         Chart(vf.note_chart("no pair negotiated yet: press Step or ▶",
                                           "A negotiation of the last step"))
         return
     pair = min(pair, n - 1)
-    deals = np.flatnonzero(model.pairs_frame()["level"].to_numpy() > 0)
-    trace = model.trace(pair)
+    deals = np.flatnonzero(model.last_step.frame()["level"].to_numpy() > 0)
+    trace = model.last_step.trace(pair)
     with solara.Row(style={"align-items": "center"}):
         with solara.Column(style={"min-width": "240px"}):
             solara.SliderInt(f"Pair {pair + 1} of {n} in the last step", value=pair, min=0,
@@ -175,7 +177,7 @@ def TracePanel(model: MarketModel, tick: int = 0) -> None:
                       on_click=lambda: set_pair(int(deals[0])))
         solara.HTML(tag="div", unsafe_innerHTML=vf.banner_html(trace.record, trace.grid))
     Chart(vf.negotiation_chart(trace.record, trace.grid, pair_ranges(trace),
-                                             rounds=model.protocol.rounds,
+                                             rounds=model.market.protocol.rounds,
                                              title=trace_title(trace)))
 
 
@@ -183,9 +185,9 @@ def learner_tables(model: MarketModel) -> list[tuple[str, QLearning, int]]:
     """(side, Q-learning population, most-learned member) for each side that has learners."""
     out = []
     for side in range(2):
-        counts = np.bincount(model.book(side).strategy,
-                             minlength=len(model.strategy_names(side)))
-        for idx, strat in enumerate(model.strategy_objects(side)):
+        counts = np.bincount(model.market.books[side].strategy,
+                             minlength=len(model.market.names[side]))
+        for idx, strat in enumerate(model.market.strategies[side]):
             if isinstance(strat, QLearning) and counts[idx] > 0:
                 learned = np.abs(strat.tables).reshape(strat.n_members, -1).sum(axis=1)
                 out.append((SIDE_NAMES[side], strat, int(np.argmax(learned))))
@@ -220,7 +222,7 @@ def QTablePanel(model: MarketModel, tick: int = 0) -> None:
     played = int(strat.played[member])
     title = (f"{side} learner {member} of {strat.n_members} (the most learned), "
              f"{played} negotiations played")
-    Chart(vf.qtable_chart(qtable_panels(strat, member), model.protocol,
+    Chart(vf.qtable_chart(qtable_panels(strat, member), model.market.protocol,
                                         title=title))
 
 
@@ -258,7 +260,7 @@ def MarketMain(
         with solara.Card(margin=0):
             SummaryPanel(m, tick)
         with solara.GridFixed(columns=2, column_gap="10px", row_gap="10px"):
-            revising = m.revision.protocol != "none"
+            revising = m.params.revision != "none"
             for panel in [*PANELS, SharesPanel] if revising else PANELS:
                 with solara.Card(margin=0, style={"overflow-x": "auto"}):
                     panel(m, tick)

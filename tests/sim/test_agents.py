@@ -21,7 +21,7 @@ def test_agents_are_mesa_agents_viewing_the_arrays():
     assert len(model.agents_by_type[Seller]) == 5 and len(model.agents_by_type[Buyer]) == 7
     for _ in range(4):
         model.step()
-    frame = model.agents_now().set_index("unique_id")
+    frame = model.market.agents_now().set_index("unique_id")
     for agent in model.agents:
         row = frame.loc[agent.unique_id]
         assert agent.side_name == row["side"] and agent.strategy == row["strategy"]
@@ -36,7 +36,7 @@ def test_common_wallet_pools_earnings_per_team():
     model = MarketModel(n_buyers=12, n_sellers=12, teams=3, common_wallet=True, seed=5)
     for _ in range(10):
         model.step()
-    frame = model.agents_now()
+    frame = model.market.agents_now()
     pooled = frame.groupby("team")["earnings"].sum()
     for agent in model.agents:
         assert agent.wallet == pytest.approx(pooled[agent.team])
@@ -47,23 +47,17 @@ def test_common_wallet_pools_earnings_per_team():
     )
 
 
-class _Stall(mesa.Model):
-    """A stand-in market: two traders' arrays and nothing else of MarketModel."""
+class _Stall:
+    """A stand-in market: two traders' arrays and nothing else of the market's state."""
 
     common_wallet = True
+    names = (["averaging", "zi-c"], ["averaging", "zi-c"])
 
     def __init__(self) -> None:
-        super().__init__(seed=0)
         self.books = (TraderArrays(SELLER, np.array([10.0]), np.array([0]), np.array([0]),
                                    np.array([0])),
                       TraderArrays(BUYER, np.array([70.0]), np.array([1]), np.array([0]),
                                    np.array([0])))
-
-    def book(self, side: int) -> TraderArrays:
-        return self.books[side]
-
-    def strategy_names(self, side: int) -> list[str]:
-        return ["averaging", "zi-c"]
 
     def team_wallets(self) -> np.ndarray:
         return np.bincount(np.concatenate([b.team for b in self.books]),
@@ -72,7 +66,9 @@ class _Stall(mesa.Model):
 
 def test_a_trader_reads_any_market_that_offers_the_narrow_interface():
     stall = _Stall()
-    seller, buyer = Seller(stall, 0), Buyer(stall, 0)
+    model = mesa.Model(seed=0)
+    model.market = stall  # type: ignore[attr-defined]
+    seller, buyer = Seller(model, 0, 1), Buyer(model, 0, 2)
     stall.books[SELLER].earnings[0] = 15.0
     stall.books[BUYER].earnings[0] = 25.0
     stall.books[BUYER].trades[0] = 1
@@ -80,6 +76,22 @@ def test_a_trader_reads_any_market_that_offers_the_narrow_interface():
     assert (seller.strategy, buyer.strategy) == ("averaging", "zi-c")
     assert seller.wallet == buyer.wallet == 40.0  # one team, one common wallet
     assert buyer.earnings == 25.0 and buyer.trades == 1 and seller.side_name == "seller"
+    assert list(model.agents) == [seller, buyer] and buyer.unique_id == 2
+
+
+def test_a_model_is_freed_when_dropped():
+    """Nothing Mesa keeps at class level holds a market (a batch builds thousands of them)."""
+    import gc
+    import weakref
+
+    from market.sim.model import MarketModel
+
+    model = MarketModel(n_sellers=5, n_buyers=5, seed=1)
+    model.step()
+    ref = weakref.ref(model)
+    del model
+    gc.collect()
+    assert ref() is None
 
 
 def test_agents_do_not_import_the_model():

@@ -12,25 +12,25 @@ def test_agent_data_is_collected_per_period_by_default_or_on_request():
     model = MarketModel(n_buyers=5, n_sellers=5, period=3, seed=0)
     for _ in range(7):
         model.step()
-    df = model.agent_frame()
+    df = model.datacollector.agent_frame()
     assert sorted(df["Step"].unique()) == [3, 6]
     assert len(df) == 2 * 10
-    model.collect_agents()
-    assert sorted(model.agent_frame()["Step"].unique()) == [3, 6, 7]
+    model.datacollector.collect_agents(model)
+    assert sorted(model.datacollector.agent_frame()["Step"].unique()) == [3, 6, 7]
     none = MarketModel(n_buyers=5, n_sellers=5, period=3, agent_data="none", seed=0)
     none.step()
-    assert none.agent_frame().empty
+    assert none.datacollector.agent_frame().empty
     every = MarketModel(n_buyers=5, n_sellers=5, period=3, agent_data="step", seed=0)
     every.step()
     every.step()
-    assert sorted(every.agent_frame()["Step"].unique()) == [0, 1, 2]
+    assert sorted(every.datacollector.agent_frame()["Step"].unique()) == [0, 1, 2]
 
 
 def test_model_table_has_a_row_per_step_with_price_statistics():
     model = MarketModel(n_buyers=30, n_sellers=30, seed=1)
     for _ in range(5):
         model.step()
-    df = model.model_frame()
+    df = model.datacollector.get_model_vars_dataframe()
     assert df["step"].tolist() == [0, 1, 2, 3, 4, 5]
     traded = df[df["deals"] > 0]
     assert not traded.empty
@@ -40,7 +40,7 @@ def test_model_table_has_a_row_per_step_with_price_statistics():
     assert {"earnings.seller.averaging", "earnings.buyer.averaging", "efficiency",
             "ce_price_lo", "buyer_share"} <= set(df.columns)
     # the prices table holds every deal: per step, per level, how many
-    prices = model.prices_frame()
+    prices = model.datacollector.get_table_dataframe("prices")
     per_step = prices.groupby("step")["deals"].sum().reindex(df["step"], fill_value=0)
     assert per_step.tolist() == df["deals"].astype(int).tolist()
     weighted = (prices["price"] * prices["deals"]).groupby(prices["step"]).sum() / per_step[
@@ -53,7 +53,7 @@ def test_team_earnings_are_collected_every_step_and_add_up():
     model = MarketModel(n_buyers=6, n_sellers=6, teams=3, common_wallet=True, seed=1)
     for _ in range(25):
         model.step()
-    frame = model.model_frame()
+    frame = model.datacollector.get_model_vars_dataframe()
     cols = [c for c in frame.columns if c.startswith("earnings.team.")]
     assert len(cols) == 6
     last = frame.iloc[-1]

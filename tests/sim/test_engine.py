@@ -34,11 +34,11 @@ def _assert_same(kw: dict, steps: int) -> MarketModel:
     b = _run("lockstep", steps, **kw)
     assert isinstance(a.engine, engine.CompiledEngine)
     assert isinstance(b.engine, engine.LockstepEngine)
-    for frame in ("model_frame", "periods_frame", "prices_frame", "agent_frame"):
-        fa, fb = getattr(a, frame)(), getattr(b, frame)()
+    for frame, fa in a.datacollector.frames().items():
+        fb = b.datacollector.frames()[frame]
         assert fa.equals(fb), f"{frame} differs for {kw}"
     for side in (0, 1):
-        for sa, sb in zip(a.strategy_objects(side), b.strategy_objects(side), strict=True):
+        for sa, sb in zip(a.market.strategies[side], b.market.strategies[side], strict=True):
             if hasattr(sa, "tables"):
                 assert np.array_equal(sa.tables, sb.tables)
                 assert np.array_equal(sa.played, sb.played)
@@ -53,7 +53,7 @@ def test_each_built_in_strategy_plays_alike_on_both_paths(name):
     kw = dict(n_sellers=23, n_buyers=19, seller_mix={name: 1.0}, buyer_mix={name: 1.0},
               period=4, seed=11)
     model = _assert_same(kw, 12)
-    assert model.model_frame()["pairs"].sum() > 0
+    assert model.datacollector.get_model_vars_dataframe()["pairs"].sum() > 0
 
 
 def _random_config(rng: np.random.Generator) -> dict:
@@ -104,7 +104,8 @@ def test_each_built_in_strategy_plays_alike_on_both_paths_under_breakdown_risk_a
     free = _run("compiled", 12, **{**kw, "breakdown": 0.0, "seller_cost": 0.0,
                                     "buyer_cost": 0.0})
     if free.summary()["deals"]:  # (two hardliners never deal: nothing for time to change)
-        assert not model.model_frame().equals(free.model_frame())
+        frame = model.datacollector.get_model_vars_dataframe()
+        assert not frame.equals(free.datacollector.get_model_vars_dataframe())
 
 
 @pytest.mark.parametrize("parts", ["both", "state", "wait"])
@@ -113,14 +114,15 @@ def test_each_part_of_the_clock_plays_alike_on_both_paths_and_does_what_it_says(
               buyer_mix={"qlearning": 1.0}, period=5, clock=True, clock_buckets=3,
               clock_parts=parts, seed=5)
     model = _assert_same(kw, 40)
-    learner = model.strategy_objects(0)[0]
+    learner = model.market.strategies[0][0]
     slots = learner.tables.reshape(learner.n_members, 2, 3, -1)
     used = np.abs(slots).sum(axis=(0, 1, 3)) > 0  # which time-left slots were ever updated
     assert used.tolist() == ([True, False, False] if parts == "wait" else [True, True, True])
     assert np.any(learner.wait_value != 0)  # the value of waiting is learned in every mode
     both = _run("compiled", 40, **{**kw, "clock_parts": "both"})
     if parts != "both":  # each part alone is a different market from both together
-        assert not model.model_frame().equals(both.model_frame())
+        frame = model.datacollector.get_model_vars_dataframe()
+        assert not frame.equals(both.datacollector.get_model_vars_dataframe())
 
 
 @pytest.mark.parametrize("config", range(36))

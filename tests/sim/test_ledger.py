@@ -84,12 +84,13 @@ def test_every_output_lists_the_figures_in_its_order():
     for _ in range(4):
         model.step()
     keys = ledger.keys()
-    assert list(model.periods_frame().columns) == ["period", "last_step", *keys]
+    periods = model.datacollector.get_table_dataframe("periods")
+    assert list(periods.columns) == ["period", "last_step", *keys]
     summary = list(model.summary())
     assert summary[:2] == ["steps", "periods"]
     assert summary[2:2 + len(keys)] == [*ledger.SUMMARY_ORDER,
                                         *(k for k in keys if k not in ledger.SUMMARY_ORDER)]
-    step_vars = list(model.model_frame().columns)
+    step_vars = list(model.datacollector.get_model_vars_dataframe().columns)
     assert step_vars[:9] == ["step", "period", "pairs", "deals", "mean_price", "min_price",
                              "max_price", "price_std", "period_deals"]
     assert step_vars[9:9 + len(keys) - 3] == keys[3:]  # the period so far
@@ -99,8 +100,8 @@ def test_a_closed_period_is_its_last_steps_period_so_far_and_the_run_adds_them_u
     model = MarketModel(n_buyers=30, n_sellers=25, buyer_mix=MIXED, period=4, seed=6)
     for _ in range(12):
         model.step()
-    periods = model.periods_frame()
-    steps = model.model_frame().set_index("step")
+    periods = model.datacollector.get_table_dataframe("periods")
+    steps = model.datacollector.get_model_vars_dataframe().set_index("step")
     for _, row in periods.iterrows():
         last = steps.loc[row["last_step"]]
         assert last["period_deals"] == row["deals"]
@@ -118,7 +119,7 @@ def test_earnings_per_strategy_are_the_agents_means():
     for _ in range(10):
         model.step()
     s = model.summary()
-    means = model.agents_now().groupby(["side", "strategy"])["earnings"].mean()
+    means = model.market.agents_now().groupby(["side", "strategy"])["earnings"].mean()
     for (side, name), mean in means.items():
         assert s[f"earnings.{side}.{name}"] == pytest.approx(mean)
     assert s["earnings.buyer"] == pytest.approx(model.buyers.earnings.mean())
@@ -145,8 +146,8 @@ def test_a_metric_added_in_one_place_reaches_every_output(monkeypatch, capsys, t
         model.step()
     s = model.summary()
     assert s["surplus_per_deal"] == pytest.approx(s["realised_surplus"] / s["deals"])
-    assert "surplus_per_deal" in model.model_frame().columns
-    assert model.periods_frame()["surplus_per_deal"].notna().all()
+    assert "surplus_per_deal" in model.datacollector.get_model_vars_dataframe().columns
+    assert model.datacollector.get_table_dataframe("periods")["surplus_per_deal"].notna().all()
 
     # run.py market: --json and the printed table
     args = ["market", "--buyers", "12", "--sellers", "12", "--steps", "6", "--seed", "0"]

@@ -57,8 +57,8 @@ def _rational_names() -> list[str]:
 
 def _deals(model: MarketModel) -> pd.DataFrame:
     """The last step's deals with each trader's reservation price."""
-    pairs = model.pairs_frame()
-    res = model.agents_now().set_index("unique_id")["reservation"]
+    pairs = model.last_step.frame()
+    res = model.market.agents_now().set_index("unique_id")["reservation"]
     pairs = pairs[pairs["level"] > 0].copy()
     pairs["cost"] = res.loc[pairs["seller_id"]].to_numpy()
     pairs["value"] = res.loc[pairs["buyer_id"]].to_numpy()
@@ -103,7 +103,7 @@ def test_rational_traders_never_trade_outside_their_reservation_price(name):
         deals += len(d)
         assert (d["price"] >= d["cost"] - 1e-9).all()
         assert (d["price"] <= d["value"] + 1e-9).all()
-    periods = model.periods_frame()
+    periods = model.datacollector.get_table_dataframe("periods")
     eff = periods["efficiency"].to_numpy()
     assert ((eff >= 0) & (eff <= 1 + 1e-12)).all()
     assert deals > 0 or name in ("hardliner",)  # two hardliners may never agree
@@ -132,12 +132,13 @@ def test_market_of_accepting_traders_with_overlapping_ranges_is_fully_efficient(
                             seed=seed, engine="lockstep")  # (a test's class: no engine compile)
         for _ in range(6):
             model.step()
-    periods = model.periods_frame()
+    periods = model.datacollector.get_table_dataframe("periods")
     assert (periods["deals"] == n).all()
     assert np.allclose(periods["efficiency"], 1.0)
     assert model.summary()["efficiency"] == pytest.approx(1.0)
     # all trade in the first step of each period, then wait for the next period
-    assert model.model_frame()["deals"].tolist()[1:] == [n, 0, 0, n, 0, 0]
+    deals = model.datacollector.get_model_vars_dataframe()["deals"]
+    assert deals.tolist()[1:] == [n, 0, 0, n, 0, 0]
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -152,7 +153,7 @@ def test_each_trader_trades_at_most_one_unit_per_period(n_b, n_s, seed, period):
             model.step()
         assert ((model.sellers.trades - start[0]) <= 1).all()
         assert ((model.buyers.trades - start[1]) <= 1).all()
-    periods = model.periods_frame()
+    periods = model.datacollector.get_table_dataframe("periods")
     assert (periods["deals"] <= min(n_b, n_s)).all()
     assert len(periods) == 3
 
@@ -160,13 +161,14 @@ def test_each_trader_trades_at_most_one_unit_per_period(n_b, n_s, seed, period):
 def test_values_are_kept_or_redrawn_between_periods():
     kept = MarketModel(n_buyers=20, n_sellers=20, period=2, seed=4)
     redrawn = MarketModel(n_buyers=20, n_sellers=20, period=2, redraw=True, seed=4)
-    before = (kept.values, redrawn.values)
+    before = (kept.buyers.reservation.copy(), redrawn.buyers.reservation.copy())
     for m in (kept, redrawn):
         for _ in range(3):
             m.step()
-    assert np.array_equal(kept.values, before[0])
-    assert not np.array_equal(redrawn.values, before[1])
-    assert redrawn.periods_frame()["ce_price_lo"].nunique() == 1  # one period closed so far
+    assert np.array_equal(kept.buyers.reservation, before[0])
+    assert not np.array_equal(redrawn.buyers.reservation, before[1])
+    periods = redrawn.datacollector.get_table_dataframe("periods")
+    assert periods["ce_price_lo"].nunique() == 1  # one period closed so far
 
 
 # --- reproducibility -----------------------------------------------------------------------
@@ -175,7 +177,7 @@ def _frames(seed: int, **kw) -> list[pd.DataFrame]:
                         seed=seed, **kw)
     for _ in range(12):
         model.step()
-    return [model.model_frame(), model.periods_frame(), model.agent_frame(), model.pairs_frame()]
+    return [*model.datacollector.frames().values(), model.last_step.frame()]
 
 
 @pytest.mark.parametrize("kw", [{}, {"redraw": True, "learner_params": "drawn", "clock": True}])
@@ -193,7 +195,7 @@ def test_clocked_learners_see_the_time_left():
                         seller_mix={"qlearning": 1.0}, clock=True, period=6, seed=3,
                         engine="lockstep")  # the spy sees Python act; the engine is the same
     seen: list[np.ndarray] = []
-    learner = model.strategy_objects(0)[0]
+    learner = model.market.strategies[0][0]
     original = learner.act
 
     def spy(obs, rng):
@@ -220,7 +222,8 @@ def test_a_pickled_model_continues_exactly_like_the_original():
         for _ in range(5):
             m.step()
     assert copy.summary() == model.summary()
-    pd.testing.assert_frame_equal(copy.model_frame(), model.model_frame(), check_exact=True)
+    pd.testing.assert_frame_equal(copy.datacollector.get_model_vars_dataframe(),
+                                  model.datacollector.get_model_vars_dataframe(), check_exact=True)
 
 
 
@@ -235,14 +238,14 @@ def test_a_mix_plays_the_class_its_spec_names(spec, cls):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the lockstep notice
         m = MarketModel(n_buyers=2, n_sellers=2, seller_mix={spec: 1.0}, seed=3)
-    assert m.strategy_objects(0)[0].negotiator_class.__name__ == cls
+    assert m.market.strategies[0][0].negotiator_class.__name__ == cls
 
 
 def test_run_model_ends_at_max_steps_as_mesa_expects():
     model = MarketModel(n_buyers=10, n_sellers=10, max_steps=25, seed=3)
     model.run_model()  # Mesa's loop: runs while model.running
     assert model.steps == 25 and model.running is False
-    last = model.model_frame().iloc[-1]
+    last = model.datacollector.get_model_vars_dataframe().iloc[-1]
     assert last["run.deals"] == model.summary()["deals"]
     assert last["run.efficiency"] == model.summary()["efficiency"]
 

@@ -78,7 +78,7 @@ def test_sizes_beyond_the_caps_are_refused_before_anything_is_built(kwargs, mess
 ])
 def test_the_table_estimate_is_what_the_learners_allocate(kwargs):
     model = MarketModel(**kwargs, seed=0)
-    tables = [s.tables for side in (0, 1) for s in model.strategy_objects(side)
+    tables = [s.tables for side in (0, 1) for s in model.market.strategies[side]
               if s.name == "qlearning"]
     assert sum(t.size for t in tables) == params.table_cells(model.params)
     assert params.table_cells(model.params) < TABLE_CELLS_MAX

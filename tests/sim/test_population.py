@@ -17,8 +17,8 @@ MIXED = {"averaging": 0.5, "qlearning": 0.5}
 def test_mix_counts_follow_the_shares():
     model = MarketModel(n_buyers=10, n_sellers=9, buyer_mix={"averaging": 0.3, "qlearning": 0.7},
                         seller_mix=MIXED, seed=0)
-    buyers = model.agents_now().query("side == 'buyer'")["strategy"].value_counts()
-    sellers = model.agents_now().query("side == 'seller'")["strategy"].value_counts()
+    buyers = model.market.agents_now().query("side == 'buyer'")["strategy"].value_counts()
+    sellers = model.market.agents_now().query("side == 'seller'")["strategy"].value_counts()
     assert buyers.to_dict() == {"qlearning": 7, "averaging": 3}
     assert sorted(sellers.tolist()) == [4, 5]  # 4.5 each, the remainder to one of them
 
@@ -61,7 +61,7 @@ def test_a_distribution_function_is_clipped_and_must_give_one_number_per_trader(
 
 def test_teams_are_balanced_per_side_and_sellers_come_first():
     model = MarketModel(n_buyers=9, n_sellers=7, teams=3, seed=2)
-    assert model.n_teams == 6
+    assert len(model.market.team_size) == 6
     assert sorted(np.bincount(model.sellers.team).tolist()) == [2, 2, 3]
     assert np.bincount(model.buyers.team - 3).tolist() == [3, 3, 3]
     alone = MarketModel(n_buyers=4, n_sellers=3, seed=2)
@@ -71,7 +71,7 @@ def test_teams_are_balanced_per_side_and_sellers_come_first():
 def test_drawn_learning_parameters_differ_per_agent():
     model = MarketModel(n_buyers=30, n_sellers=30, buyer_mix={"qlearning": 1.0},
                         learner_params="drawn", seed=0)
-    learner = model.strategy_objects(1)[0]
+    learner = model.market.strategies[1][0]
     assert np.unique(learner.lr).size == 30 and np.unique(learner.gamma).size == 30
 
 
@@ -89,10 +89,10 @@ def test_learners_can_start_from_a_saved_table(tmp_path):
     spec = f"qlearning:{path}"
     model = MarketModel(n_buyers=6, n_sellers=4, buyer_mix={spec: 1.0},
                         seller_mix={"averaging": 0.5, spec: 0.5}, seed=0)
-    buyers, sellers = model.strategy_objects(1)[0], model.strategy_objects(0)[1]
+    buyers, sellers = model.market.strategies[1][0], model.market.strategies[0][1]
     assert np.array_equal(buyers.tables[3], pair.buyer)
     assert np.array_equal(sellers.tables[1], pair.seller)
     model.step()
-    assert model.agents_now()["strategy"].str.startswith("qlearning:").sum() == 8
+    assert model.market.agents_now()["strategy"].str.startswith("qlearning:").sum() == 8
     with pytest.raises(ValueError, match="takes nothing after .*qlearning:FILE.npz"):
         MarketModel(buyer_mix={f"averaging:{path}": 1.0})

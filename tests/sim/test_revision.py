@@ -180,11 +180,11 @@ def test_no_revision_leaves_every_table_as_without_the_parameters():
     plain = _run(seller_mix={"averaging": 0.5, "qlearning": 0.5, "zi-c": 0})
     none = _run(seller_mix={"averaging": 0.5, "qlearning": 0.5, "zi-c": 0}, revision="none",
                 revision_rate=0.9, mutation=0.5, selection=3.0, inherit="copy")
-    for frame in ("model_frame", "periods_frame", "prices_frame", "agent_frame"):
-        assert getattr(plain, frame)().equals(getattr(none, frame)())
+    for frame, fa in plain.datacollector.frames().items():
+        assert fa.equals(none.datacollector.frames()[frame])
     assert plain.rng.bit_generator.state == none.rng.bit_generator.state
-    assert none.strategy_names(0) == ["averaging", "qlearning"]  # share 0 dropped as before
-    assert none.shares_frame().empty
+    assert none.market.names[0] == ["averaging", "qlearning"]  # share 0 dropped as before
+    assert none.datacollector.get_table_dataframe("shares").empty
 
 
 @pytest.mark.parametrize("protocol", ["imitate", "moran", "replicator"])
@@ -193,48 +193,50 @@ def test_revision_plays_alike_on_both_engines(protocol, inherit):
     kw = dict(revision=protocol, revision_rate=0.4, mutation=0.05, inherit=inherit,
               clock=True, teams=4, common_wallet=True, seller_discount=0.9)
     a, b = _run(engine="compiled", **kw), _run(engine="lockstep", **kw)
-    for frame in ("model_frame", "periods_frame", "shares_frame", "agent_frame"):
-        assert getattr(a, frame)().equals(getattr(b, frame)()), frame
+    for frame, fa in a.datacollector.frames().items():
+        assert fa.equals(b.datacollector.frames()[frame]), frame
     for side in (0, 1):
-        for sa, sb in zip(a.strategy_objects(side), b.strategy_objects(side), strict=True):
+        for sa, sb in zip(a.market.strategies[side], b.market.strategies[side], strict=True):
             if hasattr(sa, "tables"):
                 assert np.array_equal(sa.tables, sb.tables)
     assert a.rng.bit_generator.state == b.rng.bit_generator.state
-    moved = a.agent_frame().groupby("AgentID")["strategy"].nunique().max()
+    moved = a.datacollector.agent_frame().groupby("AgentID")["strategy"].nunique().max()
     assert moved > 1  # somebody changed strategy
 
 
 def test_the_shares_table_and_columns_say_who_played_what_each_period():
     model = _run(revision="imitate", revision_rate=0.5, mutation=0.1)
-    shares = model.shares_frame()
+    shares = model.datacollector.get_table_dataframe("shares")
     assert set(shares["strategy"][shares["side"] == "seller"]) == {
         "averaging", "qlearning", "hardliner", "zi-c"}
     per = shares.groupby(["period", "side"])["share"].sum()
     assert np.allclose(per, 1.0) and len(per) == 2 * 8
     last = shares[shares["period"] == 7].set_index(["side", "strategy"])["traders"]
-    now = model.agents_now().groupby(["side", "strategy"]).size()
+    now = model.market.agents_now().groupby(["side", "strategy"]).size()
     assert (last.reindex(now.index) == now).all()  # the last period's players, as they are
-    steps = model.model_frame()
+    steps = model.datacollector.get_model_vars_dataframe()
     assert np.allclose(steps.filter(like="share.seller.").sum(axis=1), 1.0)
 
 
 def test_a_strategy_at_share_zero_enters_only_by_mutation():
     without = _run(revision="imitate", revision_rate=0.5)
-    assert (without.shares_frame().query("strategy == 'zi-c'")["traders"] == 0).all()
+    shares = without.datacollector.get_table_dataframe("shares")
+    assert (shares.query("strategy == 'zi-c'")["traders"] == 0).all()
     with_mu = _run(revision="imitate", revision_rate=0.5, mutation=0.2)
-    assert with_mu.shares_frame().query("strategy == 'zi-c'")["traders"].max() > 0
+    shares = with_mu.datacollector.get_table_dataframe("shares")
+    assert shares.query("strategy == 'zi-c'")["traders"].max() > 0
 
 
 def test_with_copy_an_adopted_learner_starts_from_its_model_s_table():
     model = _run(revision="moran", revision_rate=0.6, selection=0.0, inherit="copy", steps=35)
-    q = model.strategy_names(0).index("qlearning")
+    q = model.market.names[0].index("qlearning")
     book = model.sellers
-    before = {tuple(t.ravel()) for t in model.strategy_objects(0)[q].tables[
+    before = {tuple(t.ravel()) for t in model.market.strategies[0][q].tables[
         book.member[book.strategy == q]]}
     was = book.strategy.copy()
     model.revise_strategies()
     joined = np.flatnonzero((book.strategy == q) & (was != q))
-    tables = model.strategy_objects(0)[q].tables
+    tables = model.market.strategies[0][q].tables
     assert joined.size
     for i in joined:  # each newcomer holds the table some learner held before
         assert tuple(tables[book.member[i]].ravel()) in before

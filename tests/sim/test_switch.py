@@ -21,7 +21,7 @@ MARKET = dict(n_sellers=30, n_buyers=30, seller_mix={"averaging": 0.5, "qlearnin
 def _switch(model: MarketModel) -> None:
     """Fresh members, copied members, a strategy new to the side, and traders moving back."""
     model.set_strategy("seller", np.arange(8), "hardliner")
-    q = model.strategy_names(1).index("qlearning")
+    q = model.market.names[1].index("qlearning")
     movers = np.flatnonzero(model.buyers.strategy != q)[:4]
     like = np.flatnonzero(model.buyers.strategy == q)[:4]
     model.set_strategy(1, movers, "qlearning", like=like)
@@ -40,16 +40,16 @@ def _run(engine: str) -> MarketModel:
 
 def test_changing_strategies_mid_run_plays_alike_on_both_engines():
     a, b = _run("compiled"), _run("lockstep")
-    for frame in ("model_frame", "periods_frame", "prices_frame", "agent_frame"):
-        assert getattr(a, frame)().equals(getattr(b, frame)()), frame
+    for frame, fa in a.datacollector.frames().items():
+        assert fa.equals(b.datacollector.frames()[frame]), frame
     for side in (0, 1):
-        assert a.strategy_names(side) == b.strategy_names(side)
-        for sa, sb in zip(a.strategy_objects(side), b.strategy_objects(side), strict=True):
+        assert a.market.names[side] == b.market.names[side]
+        for sa, sb in zip(a.market.strategies[side], b.market.strategies[side], strict=True):
             if hasattr(sa, "tables"):
                 assert np.array_equal(sa.tables, sb.tables)
                 assert np.array_equal(sa.played, sb.played)
     assert a.rng.bit_generator.state == b.rng.bit_generator.state
-    assert a.strategy_names(0) == ["averaging", "qlearning", "hardliner"]
+    assert a.market.names[0] == ["averaging", "qlearning", "hardliner"]
 
 
 @pytest.mark.parametrize("engine", ["compiled", "lockstep"])
@@ -65,8 +65,8 @@ def test_switched_traders_play_their_new_strategy(engine):
     for _ in range(4):
         model.step()
     assert model.summary()["deals"] == deals  # two hardliners never meet halfway
-    assert set(model.pairs_frame()["seller_strategy"]) == {"hardliner"}
-    assert set(model.agents_now()["strategy"]) == {"hardliner"}
+    assert set(model.last_step.frame()["seller_strategy"]) == {"hardliner"}
+    assert set(model.market.agents_now()["strategy"]) == {"hardliner"}
     assert getattr(model.engine, "module", None) is module  # nothing compiled anew
 
 
@@ -74,8 +74,8 @@ def test_a_copied_learner_starts_from_its_original_and_a_fresh_one_from_scratch(
     model = MarketModel(**MARKET)
     for _ in range(12):
         model.step()
-    q = model.strategy_names(0).index("qlearning")
-    learners = model.strategy_objects(0)[q]
+    q = model.market.names[0].index("qlearning")
+    learners = model.market.strategies[0][q]
     book = model.sellers
     members = np.flatnonzero(book.strategy == q)
     learned = np.abs(learners.tables[book.member[members]]).sum(axis=(1, 2, 3))
@@ -85,7 +85,7 @@ def test_a_copied_learner_starts_from_its_original_and_a_fresh_one_from_scratch(
     assert table.any()
     model.set_strategy(0, [mover], "qlearning", like=[original])
     model.set_strategy(0, [fresh], "qlearning")
-    learners = model.strategy_objects(0)[q]
+    learners = model.market.strategies[0][q]
     assert np.array_equal(learners.tables[book.member[mover]], table)
     assert learners.lr[book.member[mover]] == learners.lr[book.member[original]]
     assert not learners.tables[book.member[fresh]].any()
@@ -94,8 +94,8 @@ def test_a_copied_learner_starts_from_its_original_and_a_fresh_one_from_scratch(
 
 def test_members_left_behind_are_reused_before_a_population_grows():
     model = MarketModel(**MARKET)
-    q = model.strategy_names(0).index("qlearning")
-    learners = model.strategy_objects(0)[q]
+    q = model.market.names[0].index("qlearning")
+    learners = model.market.strategies[0][q]
     n = learners.n_members
     away = np.flatnonzero(model.sellers.strategy == q)[:5]
     model.set_strategy(0, away, "averaging")
@@ -118,11 +118,11 @@ def test_members_left_behind_are_reused_before_a_population_grows():
 ])
 def test_bad_switches_are_refused_and_change_nothing(kwargs, message):
     model = MarketModel(**MARKET)
-    before = model.sellers.strategy.copy(), list(model.strategy_names(0))
+    before = model.sellers.strategy.copy(), list(model.market.names[0])
     with pytest.raises(ValueError, match=message):
         model.set_strategy(**kwargs)
     assert np.array_equal(model.sellers.strategy, before[0])
-    assert model.strategy_names(0) == before[1]
+    assert model.market.names[0] == before[1]
 
 
 def test_a_strategy_without_a_compiled_decision_cannot_join_a_compiled_market():
@@ -144,4 +144,4 @@ def test_set_strategy_checks_its_arguments_as_the_command_line_does(kwargs, word
     call = {"side": "seller", "traders": [0], "strategy": "qlearning", **kwargs}
     with pytest.raises(ValueError, match=words):
         model.set_strategy(**call)
-    assert model.strategy_names(0) == ["averaging", "qlearning"]  # nothing added
+    assert model.market.names[0] == ["averaging", "qlearning"]  # nothing added

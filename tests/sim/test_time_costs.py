@@ -54,14 +54,15 @@ def _market(**kw) -> MarketModel:
 
 def test_factors_of_1_are_the_market_without_time_costs_bit_for_bit():
     plain, ones = _market(), _market(discount=1.0, seller_discount=1.0)
-    for frame in ("model_frame", "periods_frame", "prices_frame", "agent_frame"):
-        assert getattr(plain, frame)().equals(getattr(ones, frame)())
+    for frame, fa in plain.datacollector.frames().items():
+        assert fa.equals(ones.datacollector.frames()[frame])
 
 
 def test_time_costs_leave_the_rule_based_play_alone_and_cost_efficiency():
     plain, costly = _market(), _market(discount=0.7)
-    assert costly.protocol == Protocol(5, 5, 0.7, 0.7)
-    a, b = plain.model_frame(), costly.model_frame()
+    assert costly.market.protocol == Protocol(5, 5, 0.7, 0.7)
+    a = plain.datacollector.get_model_vars_dataframe()
+    b = costly.datacollector.get_model_vars_dataframe()
     assert a["deals"].equals(b["deals"])  # averaging ignores the time cost: the same deals
     assert (b["efficiency"].iloc[1:] <= a["efficiency"].iloc[1:] + 1e-12).all()
     assert b["efficiency"].sum() < a["efficiency"].sum()
@@ -110,8 +111,8 @@ def test_a_cost_per_offer_comes_off_each_deals_gain_in_money(duel):
 
 def test_no_breakdown_risk_and_no_costs_are_the_market_as_before_bit_for_bit():
     plain, zeros = _market(), _market(breakdown=0.0, seller_cost=0.0, buyer_cost=0.0)
-    for frame in ("model_frame", "periods_frame", "prices_frame", "agent_frame"):
-        assert getattr(plain, frame)().equals(getattr(zeros, frame)())
+    for frame, fa in plain.datacollector.frames().items():
+        assert fa.equals(zeros.datacollector.frames()[frame])
 
 
 def test_a_breakdown_risk_ends_talks_without_a_deal():

@@ -48,10 +48,10 @@ def test_the_documented_user_strategy_plays_alike_on_both_engines(tmp_path):
         for _ in range(12):
             a.step()
             b.step()
-        for frame in ("model_frame", "periods_frame", "prices_frame", "agent_frame"):
-            assert getattr(a, frame)().equals(getattr(b, frame)()), frame
+        for frame, fa in a.datacollector.frames().items():
+            assert fa.equals(b.datacollector.frames()[frame]), frame
         assert a.rng.bit_generator.state == b.rng.bit_generator.state
-        assert a.model_frame()["deals"].sum() > 0
+        assert a.datacollector.get_model_vars_dataframe()["deals"].sum() > 0
     finally:
         strategies.STRATEGIES.pop("midpoint", None)
 

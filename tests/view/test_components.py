@@ -29,7 +29,8 @@ def test_period_trades_are_this_periods_deals():
                                    "period": 3, "seed": 3}))
     for _ in range(5):  # into the second period
         m.step()
-        assert len(m.period_trades) == int(m.model_frame()["period_deals"].iloc[-1])
+        frame = m.datacollector.get_model_vars_dataframe()
+        assert len(m.period_trades) == int(frame["period_deals"].iloc[-1])
     assert m.period == 1
     assert m.built_with["n_sellers"] == 30  # what the model was built from, for "settings changed"
 
@@ -42,10 +43,10 @@ def test_every_registered_strategy_can_be_chosen_and_drawn(name):
          "seller_weights": {**weights, name: 100}, "buyer_weights": {**weights, name: 60,
                                                                      "qlearning": 40}}
     m = ViewMarket(**model_kwargs(s))
-    assert m.strategy_names(SELLER) == [name]
+    assert m.market.names[SELLER] == [name]
     for _ in range(3):
         m.step()
-    trace = m.trace(0)
+    trace = m.last_step.trace(0)
     spec = vf.negotiation_chart(trace.record, trace.grid, pair_ranges(trace), rounds=5)
     path = next(layer for layer in spec["vconcat"][1]["layer"] if layer["name"] == "path")
     offers = [mv for mv in trace.record.moves if mv.action == "offer"]
@@ -196,12 +197,13 @@ def test_the_shares_chart_stacks_each_side_s_strategies():
                                        "revision_rate": 0.5, "period": 2}))
     for _ in range(5):
         model.step()
-    spec = vf.shares_chart(model.model_frame())
+    spec = vf.shares_chart(model.datacollector.get_model_vars_dataframe())
     rows = spec["data"]["values"]
     assert {r["side"] for r in rows} == {"seller", "buyer"}
     for step in {r["step"] for r in rows}:
         for side in ("seller", "buyer"):
             total = sum(r["share"] for r in rows if r["step"] == step and r["side"] == side)
             assert abs(total - 1) < 1e-9
-    none = vf.shares_chart(ViewMarket(**model_kwargs(default_settings())).model_frame())
+    fresh = ViewMarket(**model_kwargs(default_settings()))
+    none = vf.shares_chart(fresh.datacollector.get_model_vars_dataframe())
     assert "no strategy revision" in str(none)

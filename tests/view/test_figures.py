@@ -64,15 +64,16 @@ def values(spec, name, field):
 
 
 def all_specs(m):
-    trace = m.trace(0)
+    trace = m.last_step.trace(0)
     side, strat, member = learner_tables(m)[0]
     return {
-        "prices": vf.prices_chart(m.model_frame(), m.grid),
-        "deals": vf.deals_chart(m.model_frame()),
+        "prices": vf.prices_chart(m.datacollector.get_model_vars_dataframe(), m.market.grid),
+        "deals": vf.deals_chart(m.datacollector.get_model_vars_dataframe()),
         "earnings": vf.earnings_chart(m.summary(), m.steps),
-        "supply": vf.supply_demand_chart(m.values, m.costs, m.period_trades, m.grid, m.period),
+        "supply": vf.supply_demand_chart(m.buyers.reservation, m.sellers.reservation,
+                                         m.period_trades, m.market.grid, m.period),
         "negotiation": vf.negotiation_chart(trace.record, trace.grid, pair_ranges(trace)),
-        "qtable": vf.qtable_chart(qtable_panels(strat, member), m.protocol, title=side),
+        "qtable": vf.qtable_chart(qtable_panels(strat, member), m.market.protocol, title=side),
         "note": vf.note_chart("nothing yet", "a title"),
     }
 
@@ -89,16 +90,16 @@ def test_every_chart_is_valid_vega_lite_and_plain_json(validator, stepped):
 
 def test_before_the_first_step_the_charts_say_so():
     m = default_model()
-    df = m.model_frame()
-    for spec in (vf.prices_chart(df, m.grid), vf.deals_chart(df),
+    df = m.datacollector.get_model_vars_dataframe()
+    for spec in (vf.prices_chart(df, m.market.grid), vf.deals_chart(df),
                  vf.earnings_chart(m.summary(), m.steps)):
         assert spec["data"]["values"] == [{"text": "no step yet: press Step or ▶"}]
 
 
 def test_prices_chart_shows_mean_prices_against_the_band(stepped):
-    df = stepped.model_frame()
+    df = stepped.datacollector.get_model_vars_dataframe()
     d = df[df["step"] > 0]
-    spec = vf.prices_chart(df, stepped.grid)
+    spec = vf.prices_chart(df, stepped.market.grid)
     rows = spec["data"]["values"]
     assert [r["step"] for r in rows] == d["step"].tolist()
     means = [r["mean"] for r in rows]
@@ -109,7 +110,7 @@ def test_prices_chart_shows_mean_prices_against_the_band(stepped):
 
 
 def test_deals_chart_counts_pairs_deals_and_efficiency(stepped):
-    df = stepped.model_frame()
+    df = stepped.datacollector.get_model_vars_dataframe()
     d = df[df["step"] > 0]
     rows = vf.deals_chart(df)["data"]["values"]
     for measure in ("pairs", "deals", "efficiency"):
@@ -135,12 +136,14 @@ def test_earnings_by_strategy_and_by_team():
 
 def test_supply_and_demand_with_this_periods_trades(stepped):
     m = stepped
-    spec = vf.supply_demand_chart(m.values, m.costs, m.period_trades, m.grid, m.period)
+    spec = vf.supply_demand_chart(m.buyers.reservation, m.sellers.reservation, m.period_trades,
+                                  m.market.grid, m.period)
     assert values(spec, "trades", "price") == pytest.approx(m.period_trades)
     demand = [r["price"] for r in layer(spec, "curves")["data"]["values"]
               if r["curve"] == "demand (values)"]
-    assert demand[0] == pytest.approx(m.values.max()) and demand == sorted(demand, reverse=True)
-    assert values(spec, "band", "lo") == pytest.approx([m.equilibrium.price_lo])
+    assert demand[0] == pytest.approx(m.buyers.reservation.max())
+    assert demand == sorted(demand, reverse=True)
+    assert values(spec, "band", "lo") == pytest.approx([m.ledger.equilibrium.price_lo])
     assert "period 2" in spec["title"]["text"]
 
 
@@ -191,14 +194,14 @@ def test_qtable_heatmap_labels_states_and_shows_learned_cells(stepped):
     assert side == "seller"
     panels = qtable_panels(strat, member)
     assert [label for label, _ in panels] == ["moved first", "moved second"]
-    spec = vf.qtable_chart(panels, stepped.protocol)
+    spec = vf.qtable_chart(panels, stepped.market.protocol)
     first = layer(spec, "moved first")
     table = strat.tables[member, 0]
-    learned = ~qtable.untrained(table, stepped.protocol)
+    learned = ~qtable.untrained(table, stepped.market.protocol)
     assert learned.any()
     rows = first["data"]["values"]
     assert len(rows) == int(learned.sum())  # untrained cells are not drawn: blank
-    labels = qtable.row_labels(stepped.protocol)
+    labels = qtable.row_labels(stepped.market.protocol)
     assert first["encoding"]["y"]["scale"]["domain"] == labels  # s, 1.0 .. 5.4, d
     assert labels[:3] == ["s", "1.0", "2.0"] and labels[-1] == "d"
     best = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import strategies
-from market.game.rules import BUYER, SELLER, Protocol
+from market.game.rules import Protocol
 from market.view.components import ViewMarket, summary_items
 from market.view.settings import (
     NUMBERS,
@@ -54,10 +54,10 @@ def test_every_setting_reaches_the_model():
     m = ViewMarket(**model_kwargs(s))
     assert (len(m.sellers), len(m.buyers)) == (12, 9)
     p = m.params
-    assert m.protocol == Protocol(7, 3) and m.period_length == 4 and p.first == "seller"
+    assert m.market.protocol == Protocol(7, 3) and m.params.period == 4 and p.first == "seller"
     assert p.redraw and p.clock and p.teams == 3 and p.common_wallet
-    assert m.mixes[BUYER] == pytest.approx({"boulware": 0.75, "zi-c": 0.25})
-    assert m.mixes[SELLER] == pytest.approx({"averaging": 0.5, "qlearning": 0.5})
+    assert m.params.buyer_mix == pytest.approx({"boulware": 0.75, "zi-c": 0.25})
+    assert m.params.seller_mix == pytest.approx({"averaging": 0.5, "qlearning": 0.5})
     text = " ".join(summary_items(m))
     for needle in ("12 sellers, 9 buyers", "P = 7 price levels, T = 3 rounds",
                    "trading period 4 steps", "first mover: seller", "new values each period: on",
@@ -71,7 +71,7 @@ def test_the_discount_settings_reach_the_model_only_where_set():
     assert "seller_discount" not in plain and "buyer_discount" not in plain
     s = {**default_settings(), "seller_discount": 0.8, "buyer_discount": 0.95}
     m = ViewMarket(**model_kwargs(s))
-    assert m.protocol == Protocol(5, 5, 0.8, 0.95)
+    assert m.market.protocol == Protocol(5, 5, 0.8, 0.95)
     assert "discount per offer: Seller 0.8, Buyer 0.95" in " ".join(summary_items(m))
     with pytest.raises(ValueError, match=r"seller_discount must be a number in \(0, 1\]"):
         model_kwargs({**default_settings(), "seller_discount": 0.0})

@@ -1,0 +1,157 @@
+"""The market's state, held once: both sides' arrays, who plays what, and the market's rules.
+
+:class:`Market` is what an engine steps (:mod:`market.sim.engine`), what the
+Mesa agents read (:mod:`market.sim.agents`), what revision and
+``set_strategy`` change (:mod:`market.sim.revision`,
+:mod:`market.sim.population`) and what the collector records
+(:mod:`market.sim.collector`); the model (:class:`market.sim.model.MarketModel`)
+holds one and keeps the schedule. Nothing else keeps a copy of these arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from market.game.grid import PriceGrid
+from market.game.rules import BUYER, SELLER, Protocol
+from market.sim import exchange, ledger, population
+from market.sim.agents import TraderArrays, agent_columns
+from market.sim.params import Params
+from strategies.base import Strategy
+
+#: the first mover's code in the compiled step, by the ``first`` parameter's value
+OPENERS = {"random": exchange.OPEN_RANDOM, "seller": SELLER, "buyer": BUYER}
+
+
+@dataclass
+class Market:
+    """Everything a market step reads and changes, by side (Sellers first).
+
+    ``books``: each side's per-trader arrays; ``names`` and ``strategies``:
+    each side's strategy specs and populations (``TraderArrays.strategy``
+    indexes them); ``levels``: the acceptable price levels,
+    ``((seller_lo, buyer_lo), (seller_hi, buyer_hi))``; ``team_size``:
+    members per team id (empty without a common wallet); ``period_base``:
+    each side's earnings when the period opened (what a period's payoff is
+    measured from); ``switches``: strategy changes of the run so far.
+    """
+
+    params: Params
+    grid: PriceGrid
+    books: tuple[TraderArrays, TraderArrays]
+    names: tuple[list[str], list[str]]
+    strategies: tuple[list[Strategy], list[Strategy]]
+    team_size: np.ndarray
+    levels: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] = field(
+        init=False)
+    protocol: Protocol = field(init=False)
+    open_mode: int = field(init=False)  # the first mover's code in the compiled step
+    #: the compiled step's rules: ``(P, T, open_mode, grid_lo, grid_step, span, pressure)``
+    rules: tuple = field(init=False)
+    #: members per team id when earnings are pooled (a common wallet), else empty
+    pooled: np.ndarray = field(init=False)
+    #: each side's agent ids: a trader's place in the market, Sellers first, from 1 (the
+    #: numbers Mesa's own counter would give)
+    uid: tuple[np.ndarray, np.ndarray] = field(init=False)
+    period_base: tuple[np.ndarray, np.ndarray] = field(init=False)
+    switches: list[int] = field(default_factory=lambda: [0, 0])
+    _wallets: np.ndarray | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.protocol, self.open_mode = self.params.protocol, OPENERS[self.params.first]
+        pr, g = self.protocol, self.grid
+        self.rules = (pr.prices, pr.rounds, self.open_mode, g.lo, g.step, self.span, pr.pressure)
+        self.pooled = (self.team_size if self.params.common_wallet
+                       else np.zeros(0, dtype=np.int64))
+        ns, nb = len(self.books[SELLER]), len(self.books[BUYER])
+        self.uid = (np.arange(1, ns + 1, dtype=np.int64), np.arange(ns + 1, ns + nb + 1,
+                                                                    dtype=np.int64))
+        self.levels = population.acceptable_levels(self.grid, *self.books)
+        self.period_base = (np.zeros(0), np.zeros(0))
+
+    def stepped(self) -> None:
+        """Earnings may have changed (a step ran): what is derived from them is made again."""
+        self._wallets = None
+
+    @classmethod
+    def build(cls, p: Params, rng: np.random.Generator) -> Market:
+        """The traders of ``p`` with their strategies and teams, drawn from ``rng``."""
+        lo, hi = min(p.value_range[0], p.cost_range[0]), max(p.value_range[1], p.cost_range[1])
+        books, names, strategies = population.populate(p, p.protocol, rng)
+        team_size = population.assign_teams(*books, p.teams, rng)
+        return cls(p, PriceGrid(lo, hi, p.prices), books, names, strategies, team_size)
+
+    # --- the rules the engines read -----------------------------------------------------------
+    @property
+    def common_wallet(self) -> bool:
+        return bool(self.params.common_wallet)
+
+    @property
+    def span(self) -> float:
+        """The price range, the unit of rewards."""
+        return self.grid.hi - self.grid.lo
+
+    # --- the period ---------------------------------------------------------------------------
+    def open_period(self, first: bool, rng: np.random.Generator) -> None:
+        """Everybody holds a unit again (values and costs redrawn if asked); the period's
+        payoffs count from here."""
+        if not first:
+            for book in self.books:
+                book.traded[:] = False
+            if self.params.redraw:
+                for book in self.books:
+                    book.reservation[:] = population.draw(self.params, book.side, len(book), rng)
+                self.levels = population.acceptable_levels(self.grid, *self.books)
+        if self.params.revision != "none":
+            self.period_base = (self.books[SELLER].earnings.copy(),
+                                self.books[BUYER].earnings.copy())
+
+    def period_payoffs(self, side: int) -> np.ndarray:
+        """Each trader's payoff in the period so far: its earnings since the period opened
+        (its team's per member under a common wallet)."""
+        own = self.books[side].earnings - self.period_base[side]
+        if not self.common_wallet:
+            return own
+        teams = np.concatenate([b.team for b in self.books])
+        gains = np.concatenate([b.earnings - base
+                                for b, base in zip(self.books, self.period_base, strict=True)])
+        pooled = np.bincount(teams, weights=gains, minlength=len(self.team_size))
+        return (pooled / self.team_size)[self.books[side].team]
+
+    # --- what a person reads ------------------------------------------------------------------
+    def team_wallets(self) -> np.ndarray:
+        """Earnings pooled per team id (Sellers' teams first); summed once per step, since a
+        view reads ``agent.wallet`` of every agent."""
+        if self._wallets is None:
+            self._wallets = ledger.team_wallets(self.books, len(self.team_size))
+        return self._wallets
+
+    def earnings(self) -> dict[str, float]:
+        """Mean earnings of each strategy and side, each team's total (the run so far)."""
+        wallets = None if self.params.teams is None else self.team_wallets()
+        return ledger.earnings(self.books, self.names, self.params.teams, wallets)
+
+    def name_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each side's strategy names as an object array, for indexing by trader."""
+        return (np.array(self.names[SELLER], dtype=object),
+                np.array(self.names[BUYER], dtype=object))
+
+    def agent_columns(self) -> dict[str, np.ndarray]:
+        """Every trader's state as columns (Sellers first, then Buyers), read from the arrays:
+        what the collector records."""
+        wallets = self.team_wallets() if self.common_wallet else None
+        return agent_columns(self.books, self.name_arrays(), self.uid, wallets)
+
+    def agents_now(self) -> pd.DataFrame:
+        """The live agent-level state, one row per trader (its collected history is
+        ``model.datacollector.agent_frame()``)."""
+        return pd.DataFrame(self.agent_columns())
+
+    def counts(self, side: int) -> np.ndarray:
+        """Traders per strategy of ``side``."""
+        return np.bincount(self.books[side].strategy, minlength=len(self.names[side]))
+
+
