@@ -69,7 +69,7 @@ def run(repeats: int = 5, quick: bool = False) -> list[BenchRow]:
     label = f"{steps}-step" if quick else "100-step"
     return [
         BenchRow("batch", f"runs/s per process, 1 process ({label})", med[1], "runs/s",
-                 target=None if quick else at_least(50, ">= 50"),
+                 target=None if quick else at_least(200, ">= 200"),
                  note=f"{runs} runs a repeat; {min(rate[1]):.2f}-{max(rate[1]):.2f}; "
                       f"{1 / med[1]:.2f} s a run"),
         BenchRow("batch", f"runs/s per process, 2 processes ({label})", med[2], "runs/s",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import partial
 from operator import attrgetter
 from typing import Any, Protocol
@@ -29,6 +30,7 @@ from market.game.rules import BUYER, SELLER, SIDE_NAMES
 from market.sim import ledger
 from market.sim.agents import AGENT_COLUMNS
 from market.sim.state import Market
+from market.sim.yardsticks import Equilibrium
 
 #: one row per step and price level that saw deals: the transaction prices, compactly
 PRICE_COLUMNS = ("step", "period", "level", "price", "deals")
@@ -42,36 +44,74 @@ class Collected(Protocol):
 
     steps: int
     period: int
-    variables: dict[str, float]
     agents_due: bool  # whether agent variables are due at this collect
     market: Market
     ledger: ledger.Ledger
     last_step: Any
 
 
-def variables(model: Collected, trades: dict[str, float]) -> dict[str, float]:
-    """The model variables of the step just made: its trades (``trades``), the period so far,
-    the run so far, earnings; when traders revise, each strategy's share of its side and
-    the strategy changes so far."""
-    m = model.market
-    out = ledger.step_figures(model.steps, model.period, len(model.last_step), trades,
-                              model.ledger.period_figures())
-    out.update(ledger.run_columns(model.ledger.run_figures()))
-    out.update(m.earnings())
+@dataclass(frozen=True)
+class Snapshot:
+    """What one step's model variables are made of, taken as the step ends.
+
+    Taking it costs a few copies of running totals; making the forty-odd
+    figures of a row from it costs more than a small market's compiled step,
+    so rows are made only when the model table is read (a batch that keeps
+    only each run's summary never makes them). ``trades``: the step's
+    :func:`~market.sim.ledger.step_stats` (None: nobody met); ``shares``:
+    per side, the traders per strategy and the strategy changes so far (None
+    when traders do not revise).
+    """
+
+    step: int
+    period: int
+    pairs: int
+    trades: tuple | None
+    period_totals: ledger.Totals
+    run_totals: ledger.Totals
+    equilibrium: Equilibrium
+    earnings: tuple[ledger.SideEarnings, ledger.SideEarnings]
+    teams: int | None
+    wallets: np.ndarray | None
+    shares: tuple[tuple[tuple[str, ...], np.ndarray, int], ...] | None
+
+
+def snapshot(model: Collected, trades: tuple | None) -> Snapshot:
+    """The step just made, as :func:`variables` will read it."""
+    m, books = model.market, model.market.books
+    shares = None
     if m.params.revision != "none":
-        for side in (SELLER, BUYER):
-            counts = m.counts(side).tolist()
-            for name, c in zip(m.names[side], counts, strict=False):
-                out[f"share.{SIDE_NAMES[side]}.{name}"] = c / len(m.books[side])
-            out[f"switches.{SIDE_NAMES[side]}"] = m.switches[side]
+        shares = tuple((tuple(m.names[side]), m.counts(side), m.switches[side])
+                       for side in (SELLER, BUYER))
+    teams = m.params.teams
+    return Snapshot(model.steps, model.period, len(model.last_step), trades,
+                    model.ledger.period.copy(), model.ledger.run.copy(),
+                    model.ledger.equilibrium, ledger.earnings_sums(books, m.names), teams,
+                    None if teams is None else m.team_wallets(), shares)
+
+
+def variables(s: Snapshot) -> dict[str, float]:
+    """The model variables of a step: its trades, the period so far, the run so far,
+    earnings; when traders revise, each strategy's share of its side and the strategy
+    changes so far."""
+    so_far = ledger.figures(s.period_totals, s.equilibrium)
+    out = ledger.step_figures(s.step, s.period, s.pairs, ledger.trades_of(s.trades), so_far)
+    out.update(ledger.run_columns(ledger.run_figures(s.run_totals, s.equilibrium)))
+    out.update(ledger.earnings(s.earnings, s.teams, s.wallets))
+    for side, (names, counts, switches) in enumerate(s.shares or ()):
+        size = counts.sum()
+        for name, c in zip(names, counts.tolist(), strict=False):
+            out[f"share.{SIDE_NAMES[side]}.{name}"] = c / size
+        out[f"switches.{SIDE_NAMES[side]}"] = switches
     return out
 
 
 def latest(model: Collected, key: str) -> float:
-    """Model reporter: one variable of the step just made (a module-level function, not a
-    lambda, so that the model stays picklable). NaN when the step has no such figure: a
-    strategy whose last trader changed to another has no mean earnings."""
-    return model.variables.get(key, math.nan)
+    """Model reporter: one variable of the model as it stands (a module-level function, not a
+    lambda, so that the model stays picklable). NaN when there is no such figure: a
+    strategy whose last trader changed to another has no mean earnings. The collector
+    itself makes its rows from :class:`Snapshot` s."""
+    return variables(snapshot(model, None)).get(key, math.nan)
 
 
 class MarketCollector(DataCollector):
@@ -79,8 +119,10 @@ class MarketCollector(DataCollector):
 
     def __init__(self, variables: Iterable[str], period_columns: Iterable[str]) -> None:
         self._variables = list(variables)
+        self._snapshots: list[Snapshot] = []  # steps whose rows are not made yet
+        self._prices: list[tuple[int, int, np.ndarray, PriceGrid]] = []  # likewise
         super().__init__(
-            model_reporters={k: partial(latest, key=k) for k in variables},
+            model_reporters={k: partial(latest, key=k) for k in self._variables},
             agent_reporters={
                 k: attrgetter(k if k != "side" else "side_name") for k in AGENT_COLUMNS
             },
@@ -91,19 +133,54 @@ class MarketCollector(DataCollector):
         #: Mesa's private ``_agent_records`` of per-agent tuples stays empty)
         self.recorded: dict[int, dict[str, np.ndarray]] = {}
 
-    def collect(self, model: Collected) -> None:  # type: ignore[override]
+    def collect(self, model: Collected, trades: tuple | None = None) -> None:  # type: ignore[override]
         """What Mesa's ``collect`` does with these reporters, without its per-value cost.
 
-        Each model reporter reads one float of ``model.variables``; Mesa would
-        call each and deep-copy its value, which cost more than a compiled
-        market step. Floats need no copy, so the values go straight into
-        ``model_vars`` (the lists Mesa's frames are built from).
+        Mesa would call each model reporter and deep-copy its value, which
+        cost more than a compiled market step; here the step is kept as a
+        :class:`Snapshot` (``trades``: its :func:`~market.sim.ledger.step_stats`),
+        and its row of ``model_vars`` is made when ``model_vars`` is next read.
         """
-        variables, model_vars = model.variables, self.model_vars
-        for key in self._variables:
-            model_vars[key].append(variables.get(key, math.nan))
+        self._snapshots.append(snapshot(model, trades))
         if model.agents_due:
             self.collect_agents(model)
+
+    @property
+    def model_vars(self) -> dict[str, list[Any]]:
+        """Mesa's lists of each variable's values, one per step (what its frames and
+        ``batch_run`` read), made up to date from the steps collected since the last read."""
+        if self._snapshots:
+            pending, self._snapshots = self._snapshots, []
+            columns = self._model_vars
+            for snap in pending:
+                row = variables(snap)
+                for key in self._variables:
+                    columns[key].append(row.get(key, math.nan))
+        return self._model_vars
+
+    @model_vars.setter
+    def model_vars(self, value: dict[str, list[Any]]) -> None:
+        self._model_vars = value
+
+    @property
+    def tables(self) -> dict[str, dict[str, list[Any]]]:
+        """Mesa's tables (``periods``, ``prices``, ``shares``), the prices rows made up to
+        date first."""
+        for step, period, levels, grid in self._prices:
+            counts = np.bincount(levels, minlength=grid.prices + 1)
+            table = self._tables["prices"]  # straight into Mesa's columns: a row per level
+            for level in np.flatnonzero(counts).tolist():
+                table["step"].append(step)
+                table["period"].append(period)
+                table["level"].append(level)
+                table["price"].append(grid.lo + (level - 1.0) * grid.step)
+                table["deals"].append(int(counts[level]))
+        self._prices = []
+        return self._tables
+
+    @tables.setter
+    def tables(self, value: dict[str, dict[str, list[Any]]]) -> None:
+        self._tables = value
 
     def collect_agents(self, model: Collected) -> None:
         """Record the agent variables now, at ``model.steps``: as columns, not rows.
@@ -147,21 +224,20 @@ class MarketCollector(DataCollector):
                 "agents": self.agent_frame()}
 
     def add_prices(self, step: int, period: int, levels: np.ndarray, grid: PriceGrid) -> None:
-        """One ``prices`` row per level among ``levels`` (the deals' levels): how many deals."""
-        counts = np.bincount(levels, minlength=grid.prices + 1)
-        table = self.tables["prices"]  # straight into Mesa's columns: a row per level
-        for level in np.flatnonzero(counts).tolist():
-            table["step"].append(step)
-            table["period"].append(period)
-            table["level"].append(level)
-            table["price"].append(grid.lo + (level - 1.0) * grid.step)
-            table["deals"].append(int(counts[level]))
+        """The ``prices`` rows of a step, one per level among ``levels`` (the deals' levels)
+        with how many deals (made when the table is read)."""
+        self._prices.append((step, period, levels, grid))
 
     def add_period(self, row: dict[str, Any]) -> None:
         """The row of a closed period."""
-        self.add_table_row("periods", row)
+        self._add_row("periods", row)
 
     def add_shares(self, rows: Iterable[dict[str, Any]]) -> None:
         """The ``shares`` rows of a closed period (one per side and strategy of the mix)."""
         for row in rows:
-            self.add_table_row("shares", row)
+            self._add_row("shares", row)
+
+    def _add_row(self, name: str, row: dict[str, Any]) -> None:
+        """Mesa's ``add_table_row``, without making the pending prices rows first."""
+        for column, values in self._tables[name].items():
+            values.append(row[column])

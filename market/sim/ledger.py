@@ -93,6 +93,11 @@ class Totals:
     seller: float = 0.0
     max_surplus: float = 0.0
 
+    def copy(self) -> Totals:
+        """A copy, as the totals stand."""
+        return Totals(self.deals, self.price_sum, self.price_sq, self.realised, self.buyer,
+                      self.seller, self.max_surplus)
+
     def add(self, s: Settlement) -> None:
         """Enter one settled step."""
         self.add_sums(step_sums(s))
@@ -109,9 +114,9 @@ class Totals:
 
 def step_sums(s: Settlement, stats: tuple | None = None) -> Totals:
     """One settled step's sums, as :class:`Totals` (computed once for the period and the run);
-    ``stats``: :func:`price_stats` of its prices, if already at hand."""
-    deals, price_sum, price_sq, _, _, _ = price_stats(s.prices) if stats is None else stats
-    seller, buyer = _sum(s.seller_gain), _sum(s.buyer_gain)
+    ``stats``: :func:`step_stats` of it, if already at hand."""
+    deals, price_sum, price_sq, _, _, _, seller, buyer = (
+        step_stats(s.prices, s.seller_gain, s.buyer_gain) if stats is None else stats)
     return Totals(deals=int(deals), price_sum=price_sum, price_sq=price_sq,
                   seller=seller, buyer=buyer, realised=seller + buyer)
 
@@ -120,11 +125,17 @@ def step_sums(s: Settlement, stats: tuple | None = None) -> Totals:
 # a few dozen numbers, where numpy's call costs more than the sum, and a loop adds in one
 # fixed order (numpy's pairwise sum may not), so every path gets the same last bit.
 @njit(cache=True)
-def _sum(x: np.ndarray) -> float:
-    total = 0.0
-    for v in x:
-        total += v
-    return total
+def step_stats(prices: np.ndarray, seller_gain: np.ndarray, buyer_gain: np.ndarray
+               ) -> tuple[int, float, float, float, float, float, float, float]:
+    """One step in one call: :func:`price_stats` of its ``prices``, then the sums of the
+    deals' gains (Sellers', Buyers')."""
+    n, total, squares, lo, hi, std = price_stats(prices)
+    seller, buyer = 0.0, 0.0
+    for v in seller_gain:
+        seller += v
+    for v in buyer_gain:
+        buyer += v
+    return n, total, squares, lo, hi, std, seller, buyer
 
 
 @njit(cache=True)
@@ -176,13 +187,14 @@ class Ledger:
         self.period = Totals(max_surplus=equilibrium.max_surplus)
         self.run.max_surplus += equilibrium.max_surplus
 
-    def settle(self, s: Settlement) -> dict[str, float]:
-        """Enter a settled step; returns its own trades (:func:`trade_figures`)."""
-        stats = price_stats(s.prices)
+    def settle(self, s: Settlement) -> tuple:
+        """Enter a settled step; returns its :func:`step_stats` (what its own trades' figures
+        are made of: :func:`trades_of`)."""
+        stats = step_stats(s.prices, s.seller_gain, s.buyer_gain)
         sums = step_sums(s, stats)
         self.period.add_sums(sums)
         self.run.add_sums(sums)
-        return _trades(stats)
+        return stats
 
     def period_figures(self) -> dict[str, float]:
         """The figures of the current period so far (counts stay integers)."""
@@ -190,9 +202,14 @@ class Ledger:
 
     def run_figures(self) -> dict[str, float]:
         """The figures of the run so far, all floats, in the summary's order."""
-        run = figures(self.run, self.equilibrium)
-        order = [*SUMMARY_ORDER, *(k for k in run if k not in SUMMARY_ORDER)]
-        return {k: float(run[k]) for k in order}
+        return run_figures(self.run, self.equilibrium)
+
+
+def run_figures(run: Totals, equilibrium: Equilibrium) -> dict[str, float]:
+    """The figures of a run's totals, all floats, in the summary's order."""
+    out = figures(run, equilibrium)
+    order = [*SUMMARY_ORDER, *(k for k in out if k not in SUMMARY_ORDER)]
+    return {k: float(out[k]) for k in order}
 
 
 # --- the figures -------------------------------------------------------------------------------
@@ -277,7 +294,7 @@ def plotted() -> list[Metric]:
 
 def trade_figures(prices: np.ndarray) -> dict[str, float]:
     """Deals and prices of one step (``prices``: NaN where a pair did not deal)."""
-    return _trades(price_stats(np.asarray(prices, dtype=np.float64)))
+    return _trades(price_stats(np.asarray(prices, dtype=np.float64)))  # type: ignore[arg-type]
 
 
 #: the trades of a step in which nobody met
@@ -285,8 +302,13 @@ NO_TRADES = {"deals": 0.0, "mean_price": math.nan, "min_price": math.nan,
              "max_price": math.nan, "price_std": math.nan}
 
 
+def trades_of(stats: tuple | None) -> dict[str, float]:
+    """A step's own trades (:data:`NO_TRADES` when nobody met) from its :func:`price_stats`."""
+    return NO_TRADES if stats is None else _trades(stats)
+
+
 def _trades(stats: tuple) -> dict[str, float]:
-    n, total, _, lo, hi, std = stats
+    n, total, _, lo, hi, std = stats[:6]
     return {
         "deals": float(n),
         "mean_price": total / n if n else math.nan,
@@ -336,22 +358,37 @@ def _earnings_key(side: int, name: str) -> str:
     return f"earnings.{SIDE_NAMES[side]}.{name}"
 
 
-def earnings(books: Sequence[TraderArrays], names: Sequence[Sequence[str]],
-             teams: int | None = None, wallets: np.ndarray | None = None) -> dict[str, float]:
+#: one side's earnings, the run so far: strategy names, the sum and count of its traders'
+#: earnings per strategy, and the side's mean (:func:`earnings_sums`)
+SideEarnings = tuple[tuple[str, ...], np.ndarray, np.ndarray, float]
+
+
+def earnings_sums(books: Sequence[TraderArrays], names: Sequence[Sequence[str]]
+                  ) -> tuple[SideEarnings, SideEarnings]:
+    """Each side's earnings per strategy, summed (what :func:`earnings` reports), by side."""
+    out = []
+    for side in (SELLER, BUYER):
+        sums, counts, mean = group_means(books[side].strategy, books[side].earnings,
+                                         len(names[side]))
+        out.append((tuple(names[side]), sums, counts, float(mean)))
+    return out[0], out[1]
+
+
+def earnings(sums: Sequence[SideEarnings], teams: int | None = None,
+             wallets: np.ndarray | None = None) -> dict[str, float]:
     """Mean earnings per trader of each strategy and side; each team's total (run so far).
 
-    ``books`` and ``names`` are indexed by side; ``teams``: teams per side,
-    None when every trader is its own team (then no team figures);
-    ``wallets``: earnings per team id (Sellers' teams first, :func:`team_wallets`).
+    ``sums``: :func:`earnings_sums`; ``teams``: teams per side, None when
+    every trader is its own team (then no team figures); ``wallets``:
+    earnings per team id (Sellers' teams first, :func:`team_wallets`).
     """
     out = {}
     for side in (SELLER, BUYER):
-        book = books[side]
-        sums, counts, mean = group_means(book.strategy, book.earnings, len(names[side]))
-        for name, total, count in zip(names[side], sums.tolist(), counts.tolist(), strict=True):
+        names, totals, counts, mean = sums[side]
+        for name, total, count in zip(names, totals.tolist(), counts.tolist(), strict=True):
             if count:
                 out[_earnings_key(side, name)] = total / count
-        out[_SIDE_KEYS[side]] = float(mean)
+        out[_SIDE_KEYS[side]] = mean
     if teams is not None and wallets is not None:
         for t in range(len(wallets)):
             side_name = "seller" if t < teams else "buyer"

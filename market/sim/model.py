@@ -63,9 +63,9 @@ class MarketModel(mesa.Model):
         self.period = self.step_in_period = 0  # step_in_period: steps done in the period
         self.last_step = LastStep(self.market, (self.seller_agents, self.buyer_agents))
         self._open_period(0)
-        self.variables = collector.variables(self, ledger.NO_TRADES)
-        self.datacollector = MarketCollector(self.variables, ledger.keys())
         self.agents_due = p.agent_data == "step"
+        self.datacollector = MarketCollector(collector.variables(collector.snapshot(self, None)),
+                                             ledger.keys())
         self.datacollector.collect(self)
 
     def step(self) -> None:
@@ -79,7 +79,7 @@ class MarketModel(mesa.Model):
         self.market.stepped()
         self.last_step = LastStep(self.market, self.last_step.agents, done.sellers,
                                   done.buyers, done.record, done.prices)
-        trades = ledger.NO_TRADES
+        trades = None
         if done.record is not None:
             trades = self.ledger.settle(Settlement(done.record, done.deal, done.prices,
                                                    done.seller_gain, done.buyer_gain))
@@ -98,9 +98,9 @@ class MarketModel(mesa.Model):
         self.ledger.open_period(competitive_equilibrium(m.books[1].reservation,
                                                         m.books[0].reservation))
 
-    def _collect(self, trades: dict[str, float]) -> None:
-        """The step's variables; at a period's end its row (and agent data, if due); collect."""
-        self.variables = collector.variables(self, trades)
+    def _collect(self, trades: tuple | None) -> None:
+        """The step (``trades``: its prices' statistics); at a period's end its row (and agent
+        data, if due)."""
         closing = self.step_in_period == self.params.period
         due = self.params.agent_data
         self.agents_due = due == "step" or (closing and due == "period")
@@ -110,7 +110,7 @@ class MarketModel(mesa.Model):
             if self.params.revision != "none":
                 self.datacollector.add_shares(revision.share_rows(self.market, self.period,
                                                                   self.steps))
-        self.datacollector.collect(self)
+        self.datacollector.collect(self, trades)
 
     def revise_strategies(self) -> None:
         """Each side's revisers change strategy by the market's protocol

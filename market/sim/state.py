@@ -132,7 +132,8 @@ class Market:
     def earnings(self) -> dict[str, float]:
         """Mean earnings of each strategy and side, each team's total (the run so far)."""
         wallets = None if self.params.teams is None else self.team_wallets()
-        return ledger.earnings(self.books, self.names, self.params.teams, wallets)
+        return ledger.earnings(ledger.earnings_sums(self.books, self.names), self.params.teams,
+                               wallets)
 
     def name_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """Each side's strategy names as an object array, for indexing by trader."""

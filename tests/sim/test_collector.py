@@ -62,3 +62,22 @@ def test_team_earnings_are_collected_every_step_and_add_up():
         assert last[c] == summary[c]
     sellers = sum(last[f"earnings.team.seller.{k}"] for k in range(3))
     assert sellers == pytest.approx(model.sellers.earnings.sum())
+
+
+@pytest.mark.parametrize("kw", [{}, {"revision": "moran", "teams": 3, "common_wallet": True}])
+def test_rows_made_when_read_are_the_rows_of_each_step(kw):
+    """The collector keeps each step and makes its row when the table is read: reading after
+    every step (as the browser view does) or once at the end gives the same tables."""
+    mix = {"averaging": 0.5, "zi-c": 0.5}
+    eager = MarketModel(n_buyers=12, n_sellers=10, period=4, seller_mix=mix, seed=5, **kw)
+    lazy = MarketModel(n_buyers=12, n_sellers=10, period=4, seller_mix=mix, seed=5, **kw)
+    for _ in range(13):
+        eager.step()
+        eager.datacollector.frames()
+        lazy.step()
+    for name, frame in eager.datacollector.frames().items():
+        assert frame.equals(lazy.datacollector.frames()[name]), name
+    model = eager.datacollector.get_model_vars_dataframe()
+    assert len(model) == 14 and model["run.deals"].iloc[-1] == eager.summary()["deals"]
+    prices = eager.datacollector.get_table_dataframe("prices")
+    assert prices["deals"].sum() == eager.summary()["deals"]
