@@ -29,12 +29,14 @@ its text is copied into the generated module (:func:`template_text`).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import importlib.util
 import inspect
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -61,25 +63,68 @@ _lock = threading.RLock()
 
 def cache_dir() -> Path:
     """Where generated modules (and numba's cache of them) live: ``$NEGOTIATION_MARKET_CACHE``,
-    else ``$XDG_CACHE_HOME/negotiation-market``, else ``~/.cache/negotiation-market``; a
-    temporary folder when that cannot be written."""
+    else ``$XDG_CACHE_HOME/negotiation-market``, else ``~/.cache/negotiation-market``; when
+    that cannot be written, ``$TMPDIR/negotiation-market-UID``.
+
+    numba unpickles the cache files it finds there, so a folder is used only if this user
+    owns it and nobody else may write to it (as ssh treats its keys; a folder of ours that
+    others may write to is closed first). When neither folder qualifies, the modules are
+    compiled for this run alone, in a fresh private folder removed at exit, with one note.
+    """
     base = os.environ.get("NEGOTIATION_MARKET_CACHE")
     if base:
         root = Path(base)
     else:
         xdg = os.environ.get("XDG_CACHE_HOME")
         root = (Path(xdg) if xdg else Path.home() / ".cache") / "negotiation-market"
-    where = root / "compiled"
+    fallback = Path(tempfile.gettempdir()) / f"negotiation-market-{os.getuid()}"
+    reasons = []
+    for candidate in (root, fallback):
+        where = candidate / "compiled"
+        why = _unusable(candidate, where)
+        if not why:
+            return where
+        reasons.append(why)
+    return _private("; ".join(reasons))
+
+
+def _unusable(root: Path, where: Path) -> str:
+    """Why ``where`` (inside ``root``) cannot hold compiled code, or "" if it can: it can be
+    made and written, and this user owns it and ``root`` with nobody else writing."""
     try:
-        where.mkdir(parents=True, exist_ok=True)
+        for folder in (root, where):
+            if not folder.is_dir():
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for folder in (root, where, where / "__pycache__"):
+            if not folder.exists():
+                continue
+            st = folder.stat()
+            if st.st_uid != os.getuid():
+                return f"{folder} is owned by another user"
+            if st.st_mode & 0o022:
+                os.chmod(folder, stat.S_IMODE(st.st_mode) & ~0o022)  # ours: closed to others
         probe = where / f".probe-{os.getpid()}"
         probe.write_text("")
         probe.unlink()
-        return where
-    except OSError:
-        fallback = Path(tempfile.gettempdir()) / f"negotiation-market-{os.getuid()}" / "compiled"
-        fallback.mkdir(parents=True, exist_ok=True)
-        return fallback
+        return ""
+    except OSError as exc:
+        return f"{where} cannot be written ({exc.strerror or exc})"
+
+
+_own_folder: list[Path] = []
+
+
+def _private(why: str) -> Path:
+    """A fresh folder of this process (this user's alone; removed at exit), said once."""
+    with _lock:
+        if not _own_folder:
+            folder = Path(tempfile.mkdtemp(prefix="negotiation-market-run-"))
+            _own_folder.append(folder)
+            atexit.register(shutil.rmtree, folder, True)
+            warnings.warn(f"no cache folder can be trusted ({why}); compiling in memory for "
+                          "this run",
+                          compile_cache.CacheNotice, stacklevel=3)
+        return _own_folder[0]
 
 
 def template_text(module: types.ModuleType) -> str:

@@ -65,3 +65,76 @@ def test_a_damaged_generated_module_is_written_anew_with_one_notice(damage, tmp_
     with pytest.warns(compile_cache.CacheNotice, match="was damaged; written anew"):
         again = generated.module("probe", text)
     assert again.VALUE == 42 and path.read_text() == text
+
+
+PROBE = '''
+import sys, warnings
+warnings.simplefilter("always")
+from market.game import generated
+text = "from market.game.jit import njit\\n\\n\\n@njit(cache=True)\\ndef f(x):\\n    return x + 1\\n"
+print(generated.module("probe", text).f(1), generated.cache_dir())
+'''
+
+
+class _Planted:
+    """A pickle that, when numba unpickles it, leaves a marker file (a planted payload)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # noqa: ANN204
+        return (Path.touch, (self.marker,))
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="planting a folder of another user needs root")
+def test_a_cache_folder_another_user_can_write_is_never_loaded(tmp_path):
+    """The fallback folder in $TMPDIR, made by another user with mode 777 and holding a
+    planted numba index for the very module a run needs: the run compiles in memory with one
+    note, and the payload never runs."""
+    import pickle
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    good = tmp_path / "good"
+    first = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                           env={**env, "NEGOTIATION_MARKET_CACHE": str(good)}, timeout=120)
+    assert first.returncode == 0 and first.stdout.split()[0] == "2", first.stderr
+    tmpdir = tmp_path / "tmp"
+    planted = tmpdir / f"negotiation-market-{os.getuid()}"
+    shutil.copytree(good, planted)
+    marker = tmp_path / "payload-ran"
+    indexes = list(planted.rglob("*.nbi"))
+    assert indexes, "the first run cached the module where the planted copy sits"
+    for index in indexes:
+        index.write_bytes(pickle.dumps(_Planted(marker)))
+    for path in [planted, *planted.rglob("*")]:
+        os.chown(path, 12345, 12345)
+        path.chmod(0o777)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")  # NEGOTIATION_MARKET_CACHE under a file: it cannot be made
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                         env={**env, "NEGOTIATION_MARKET_CACHE": str(blocked / "cache"),
+                              "TMPDIR": str(tmpdir)}, timeout=120)
+    assert out.returncode == 0 and out.stdout.split()[0] == "2", out.stderr
+    assert not marker.exists(), "a planted pickle was loaded"
+    assert not Path(out.stdout.split()[1]).is_relative_to(planted)
+    notes = [line for line in out.stderr.splitlines() if "CacheNotice" in line]
+    assert len(notes) == 1 and "owned by another user" in notes[0], out.stderr
+    assert "compiling in memory" in notes[0]
+
+
+def test_a_cache_folder_of_ours_is_closed_to_others(tmp_path, monkeypatch):
+    """Made under a permissive umask (or by an older version), our own folder is used once
+    nobody else may write to it."""
+    root = tmp_path / "cache"
+    (root / "compiled").mkdir(parents=True)
+    for folder in (root, root / "compiled"):
+        folder.chmod(0o777)
+    monkeypatch.setenv("NEGOTIATION_MARKET_CACHE", str(root))
+    assert generated.cache_dir() == root / "compiled"
+    for folder in (root, root / "compiled"):
+        assert folder.stat().st_mode & 0o022 == 0
