@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 #: seconds between two looks at the watched process
@@ -223,16 +223,76 @@ def _raise_for(signum: int) -> None:
     raise Terminated(128 + signum)
 
 
+#: seconds a signal may wait for the main thread to take it (compiled code does not check
+#: for one); then the command ends anyway, with its line and exit code
+STUCK_SECONDS = 2.0
+#: signals the main thread's handler has taken, and signals seen arriving (:func:`_watch`)
+_taken = [0]
+
+
+def _code_for(signum: int) -> int:
+    return 130 if signum == signal.SIGINT else 128 + signum
+
+
+def _watch(read_fd: int, line: Callable[[int], str]) -> None:
+    """A thread's loop: every ending signal also arrives here (Python's wakeup fd, written by
+    the C-level handler even while the main thread runs machine code). If the main thread
+    has not taken it within :data:`STUCK_SECONDS`, or has only held it back inside a compiled
+    call that has not returned (a user's rule that loops forever), the command ends now:
+    its one line, its exit code. A second signal meanwhile ends it at once."""
+    seen = 0
+    while True:
+        try:
+            data = os.read(read_fd, 64)
+        except OSError:
+            data = b""
+        if not data:  # the block ended: the write end is closed
+            with contextlib.suppress(OSError):
+                os.close(read_fd)
+            return
+        for signum in data:
+            if signum not in ENDING_SIGNALS:
+                continue
+            seen += 1
+            deadline = time.monotonic() + STUCK_SECONDS
+            while time.monotonic() < deadline:
+                if _taken[0] >= seen and not (_pending and _compiled[0] > 0):
+                    break  # taken, and raised (or to be raised as the compiled call returns)
+                if seen > 1 and _pending and _compiled[0] > 0:
+                    break  # a second signal while the first waits: now
+                time.sleep(0.02)
+            else:
+                _end_now(signum, line)
+            if seen > 1 and _pending and _compiled[0] > 0:
+                _end_now(signum, line)
+
+
+def _end_now(signum: int, line: Callable[[int], str]) -> None:
+    """End the process from the watching thread: the command's line, its exit code."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        print(line(signum), file=sys.stderr, flush=True)
+    os._exit(_code_for(signum))
+
+
 @contextlib.contextmanager
-def sigterm_exits() -> Iterator[None]:
+def sigterm_exits(line: Callable[[int], str] | None = None) -> Iterator[None]:
     """Within the block, SIGTERM raises :class:`Terminated` (exit code 143), and so does
     SIGHUP (129: the terminal closed); Ctrl-C raises ``KeyboardInterrupt``. A signal that
-    arrives within :func:`compiled_code` is raised when the compiled call returns."""
+    arrives within :func:`compiled_code` is raised when the compiled call returns.
+
+    ``line``: the command's line for a signal (``interrupted``, ``terminated``); with it, a
+    signal the main thread cannot take within :data:`STUCK_SECONDS` (machine code that does
+    not return, such as a user's rule that loops forever) ends the process from a watching
+    thread with that line and the signal's exit code, and so does a second signal while
+    the first waits for a compiled call."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handler(signum: int, frame: Any) -> None:
+        _taken[0] += 1
         if _compiled[0] > 0 and not _compiling(frame):  # raised when the compiled call returns
             _pending.append(signum)
             return
@@ -245,9 +305,26 @@ def sigterm_exits() -> Iterator[None]:
     hook = sys.unraisablehook
     sys.unraisablehook = lambda unraisable: _dropped(unraisable, hook)
     _handling[0] += 1
+    wake = None
+    if line is not None:
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(write_fd, False)
+        try:
+            wake = (signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False), read_fd,
+                    write_fd)
+        except ValueError:  # not the main thread after all
+            os.close(read_fd)
+            os.close(write_fd)
+        else:
+            _taken[0] = 0
+            threading.Thread(target=_watch, args=(read_fd, line), name="signal-watch",
+                             daemon=True).start()
     try:
         yield
     finally:
+        if wake is not None:
+            signal.set_wakeup_fd(wake[0])
+            os.close(wake[2])  # the watcher reads the end and stops; it closes nothing itself
         _handling[0] -= 1
         sys.unraisablehook = hook
         for sig, old in previous.items():

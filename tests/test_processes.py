@@ -378,3 +378,54 @@ def test_a_ctrl_c_python_drops_while_a_command_starts_comes_again():
     out = subprocess.run([sys.executable, "-c", GUARDED], cwd=ROOT, capture_output=True,
                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.stdout.startswith("interrupted after 0."), (out.stdout, out.stderr)
+
+
+FOREVER = '''
+from strategies.rule_based import RuleBased
+
+
+class Forever(RuleBased):
+    """A user's rule that never returns (its loop never ends)."""
+
+    name = "forever"
+
+    @staticmethod
+    def target(turn, rng):
+        k = turn.lo
+        while k >= 0:
+            k = (k * 7 + 3) % 1000
+        return k
+'''
+
+
+def test_a_rule_that_never_returns_is_stopped_by_ctrl_c_in_one_line(tmp_path):
+    """Compiled code does not look for signals, and the step is held until it returns; a
+    thread of the command's ends it when the main thread has not taken Ctrl-C within
+    seconds (market.processes.STUCK_SECONDS)."""
+    import threading
+
+    (tmp_path / "loop.py").write_text(FOREVER)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "market", "--seller-mix",
+                             f"{tmp_path / 'loop.py'}:Forever=0.5,averaging=0.5",
+                             "--steps", "10"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        assert wait_for(lambda: any("market: 0 of 10 steps" in x for x in lines)
+                        or proc.poll() is not None, 180), lines
+        assert proc.poll() is None, lines
+        os.killpg(proc.pid, signal.SIGINT)
+        started = time.monotonic()
+        proc.wait(timeout=30)
+        took = time.monotonic() - started
+        reader.join(5)
+        said = [x for x in lines if not x.startswith(("[progress] ", "compil"))]
+        assert proc.returncode == 130, lines
+        assert said == ["run.py market: interrupted\n"], lines
+        assert took < 6, f"stopped after {took:.1f} s"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -16,10 +16,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import functools
 import importlib
 import importlib.util
 import os
 import re
+import signal
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -266,10 +268,17 @@ def plain_notices(command: str | None) -> Iterator[None]:
         yield
 
 
+def _signal_line(command: str, signum: int) -> str:
+    """The line a command ends with on a signal (as :data:`ENDINGS` says it)."""
+    return f"{common.PROG} {command}: " + ("interrupted" if signum == signal.SIGINT
+                                           else "terminated")
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run the parsed command; whatever ends it is one line on stderr and an exit code."""
     try:
-        with sigterm_exits(), plain_notices(args.command):
+        with sigterm_exits(functools.partial(_signal_line, args.command)), \
+                plain_notices(args.command):
             show_library_loading(quiet=bool(getattr(args, "json", False)))
             return int(args._module.run(args) or 0)
     except BrokenPipeError:

@@ -45,10 +45,13 @@ else:
 def njit(*args: Any, **kwargs: Any) -> Any:
     """``numba.njit``, its ``cache=True`` guarded (:mod:`market.game.compile_cache`): the
     cache is keyed on every source compiled in, and a damaged or unwritable cache is a
-    notice, not an error. Signatures given (``njit("f8(f8)")`` or a list of them) are
-    compiled at once, through that cache, as numba does. Without numba, the function itself
-    (plain Python)."""
+    notice, not an error; ``nogil`` by default. Signatures given (``njit("f8(f8)")`` or a
+    list of them) are compiled at once, through that cache, as numba does. Without numba,
+    the function itself (plain Python)."""
     cache = kwargs.pop("cache", False)
+    # the GIL released while machine code runs: a thread of ours can still end the command
+    # on Ctrl-C when compiled code does not return (market.processes.sigterm_exits)
+    kwargs.setdefault("nogil", True)
     given = args[0] if args and not callable(args[0]) else None
     signatures = [given] if isinstance(given, str) else list(given or [])
 

@@ -71,7 +71,8 @@ PROBE = '''
 import sys, warnings
 warnings.simplefilter("always")
 from market.game import generated
-text = "from market.game.jit import njit\\n\\n\\n@njit(cache=True)\\ndef f(x):\\n    return x + 1\\n"
+text = ("from market.game.jit import njit\\n\\n\\n@njit(cache=True)\\n"
+        "def f(x):\\n    return x + 1\\n")
 print(generated.module("probe", text).f(1), generated.cache_dir())
 '''
 
