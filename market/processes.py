@@ -16,6 +16,7 @@ command, so its cleanup runs as on Ctrl-C.
 from __future__ import annotations
 
 import _thread
+import atexit
 import contextlib
 import ctypes
 import ctypes.util
@@ -211,8 +212,13 @@ _guarded = [False]
 def guard_process() -> None:
     """For a command-line process, from its first import on (before :func:`sigterm_exits`
     takes over): a Ctrl-C whose exception Python drops is delivered again (a batch
-    interrupted while importing, inside the import system's lock callback, ran on)."""
+    interrupted while importing, inside the import system's lock callback, ran on). And, as
+    the very last exit handler, the ending signals are ignored once the work is done
+    (:func:`exit_on_signal`): after the exit handlers Python runs no signal handler of ours
+    (it resets them while it tears the modules down), and a signal then killed the
+    process with no line and no exit code of its own."""
     _guarded[0] = True
+    atexit.register(_ignore_when_done)  # registered first: runs last
     hook = sys.unraisablehook
     sys.unraisablehook = lambda unraisable: _dropped(unraisable, hook)
 
@@ -331,6 +337,16 @@ def sigterm_exits(line: Callable[[int], str] | None = None) -> Iterator[None]:
             signal.signal(sig, old)
 
 
+#: whether the command's work is done and said (:func:`exit_on_signal`)
+_done = [False]
+
+
+def _ignore_when_done() -> None:
+    if _done[0]:
+        for sig in ENDING_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+
+
 def exit_on_signal(code: int) -> None:
     """After a command's work is done and said: a Ctrl-C, SIGTERM or SIGHUP while Python shuts
     down (its exit handlers, a pool's threads) ends the process at once with the command's
@@ -338,6 +354,7 @@ def exit_on_signal(code: int) -> None:
     that hangs still stops)."""
 
     _guarded[0] = False
+    _done[0] = True
 
     def now(signum: int, frame: Any) -> None:
         for stream in (sys.stdout, sys.stderr):

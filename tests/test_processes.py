@@ -251,7 +251,7 @@ ENDS = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")
 @pytest.mark.parametrize(("command", "delay", "sig"),
                          [(c, d, signal.SIGINT) for c, delays in DELAYS.items() for d in delays]
                          + [("market", 2.5, signal.SIGTERM), ("report", 2.5, signal.SIGTERM),
-                            ("train", 2.5, signal.SIGHUP)])
+                            ("train", 2.5, signal.SIGHUP), ("batch", 2.5, signal.SIGHUP)])
 def test_ctrl_c_anywhere_ends_a_command_in_one_line_with_130(command, delay, sig, tmp_path):
     """At start-up, while compiling or inside a compiled step: numba hands the interrupt
     back as a SystemError caused by it, which a run's own error handling took for a failed
@@ -429,3 +429,30 @@ def test_a_rule_that_never_returns_is_stopped_by_ctrl_c_in_one_line(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+LATE_SIGNAL = """
+import os, signal, sys, time
+
+
+class Late:
+    def __del__(self):  # while Python tears the modules down, after every exit handler
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.2)
+
+
+late = Late()
+from market.processes import exit_on_signal, guard_process
+
+guard_process()
+exit_on_signal(3)
+sys.exit(3)
+"""
+
+
+def test_a_signal_while_python_shuts_down_keeps_the_commands_exit_code():
+    """Once the work is done and said, a signal at any moment of the shutdown ends the
+    process with the command's own code: it was killed by the signal, with no line."""
+    out = subprocess.run([sys.executable, "-c", LATE_SIGNAL], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 3, (out.returncode, out.stderr)

@@ -103,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
         how = "terminated" if isinstance(stop, Terminated) else "interrupted"
         print(f"{common.PROG} batch: {how}; finished runs are kept in {batch.parts_dir(args.out)}: "
               "run the same command again to go on from there", file=sys.stderr, flush=True)
-        return 143 if isinstance(stop, Terminated) else 130
+        if isinstance(stop, Terminated) and isinstance(stop.code, int):
+            return stop.code  # 143 for SIGTERM, 129 for SIGHUP (the terminal closed)
+        return 130
     seconds = time.perf_counter() - t0
     table = result.table
     if args.json:
