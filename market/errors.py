@@ -24,6 +24,20 @@ class UsageError(ValueError):
     """Bad user input. The message names the parameter and the allowed range."""
 
 
+class StrategyFailed(UsageError):
+    """A strategy's own code failed while it played (a user's rule raised, or played an
+    action the rules forbid). The message names the strategy and what went wrong; the
+    command line prints it as one line on stderr with exit code 2."""
+
+
+def failed(who: str, move: int | None, exc: BaseException) -> StrategyFailed:
+    """The error of ``who`` (a strategy's name, or names) whose code raised ``exc``."""
+    at = "" if move is None else f" at move {move}"
+    text = " ".join(str(exc).split())
+    return StrategyFailed(f"the rule of {who} failed{at}: {type(exc).__name__}"
+                          + (f": {text}" if text else ""))
+
+
 class CompileError(RuntimeError):
     """This machine cannot compile (or load) a compiled kernel: numba missing or failing.
 

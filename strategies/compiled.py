@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from market.errors import CompileError, reraise_signal
+from market.errors import CompileError, StrategyFailed, failed, reraise_signal
 from market.game import generated, jit
 from market.game.jit import njit
 from market.game.record import BatchRecord
@@ -594,7 +594,7 @@ def batch_module(f: Form, say: bool = True) -> types.ModuleType:
         try:
             with _announce(f"compiling {f.name}'s rule (first run only)" if say else None):
                 _smoke(module, f)
-        except CompileError:
+        except (CompileError, StrategyFailed):
             raise
         except Exception as exc:
             reraise_signal(exc)
@@ -606,7 +606,13 @@ def batch_module(f: Form, say: bool = True) -> types.ModuleType:
 
 
 def _smoke(module: types.ModuleType, f: Form) -> None:
-    """One tiny call of each entry point: compiles the module or loads it from the cache."""
+    """One tiny call of each entry point: compiles the module or loads it from the cache.
+    A rule's target is first called as Python on a sample turn: it must give a whole level
+    (numba would unify a float target with the loops' integers and fail deep inside the
+    engine, blaming the machine)."""
+    if f.shape == "rule" and not getattr(f.functions[0], "__module__", "").startswith(
+            "strategies."):  # a user's rule (the built-in ones pass the contract tests)
+        _check_target(f)
     n = 1
     i = np.zeros(n, dtype=np.int64)
     store, _ = stores([KernelState()])
@@ -628,6 +634,21 @@ def _smoke(module: types.ModuleType, f: Form) -> None:
         rec = (np.zeros((n, 2), np.int32), i.copy(), i.copy(), i.copy())
         module.learn(-1, 0, (2, 1), np.zeros(0, np.int64), rec, i.copy(), np.zeros(n),
                      np.full(n, -1, np.int64), store.arrays, 0)
+
+
+def _check_target(f: Form) -> None:
+    """A rule's target, as Python, on a sample opening: an int, or one line naming it."""
+    target = getattr(f.functions[0], "py_func", f.functions[0])
+    turn = Turn(0, 0, 5, 3, 0, 0, 0, 1, 5, 1.0)
+    try:
+        value = target(turn, np.random.default_rng(0))
+    except Exception as exc:  # its own code: one line naming it
+        reraise_signal(exc)
+        raise failed(repr(f.name), 0, exc) from None
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise StrategyFailed(f"strategy {f.name!r}: its target returned {value!r:.40} "
+                             f"({type(value).__name__}), not a whole price level; return an "
+                             "int (1 .. turn.prices)")
 
 
 def _announce(text: str | None) -> contextlib.AbstractContextManager[None]:

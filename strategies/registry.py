@@ -62,7 +62,12 @@ def load(where: str, attr: str) -> type[Strategy]:
     """
     spec_text = f"{where}:{attr}"
     if where.endswith(".py") or "/" in where or "\\" in where:
-        path = Path(where).expanduser().resolve()
+        try:
+            path = Path(where).expanduser().resolve()
+        except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long
+            raise UsageError(f"strategy {spec_text!r}: {where!r} cannot be resolved "
+                             f"({exc.strerror if isinstance(exc, OSError) else exc})"
+                             ) from None
         if not path.is_file():
             raise UsageError(f"strategy {spec_text!r}: no file {where!r}")
         digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]

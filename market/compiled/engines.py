@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from market.errors import CompileError, reraise_signal
+from market.errors import CompileError, StrategyFailed, failed, reraise_signal
 from market.game import fastgame, jit, loops
 from market.game import protocol as lockstep
 from market.game.pressure import Pressure
@@ -109,7 +109,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
                                            f"machine: {exc}") from None  # not the rule's fault
                 stage[0] = "more"
                 (smoke or smoke_game)(module, todo)
-        except CompileError:
+        except (CompileError, StrategyFailed):
             raise
         except Exception as exc:
             reraise_signal(exc)
@@ -157,6 +157,19 @@ def smoke_game(module: types.ModuleType, entries: Sequence[str]) -> None:
                           store.arrays, np.random.default_rng(0), Pressure())
 
 
+def rule_failed(strategies: Sequence[Strategy], exc: Exception) -> Exception:
+    """What to raise when a compiled call raised ``exc``: the built-in rules raise nothing, so
+    it came from a user's rule; said in one line naming the users' strategies present (numba
+    does not say which row raised). ``exc`` itself when no user's strategy is there (a bug
+    of ours: its traceback)."""
+    reraise_signal(exc)
+    users = sorted({getattr(s, "name", "") or type(s).__name__ for s in strategies
+                    if not type(s).__module__.startswith(("strategies.", "market."))})
+    if not users:
+        return exc
+    return failed(" or ".join(repr(u) for u in users), None, exc)
+
+
 def illegal(strategy: Strategy, move: int) -> IllegalAction:
     """The error of a compiled strategy that played an action the rules forbid."""
     name = getattr(strategy, "name", "") or type(strategy).__name__
@@ -188,10 +201,13 @@ def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray |
         return tuple(np.ascontiguousarray(a, dtype=np.int64)
                      for a in (side.group, side.member, side.lo, side.hi))
 
-    with compiled_code():
-        actions, level, n_moves, bad, bad_g = module.negotiate_rows(
-            (protocol.prices, protocol.rounds), opens, seat(seller), seat(buyer), tl, kinds,
-            len(seller.strategies), store.arrays, rng, protocol.pressure)
+    try:
+        with compiled_code():
+            actions, level, n_moves, bad, bad_g = module.negotiate_rows(
+                (protocol.prices, protocol.rounds), opens, seat(seller), seat(buyer), tl,
+                kinds, len(seller.strategies), store.arrays, rng, protocol.pressure)
+    except Exception as exc:
+        raise rule_failed(strategies, exc) from exc
     if bad >= 0:
         raise illegal(strategies[bad_g], bad)
     return BatchRecord(protocol, actions, opens.astype(np.int8), level, n_moves)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from market.errors import StrategyFailed, UsageError, failed, reraise_signal
 from market.game import moves
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, Negotiator, Observation, Protocol
@@ -60,8 +61,9 @@ class Side:
 _NO_DRAWS = np.random.default_rng(0)
 
 
-class IllegalAction(RuntimeError):
-    """A strategy returned an action the protocol does not allow at that move."""
+class IllegalAction(StrategyFailed):
+    """A strategy returned an action the protocol does not allow at that move (a level off
+    the grid, a NaN, an accept before any offer): its fault, said in one line."""
 
 
 class Lockstep:
@@ -208,9 +210,22 @@ def negotiate(
                     s, rows, side.lo[rows], side.hi[rows], side.member[rows],
                     None if time_left is None else time_left[rows],
                 )
-                a = np.asarray(side.strategies[g].act(obs, rng), dtype=np.int64)
-                if a.shape != rows.shape or not state.legal(a).all():
-                    name = getattr(side.strategies[g], "name", type(side.strategies[g]).__name__)
+                strat = side.strategies[g]
+                name = getattr(strat, "name", "") or type(strat).__name__
+                try:
+                    played = np.asarray(strat.act(obs, rng))
+                except (UsageError, NotImplementedError):  # said already, naming it
+                    raise
+                except Exception as exc:  # its own code: one line naming it
+                    reraise_signal(exc)
+                    raise failed(repr(name), state.move, exc) from exc
+                if (played.shape != rows.shape
+                        or not np.issubdtype(played.dtype, np.number)
+                        or not np.isfinite(played).all() or (played != np.round(played)).any()):
+                    raise IllegalAction(f"strategy {name!r} played an illegal action at move "
+                                        f"{state.move} (not a whole level: {played!r:.60})")
+                a = played.astype(np.int64)
+                if not state.legal(a).all():
                     raise IllegalAction(
                         f"strategy {name!r} played an illegal action at move {state.move}"
                     )

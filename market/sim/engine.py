@@ -172,10 +172,14 @@ class CompiledEngine:
     def step(self, m: Market, time_left: int, rng: np.random.Generator) -> StepResult:
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
-        with compiled_code():
-            packed, actions, bad, bad_g = self.module.market_step(
-                m.rules, time_left, S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi),
-                m.pooled, self.kinds, self.n_groups_s, self.store.arrays, rng)
+        try:
+            with compiled_code():
+                packed, actions, bad, bad_g = self.module.market_step(
+                    m.rules, time_left, S.kernel_arrays(s_lo, s_hi),
+                    B.kernel_arrays(b_lo, b_hi), m.pooled, self.kinds, self.n_groups_s,
+                    self.store.arrays, rng)
+        except Exception as exc:
+            raise engines.rule_failed(self._strategies, exc) from exc
         if bad >= 0:
             raise engines.illegal(self._strategies[bad_g], bad)
         ints = packed[:5].astype(np.int64)  # exact: indices and levels are far below 2**53

@@ -190,7 +190,8 @@ def check_mix(name: str, mix: dict[str, float]) -> dict[str, float]:
         try:
             specs.parse(spec, name)
         except ValueError as exc:
-            if any(":" in k for k in mix):  # a file name cut at its ',' (or '=')
+            cut = "no file" in str(exc) or "unknown strategy" in str(exc)
+            if cut and len(mix) > 1 and any(":" in k for k in mix):  # a name cut at ',' or '='?
                 raise UsageError(f"{exc}{MIX_FILE_HINT}") from None
             raise
         try:

@@ -1,0 +1,97 @@
+"""A user's rule that fails, at load, compile or run time, on either engine and in every
+command: one line naming the strategy and what went wrong, exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.support.cli_run import run
+
+RULES = '''
+from strategies.rule_based import RuleBased
+
+
+class Broken(RuleBased):
+    name = "broken-rule"
+
+    @staticmethod
+    def target(turn, rng):
+        if turn.move >= 0:
+            raise ValueError("my rule broke")
+        return turn.lo
+
+
+class NotALevel(RuleBased):
+    name = "not-a-level"
+
+    @staticmethod
+    def target(turn, rng):
+        return float("nan")
+
+
+class LateDivider(RuleBased):
+    """Fine at the opening; divides by zero from its third move on, inside the engine."""
+
+    name = "late-divider"
+
+    @staticmethod
+    def target(turn, rng):
+        if turn.move >= 2:
+            return turn.lo // (turn.move - turn.move)
+        return turn.hi
+'''
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rules")
+    (folder / "failing.py").write_text(RULES)
+    os.symlink(folder / "b.py", folder / "a.py")
+    os.symlink(folder / "a.py", folder / "b.py")
+    return folder
+
+
+def _one_line(out, *words: str) -> None:
+    lines = [x for x in out.stderr.splitlines() if not x.startswith(("[progress]", "compil"))]
+    assert out.returncode == 2, out.stderr
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    for word in words:
+        assert word in lines[0], out.stderr
+
+
+def test_a_symlink_loop_named_as_a_rule_file_is_one_line(rules):
+    out = run("market", "--seller-mix", f"{rules / 'a.py'}:X=0.5,averaging=0.5", "--steps", "2")
+    _one_line(out, "cannot be resolved", "a.py")
+    assert "cannot hold ','" not in out.stderr  # not a name cut at a ',' or '='
+
+
+@pytest.mark.parametrize("command", [
+    ["baseline", "--seller", "{r}:Broken"],
+    ["market", "--seller-mix", "{r}:Broken=0.5,averaging=0.5", "--steps", "3"],
+    ["market", "--engine", "lockstep", "--seller-mix", "{r}:Broken=0.5,averaging=0.5",
+     "--steps", "3"],
+])
+def test_a_rule_that_raises_is_named_with_its_error(rules, command):
+    out = run(*(a.format(r=rules / "failing.py") for a in command))
+    _one_line(out, "'broken-rule'", "ValueError: my rule broke")
+
+
+@pytest.mark.parametrize("command", [
+    ["baseline", "--seller", "{r}:NotALevel"],
+    ["market", "--seller-mix", "{r}:NotALevel=0.5,averaging=0.5", "--steps", "3"],
+    ["market", "--engine", "lockstep", "--seller-mix", "{r}:NotALevel=0.5,averaging=0.5",
+     "--steps", "3"],
+])
+def test_a_rule_that_returns_no_level_is_named_not_blamed_on_the_machine(rules, command):
+    out = run(*(a.format(r=rules / "failing.py") for a in command))
+    _one_line(out, "'not-a-level'")
+    assert "this machine" not in out.stderr
+
+
+def test_a_rule_that_raises_inside_the_compiled_engine_is_named(rules):
+    """numba hands the rule's exception back from the market's compiled step."""
+    out = run("market", "--seller-mix", f"{rules / 'failing.py'}:LateDivider=0.5,averaging=0.5",
+              "--steps", "3", "--seed", "1")
+    _one_line(out, "'late-divider'", "ZeroDivisionError")
