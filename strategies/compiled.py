@@ -636,8 +636,48 @@ def _smoke(module: types.ModuleType, f: Form) -> None:
                      np.full(n, -1, np.int64), store.arrays, 0)
 
 
+def _outside_draws(function: Any) -> str:
+    """What ``function`` draws from other than the generator it is given, if anything:
+    ``np.random``, Python's ``random`` or a function of theirs, named as a global (numba
+    runs them on a generator of its own, which no seed of ours reaches)."""
+    import dis
+    import random as std_random
+
+    py = getattr(function, "py_func", function)
+    code = getattr(py, "__code__", None)
+    if code is None:
+        return ""
+    glb = getattr(py, "__globals__", {})
+    codes, found = [code], ""
+    while codes and not found:
+        c = codes.pop()
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        prev = None
+        for ins in dis.get_instructions(c):
+            value = glb.get(ins.argval) if ins.opname == "LOAD_GLOBAL" else None
+            if value is np.random or value is std_random:
+                found = f"{ins.argval}"
+            elif (ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "random"
+                  and prev is np):
+                found = "np.random"
+            elif callable(value) and str(getattr(value, "__module__", "") or "").startswith(
+                    ("numpy.random", "random")):
+                found = f"{ins.argval} ({value.__module__})"
+            prev = value if ins.opname == "LOAD_GLOBAL" else None
+            if found:
+                break
+    return found
+
+
 def _check_target(f: Form) -> None:
-    """A rule's target, as Python, on a sample opening: an int, or one line naming it."""
+    """A rule's target, as Python, on a sample opening: an int, or one line naming it; and
+    its draws only from the generator it is given."""
+    for function in f.functions:
+        source = _outside_draws(function) if function is not None else ""
+        if source:
+            raise StrategyFailed(f"strategy {f.name!r}: its rule draws from {source}, which "
+                                 "no seed reaches; draw from the generator it is given "
+                                 "(rng.random(), rng.integers(lo, hi))")
     target = getattr(f.functions[0], "py_func", f.functions[0])
     turn = Turn(0, 0, 5, 3, 0, 0, 0, 1, 5, 1.0)
     try:

@@ -10,7 +10,30 @@ import pytest
 from tests.support.cli_run import run
 
 RULES = '''
+import random
+
+import numpy as np
+
+from strategies.base import Classifier
 from strategies.rule_based import RuleBased
+
+
+class NpDrawer(RuleBased):
+    name = "np-drawer"
+    classifier = Classifier(stochastic=True)
+
+    @staticmethod
+    def target(turn, rng):
+        return turn.lo + int(np.random.random() * (turn.hi - turn.lo))
+
+
+class PyDrawer(RuleBased):
+    name = "py-drawer"
+    classifier = Classifier(stochastic=True)
+
+    @staticmethod
+    def target(turn, rng):
+        return turn.lo + int(random.random() * (turn.hi - turn.lo))
 
 
 class Broken(RuleBased):
@@ -95,3 +118,13 @@ def test_a_rule_that_raises_inside_the_compiled_engine_is_named(rules):
     out = run("market", "--seller-mix", f"{rules / 'failing.py'}:LateDivider=0.5,averaging=0.5",
               "--steps", "3", "--seed", "1")
     _one_line(out, "'late-divider'", "ZeroDivisionError")
+
+
+@pytest.mark.parametrize(("cls", "source"), [("NpDrawer", "np.random"), ("PyDrawer", "random")])
+@pytest.mark.parametrize("engine", ["auto", "lockstep"])
+def test_a_rule_that_draws_outside_its_generator_is_refused(rules, cls, source, engine):
+    """numba's np.random (and Python's random) is a generator of its own that no seed
+    reaches: the same seed gave different markets."""
+    out = run("market", "--engine", engine, "--seller-mix",
+              f"{rules / 'failing.py'}:{cls}=0.5,averaging=0.5", "--steps", "3")
+    _one_line(out, f"draws from {source}", "the generator it is given")
