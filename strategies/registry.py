@@ -72,12 +72,20 @@ def load(where: str, attr: str) -> type[Strategy]:
             raise UsageError(f"strategy {spec_text!r}: no file {where!r}")
         digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
         module_name = f"user_strategy_{path.stem}_{digest}"
+        try:
+            content = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise UsageError(f"strategy {spec_text!r}: {where!r} cannot be read "
+                             f"({exc.strerror or exc})") from None
         module = sys.modules.get(module_name)
+        if module is not None and getattr(module, "__content__", None) != content:
+            module = None  # edited since this process ran it: the new text plays, never the old
         if module is None:
             spec = importlib.util.spec_from_file_location(module_name, path)
             if spec is None or spec.loader is None:
                 raise UsageError(f"strategy {spec_text!r}: {where!r} is not a Python module")
             module = importlib.util.module_from_spec(spec)
+            module.__content__ = content  # type: ignore[attr-defined]
             sys.modules[module_name] = module
             try:
                 spec.loader.exec_module(module)

@@ -25,13 +25,14 @@ digest, so their own cache files can never be stale either.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
 import shutil
 import types
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +56,9 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def reachable(functions: Iterable[Any]) -> set[Path]:
-    """Every source file of ``functions`` and of every compiled function they call, followed
-    through their globals (and the attributes of modules they name)."""
-    files: set[Path] = set()
+def _walk(functions: Iterable[Any]) -> Iterator[types.FunctionType]:
+    """Each Python function of ``functions`` and of every compiled function they call,
+    followed through their globals (and the attributes of modules they name), once."""
     seen: set[int] = set()
     stack = [f for f in functions if f is not None]
     while stack:
@@ -66,10 +66,7 @@ def reachable(functions: Iterable[Any]) -> set[Path]:
         if not isinstance(py, types.FunctionType) or id(py) in seen:
             continue
         seen.add(id(py))
-        try:
-            files.add(Path(inspect.getfile(py)))
-        except TypeError:
-            continue
+        yield py
         names = _code_names(py.__code__)
         for name in names:
             value = py.__globals__.get(name)
@@ -79,7 +76,48 @@ def reachable(functions: Iterable[Any]) -> set[Path]:
             elif hasattr(value, "py_func") or (
                     isinstance(value, types.FunctionType) and value is not py):
                 stack.append(value)
+
+
+def reachable(functions: Iterable[Any]) -> set[Path]:
+    """Every source file of ``functions`` and of every compiled function they call, followed
+    through their globals (and the attributes of modules they name)."""
+    files: set[Path] = set()
+    for py in _walk(functions):
+        with contextlib.suppress(TypeError):
+            files.add(Path(inspect.getfile(py)))
     return files
+
+
+#: the values numba freezes into machine code when a compiled function reads a global
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _plain(value: Any) -> bool:
+    """A value whose ``repr`` says all of it, the same in every process (no addresses)."""
+    if isinstance(value, tuple | frozenset):
+        return all(_plain(v) for v in value)
+    return isinstance(value, _SCALARS)
+
+
+def frozen(functions: Iterable[Any]) -> str:
+    """The values of the globals these functions (and what they reach) read as constants:
+    numba compiles them into the code, so a value imported from another module, or read
+    from the environment at import, is part of what was compiled, not of the source text."""
+    out = []
+    for py in _walk(functions):
+        names = _code_names(py.__code__)
+        for name in sorted(names):
+            value = py.__globals__.get(name)
+            holders = [(name, value)]
+            if isinstance(value, types.ModuleType):  # consts.LEVEL
+                holders = [(f"{name}.{a}", getattr(value, a, None)) for a in sorted(names)]
+            for label, v in holders:
+                if _plain(v):
+                    out.append(f"{py.__module__}.{py.__qualname__}:{label}={v!r}")
+                elif not isinstance(v, type) and hasattr(v, "tobytes") and hasattr(v, "dtype"):
+                    text = hashlib.sha256(v.tobytes()).hexdigest()
+                    out.append(f"{py.__module__}.{py.__qualname__}:{label}={v.dtype}:{text}")
+    return hashlib.sha256("\n".join(sorted(set(out))).encode()).hexdigest()
 
 
 _digests: dict[Path, str] = {}
@@ -200,5 +238,5 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:160]
 
 
-__all__ = ["CacheNotice", "file_digest", "guarded_cache", "py_function", "reachable",
-           "remember"]
+__all__ = ["CacheNotice", "file_digest", "frozen", "guarded_cache", "py_function",
+           "reachable", "remember"]

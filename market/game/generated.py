@@ -172,6 +172,7 @@ def module(prefix: str, text: str, bound: dict[str, Any] | None = None,
                                if hasattr(v, "py_func"))]
         for path in sources(roots, templates):  # by content as defined: a user's file
             digest.update(compile_cache.file_digest(path).encode())  # copied is the same code
+        digest.update(compile_cache.frozen(roots).encode())  # the constants compiled in
         digest.update(str(getattr(jit.numba, "__version__", "")).encode())
         name = f"{prefix}_{digest.hexdigest()[:20]}"
         folder = cache_dir()

@@ -236,3 +236,56 @@ def test_a_rule_based_class_with_no_target_is_refused_in_one_line(tmp_path):
                        text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.count("\n") == 1 and "states no rule" in r.stderr
+
+
+CONST_RULE = '''
+from consts import LEVEL
+from strategies.rule_based import RuleBased
+
+
+class Constant(RuleBased):
+    name = "constant-level"
+
+    @staticmethod
+    def target(turn, rng):
+        return LEVEL
+'''
+
+
+def test_a_constant_the_rule_imports_is_compiled_in_and_an_edit_to_it_plays(tmp_path):
+    """numba compiles a global's value into the code: editing the module it comes from
+    (not the rule's file) must name another compiled module, never replay the old value."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "const_rule.py").write_text(CONST_RULE)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{rules}",
+           "NEGOTIATION_MARKET_CACHE": str(generated.cache_dir().parent)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    cmd = [sys.executable, "-c", SCRIPT.format(spec=f"{rules / 'const_rule.py'}:Constant")]
+    opening = []
+    for level in (3, 7, 3):
+        (rules / "consts.py").write_text(f"LEVEL = {level}\n")
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        opening.append(int(out.stdout.split()[-1]))
+    assert opening == [3, 7, 3]
+
+
+def test_an_edited_rule_plays_its_new_text_in_the_same_process(tmp_path):
+    """The Python API and the view build markets in one process: a rule file edited between
+    two builds plays its new text."""
+    from market.game.protocol import Side, negotiate
+    from market.game.rules import Protocol
+
+    path = tmp_path / "edited_here.py"
+    p = Protocol(9, 3)
+    buyer = strategies.make("hardliner", "buyer", 1, p)
+    opening = []
+    for level in (3, 7):
+        path.write_text(_doc_module().replace("return (lo + hi) // 2", f"return {level}")
+                        .replace('name = "midpoint"', 'name = "midpoint-edited-here"'))
+        seller = specs.build(f"{path}:Midpoint", "seller", p)
+        rec = negotiate(p, Side.single(seller, 1, 1, 9), Side.single(buyer, 1, 1, 9), 0,
+                        np.random.default_rng(0))
+        opening.append(int(rec.actions[0, 0]) + 1)
+    assert opening == [3, 7]
