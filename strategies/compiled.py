@@ -44,6 +44,7 @@ through to another rule.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -469,14 +470,25 @@ def kind_in(module: types.ModuleType, strategy: Strategy) -> int:
     return -1 if f is None else module.KINDS.get(f.key, -1)
 
 
+#: numba's lines that say where it failed, not why (its stages, the source it quotes)
+_NOT_A_REASON = ("Failed in ", "During:", "File ", "<source", "^", "def ", "Enable logging")
+
+
+def numba_reason(exc: BaseException) -> str:
+    """numba's first line that says why (an untyped name, types it cannot unify), its
+    colour codes and stage names left out."""
+    text = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in str(exc).splitlines()]
+    reasons = [line for line in text if line and not line.startswith(_NOT_A_REASON)]
+    return (reasons[0] if reasons else type(exc).__name__)[:200]
+
+
 def compile_failure(name: str, exc: BaseException) -> CompileError:
-    """The one line for a rule numba cannot compile: the strategy, numba's first line, and
-    the way round (the lockstep path runs the rule as Python)."""
-    text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    first = next((line for line in text if not line.startswith("\x1b")), type(exc).__name__)
-    return CompileError(f"strategy {name!r}: numba cannot compile its rule ({first}); it can "
-                        "still run on the lockstep path (engine='lockstep', "
-                        "--engine lockstep)")
+    """The one line for a rule numba cannot compile: the strategy, numba's reason, and the
+    way round where there is one (the lockstep path runs the rule as Python)."""
+    return CompileError(f"strategy {name!r}: numba cannot compile its rule "
+                        f"({numba_reason(exc)}); it still runs as Python on the lockstep path: "
+                        "market --engine lockstep, batch --param engine=lockstep, "
+                        "MarketModel(engine='lockstep')")
 
 
 # --- a strategy's own batch decision, derived ----------------------------------------------------
@@ -585,10 +597,16 @@ def _ints(a: Any, n: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(np.asarray(a), (n,)), dtype=np.int64)
 
 
+#: the forms numba could not compile in this process, and what was said of each
+_refused: dict[tuple[Any, ...], CompileError] = {}
+
+
 def batch_module(f: Form, say: bool = True) -> types.ModuleType:
     """The generated module of one form alone (:func:`form_module`), compiled on first use
     (said on stderr unless ``say`` is false: an engine says its own); a rule numba cannot
     compile is a :class:`CompileError` naming the strategy."""
+    if f.key in _refused:  # said once: the lockstep path asks at every move
+        raise _refused[f.key]
     module = form_module(f)
     if not getattr(module, "_checked", False):
         try:
@@ -600,7 +618,8 @@ def batch_module(f: Form, say: bool = True) -> types.ModuleType:
             reraise_signal(exc)
             if jit.numba is None:
                 raise
-            raise compile_failure(f.name, exc) from None
+            _refused[f.key] = compile_failure(f.name, exc)
+            raise _refused[f.key] from None
         module._checked = True  # type: ignore[attr-defined]
     return module
 

@@ -18,6 +18,20 @@ from strategies.base import Classifier
 from strategies.rule_based import RuleBased
 
 
+def helper(x):
+    return {"a": x}["a"]
+
+
+class Dicty(RuleBased):
+    """Calls a plain Python helper: numba cannot compile it; Python can."""
+
+    name = "dicty"
+
+    @staticmethod
+    def target(turn, rng):
+        return helper(turn.lo)
+
+
 class NpDrawer(RuleBased):
     name = "np-drawer"
     classifier = Classifier(stochastic=True)
@@ -128,3 +142,13 @@ def test_a_rule_that_draws_outside_its_generator_is_refused(rules, cls, source, 
     out = run("market", "--engine", engine, "--seller-mix",
               f"{rules / 'failing.py'}:{cls}=0.5,averaging=0.5", "--steps", "3")
     _one_line(out, f"draws from {source}", "the generator it is given")
+
+
+def test_a_rule_numba_cannot_compile_says_why_once_and_plays_as_python(rules):
+    spec = f"{rules / 'failing.py'}:Dicty=0.5,averaging=0.5"
+    out = run("market", "--seller-mix", spec, "--steps", "3")
+    _one_line(out, "'dicty'", "helper", "--engine lockstep")
+    assert "nopython mode pipeline" not in out.stderr  # a stage's name is not a reason
+    slow = run("market", "--engine", "lockstep", "--seller-mix", spec, "--steps", "3")
+    assert slow.returncode == 0, slow.stderr
+    assert slow.stderr.count("compiling dicty's rule") <= 1, slow.stderr  # not once a move
