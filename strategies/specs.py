@@ -14,6 +14,7 @@ refused with the same words.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Mapping
@@ -166,8 +167,14 @@ def fixed_game(specs: Mapping[str, str | Spec]) -> tuple[Protocol, list[str]] | 
     if not found:
         return None
     if len(set(found.values())) > 1:
+        fields = [f.name for f in dataclasses.fields(Protocol)]
+        differ = [n for n in fields if len({getattr(g, n) for g in found.values()}) > 1]
+        shown = ["prices", "rounds", *(n for n in differ if n not in ("prices", "rounds"))]
+        label = {"prices": "P", "rounds": "T"}
         raise UsageError(
             "the two Q-table files are for different games ("
-            + ", ".join(f"{k}: P={g.prices}, T={g.rounds}" for k, g in found.items()) + ")"
+            + "; ".join(f"{k}: " + ", ".join(f"{label.get(n, n)}={getattr(g, n):g}"
+                                              for n in shown)
+                        for k, g in found.items()) + ")"
         )
     return next(iter(found.values())), sorted(found)

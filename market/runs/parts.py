@@ -88,6 +88,8 @@ class PartStore:
 
         self._ensure_dir()
         run = int(outcome.row["run"])
+        for f in (self._row_file(run), self._steps_file(run)):
+            _set_aside(f)
         steps_digest = None
         if outcome.steps is not None:
             write_parquet(outcome.steps, self._steps_file(run))
@@ -144,6 +146,13 @@ class PartStore:
                     f.unlink()
         with contextlib.suppress(OSError):
             self.dir.rmdir()
+
+
+def _set_aside(path: Path) -> None:
+    """Move what stands where a part is to be written, if it is not a regular file (a folder,
+    a FIFO): the run is redone and its part written; nothing is deleted."""
+    if os.path.lexists(path) and not (path.is_file() and not path.is_symlink()):
+        os.replace(path, path.with_name(f"{path.name}.set-aside-{os.getpid()}"))
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:

@@ -28,8 +28,8 @@ def baseline(*args: str, stdin: str | None = None) -> subprocess.CompletedProces
                        env={"PATH": "/usr/bin:/bin", "TERM": "dumb"})
 
 
-def table_file(path: Path, P: int = 5, T: int = 5, seed: int = 0) -> Path:
-    protocol = Protocol(P, T)
+def table_file(path: Path, P: int = 5, T: int = 5, seed: int = 0, **pressure: float) -> Path:
+    protocol = Protocol(P, T, **pressure)
     r = np.random.default_rng(seed)
     shape = (2, qtable.n_rows(protocol), protocol.n_actions)
     save_tables(path, TablePair(protocol, r.random(shape), r.random(shape)))
@@ -126,6 +126,15 @@ def test_table_files_for_different_games_are_refused(tmp_path):
     b = table_file(tmp_path / "b.npz", P=4, T=5)
     out = baseline("--seller", f"qlearning:{a}", "--buyer", f"qlearning:{b}")
     assert out.returncode == 2 and "different games" in out.stderr
+
+
+def test_tables_trained_under_other_risks_and_costs_say_what_differs(tmp_path):
+    a = table_file(tmp_path / "a.npz", breakdown=0.1, seller_cost=0.02)
+    b = table_file(tmp_path / "b.npz")
+    out = baseline("--seller", f"qlearning:{a}", "--buyer", f"qlearning:{b}")
+    assert out.returncode == 2 and "different games" in out.stderr
+    assert "breakdown=0.1" in out.stderr and "seller_cost=0.02" in out.stderr
+    assert "breakdown=0," in out.stderr or "breakdown=0;" in out.stderr, out.stderr
 
 
 def test_rounds_conflicting_with_a_table_file_are_refused(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -438,6 +439,27 @@ def test_a_damaged_part_file_is_run_again(tmp_path, content):
     res = batch.run_batch(specs, out, processes=1)
     assert (res.reused, res.ran) == (0, 2)
     pd.testing.assert_frame_equal(res.table, ref)
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_part_replaced_by_something_else_is_run_again_and_nothing_deleted(tmp_path, kind):
+    specs = small_specs()[:2]
+    out = tmp_path / "r.parquet"
+    ref = batch.run_batch(specs, tmp_path / "ref.parquet", processes=1).table
+    parts = batch.parts_dir(out)
+    parts.mkdir()
+    (parts / batch.PARTS_MARKER).write_text("")  # the project's own folder
+    odd = parts / "run-0000000.json"
+    if kind == "folder":
+        odd.mkdir()
+        (odd / "keep.txt").write_text("mine")
+    else:
+        os.mkfifo(odd)
+    res = batch.run_batch(specs, out, processes=1)
+    assert (res.reused, res.ran) == (0, 2)
+    pd.testing.assert_frame_equal(res.table, ref)
+    aside = list(tmp_path.rglob("run-0000000.json.set-aside-*"))
+    assert len(aside) == 1 and (kind == "fifo" or (aside[0] / "keep.txt").read_text() == "mine")
 
 
 def test_common_seeds_give_every_point_the_same_markets():
