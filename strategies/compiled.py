@@ -46,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+import time
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -688,6 +689,30 @@ def _outside_draws(function: Any) -> str:
     return found
 
 
+#: how long a user's target may take, as Python, on the sample opening
+SAMPLE_SECONDS = 2.0
+
+
+def _within(seconds: float, function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)``, or ``TimeoutError`` once it has run ``seconds`` (checked as its
+    Python lines run: a loop that never ends is stopped, in this thread, by no signal)."""
+    deadline = time.monotonic() + seconds
+    count = [0]
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        count[0] += 1
+        if count[0] % 1000 == 0 and time.monotonic() > deadline:
+            raise TimeoutError
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        return function(*args)
+    finally:
+        sys.settrace(previous)
+
+
 def _check_target(f: Form) -> None:
     """A rule's target, as Python, on a sample opening: an int, or one line naming it; and
     its draws only from the generator it is given."""
@@ -700,7 +725,11 @@ def _check_target(f: Form) -> None:
     target = getattr(f.functions[0], "py_func", f.functions[0])
     turn = Turn(0, 0, 5, 3, 0, 0, 0, 1, 5, 1.0)
     try:
-        value = target(turn, np.random.default_rng(0))
+        value = _within(SAMPLE_SECONDS, target, turn, np.random.default_rng(0))
+    except TimeoutError:
+        raise StrategyFailed(f"strategy {f.name!r}: its target did not return within "
+                             f"{SAMPLE_SECONDS:g} s on a sample opening (a loop that never "
+                             "ends?)") from None
     except Exception as exc:  # its own code: one line naming it
         reraise_signal(exc)
         raise failed(repr(f.name), 0, exc) from None

@@ -89,14 +89,14 @@ def load(where: str, attr: str) -> type[Strategy]:
             sys.modules[module_name] = module
             try:
                 spec.loader.exec_module(module)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # sys.exit() at import: not the command's
                 sys.modules.pop(module_name, None)
                 raise UsageError(f"strategy {spec_text!r}: importing {where!r} failed "
                                  f"({type(exc).__name__}: {exc})") from None
     else:
         try:
             module = importlib.import_module(where)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise UsageError(f"strategy {spec_text!r}: cannot import module {where!r} "
                              f"({type(exc).__name__}: {exc})") from None
     cls = getattr(module, attr, None)

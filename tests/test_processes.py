@@ -385,14 +385,15 @@ from strategies.rule_based import RuleBased
 
 
 class Forever(RuleBased):
-    """A user's rule that never returns (its loop never ends)."""
+    """A user's rule that opens, then never returns (its loop never ends): it passes the
+    check on a sample opening and loops inside the compiled step."""
 
     name = "forever"
 
     @staticmethod
     def target(turn, rng):
         k = turn.lo
-        while k >= 0:
+        while k >= 0 and turn.move > 0:
             k = (k * 7 + 3) % 1000
         return k
 '''

@@ -190,6 +190,8 @@ def _guarded_class() -> type:
             except Exception as exc:
                 reraise_signal(exc)
                 self.disable()
+                if "no compiled object yet" in str(exc):  # a compile cut short by a signal:
+                    return  # nothing to write, and nothing wrong with the folder
                 _notice(f"numba cannot write its cache ({_reason(exc)}); what it cannot "
                         "write is compiled in memory for this run", once="write")
 

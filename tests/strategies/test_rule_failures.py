@@ -32,6 +32,17 @@ class Dicty(RuleBased):
         return helper(turn.lo)
 
 
+class Loops(RuleBased):
+    name = "loops-at-once"
+
+    @staticmethod
+    def target(turn, rng):
+        k = turn.lo
+        while k >= 0:
+            k = (k * 7 + 3) % 1000
+        return k
+
+
 class NpDrawer(RuleBased):
     name = "np-drawer"
     classifier = Classifier(stochastic=True)
@@ -152,3 +163,16 @@ def test_a_rule_numba_cannot_compile_says_why_once_and_plays_as_python(rules):
     slow = run("market", "--engine", "lockstep", "--seller-mix", spec, "--steps", "3")
     assert slow.returncode == 0, slow.stderr
     assert slow.stderr.count("compiling dicty's rule") <= 1, slow.stderr  # not once a move
+
+
+def test_a_rule_file_that_exits_at_import_is_one_line_not_a_silent_success(tmp_path):
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(0)\n")
+    out = run("market", "--seller-mix", f"{tmp_path / 'exits.py'}:X=0.5,averaging=0.5",
+              "--steps", "2")
+    _one_line(out, "importing", "SystemExit")
+
+
+def test_a_rule_that_never_returns_on_the_sample_opening_is_refused_before_it_plays(rules):
+    out = run("market", "--seller-mix", f"{rules / 'failing.py'}:Loops=0.5,averaging=0.5",
+              "--steps", "2")
+    _one_line(out, "'loops-at-once'", "did not return")
