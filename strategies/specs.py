@@ -62,8 +62,9 @@ def parse(text: str | Spec, option: str | None = None) -> Spec:
         return text
     name, colon, arg = str(text).strip().partition(":")
     if colon and name not in registry.STRATEGIES and _outside(name):
-        try:
-            cls = registry.load(name, arg.strip())
+        where, _, attr = str(text).strip().rpartition(":")  # a class name holds no ':'; a
+        try:  # folder's name may
+            cls = registry.load(where, attr.strip())
         except UsageError as exc:
             raise UsageError(f"{_where(option)}{exc}") from None
         _check(cls, None, option)

@@ -176,3 +176,17 @@ def test_a_rule_that_never_returns_on_the_sample_opening_is_refused_before_it_pl
     out = run("market", "--seller-mix", f"{rules / 'failing.py'}:Loops=0.5,averaging=0.5",
               "--steps", "2")
     _one_line(out, "'loops-at-once'", "did not return")
+
+
+def test_a_rule_file_in_a_folder_whose_name_holds_a_colon_is_found(tmp_path):
+    """A spec splits the class off at its last ':' (a class name holds none; a folder's
+    name may): it said "no file" naming the folder cut at its ':'."""
+    folder = tmp_path / "a:b"
+    folder.mkdir()
+    (folder / "colon_rules.py").write_text(
+        "from strategies.rule_based import RuleBased\n\n\nclass Mid(RuleBased):\n"
+        "    name = 'colon-mid'\n\n    @staticmethod\n    def target(turn, rng):\n"
+        "        return (turn.lo + turn.hi) // 2\n")
+    out = run("baseline", "--seller", f"{folder / 'colon_rules.py'}:Mid")
+    assert out.returncode == 0 and out.stdout.strip().splitlines()[-1].startswith(
+        ("DEAL", "NO DEAL")), out.stderr
