@@ -385,15 +385,15 @@ from strategies.rule_based import RuleBased
 
 
 class Forever(RuleBased):
-    """A user's rule that opens, then never returns (its loop never ends): it passes the
-    check on a sample opening and loops inside the compiled step."""
+    """A user's rule that never returns (its loop never ends) in games of more than 50
+    levels: the turns it is tried on before it plays are smaller, the market's is not."""
 
     name = "forever"
 
     @staticmethod
     def target(turn, rng):
         k = turn.lo
-        while k >= 0 and turn.move > 0:
+        while k >= 0 and turn.prices > 50:
             k = (k * 7 + 3) % 1000
         return k
 '''
@@ -408,7 +408,7 @@ def test_a_rule_that_never_returns_is_stopped_by_ctrl_c_in_one_line(tmp_path):
     (tmp_path / "loop.py").write_text(FOREVER)
     proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "market", "--seller-mix",
                              f"{tmp_path / 'loop.py'}:Forever=0.5,averaging=0.5",
-                             "--steps", "10"], cwd=ROOT, stdout=subprocess.PIPE,
+                             "--prices", "60", "--steps", "10"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)

@@ -43,6 +43,51 @@ class Loops(RuleBased):
         return k
 
 
+class Negative(RuleBased):
+    name = "negative"
+
+    @staticmethod
+    def target(turn, rng):
+        return -5
+
+
+class TooHigh(RuleBased):
+    """Offers past its own range: a promised-rational Buyer paying more than its value."""
+
+    name = "too-high"
+
+    @staticmethod
+    def target(turn, rng):
+        return min(turn.hi + 10, turn.prices)
+
+
+class TakesAnything(RuleBased):
+    name = "takes-anything"
+
+    @staticmethod
+    def target(turn, rng):
+        return turn.lo if turn.side == 0 else turn.hi
+
+    @staticmethod
+    def accepts(turn, target):
+        return turn.offer > 0
+
+
+class HonestlyGreedy(RuleBased):
+    """The same as TakesAnything, but says so: it plays."""
+
+    name = "honestly-greedy"
+    classifier = Classifier(individually_rational=False)
+
+    @staticmethod
+    def target(turn, rng):
+        return turn.lo if turn.side == 0 else turn.hi
+
+    @staticmethod
+    def accepts(turn, target):
+        return turn.offer > 0
+
+
 class NpDrawer(RuleBased):
     name = "np-drawer"
     classifier = Classifier(stochastic=True)
@@ -190,3 +235,21 @@ def test_a_rule_file_in_a_folder_whose_name_holds_a_colon_is_found(tmp_path):
     out = run("baseline", "--seller", f"{folder / 'colon_rules.py'}:Mid")
     assert out.returncode == 0 and out.stdout.strip().splitlines()[-1].startswith(
         ("DEAL", "NO DEAL")), out.stderr
+
+
+@pytest.mark.parametrize(("cls", "words"), [
+    ("Negative", ["'negative'", "off the grid"]),
+    ("TooHigh", ["'too-high'", "individually rational", "offers level"]),
+    ("TakesAnything", ["'takes-anything'", "individually rational", "accepts level"]),
+])
+def test_a_rule_that_breaks_its_promises_is_refused_before_it_plays(rules, cls, words):
+    """Its traders traded at a loss (or its target was clamped onto the grid) unnoticed,
+    though its classifier (the default) says it never does."""
+    side = "--buyer" if cls == "TooHigh" else "--seller"
+    out = run("baseline", side, f"{rules / 'failing.py'}:{cls}")
+    _one_line(out, *words)
+
+
+def test_a_rule_that_says_it_may_trade_at_a_loss_plays(rules):
+    out = run("baseline", "--seller", f"{rules / 'failing.py'}:HonestlyGreedy")
+    assert out.returncode == 0, out.stderr

@@ -88,7 +88,8 @@ def test_an_edited_rule_is_compiled_anew_never_played_stale(place, tmp_path, req
         cmd = request.getfixturevalue("read_only")(cmd, ROOT, rules)
     opening = []
     for level in (3, 7):  # the rule's opening offer, edited between two runs
-        path.write_text(_doc_module().replace("return (lo + hi) // 2", f"return {level}"))
+        path.write_text(_doc_module().replace("return (lo + hi) // 2",
+                                                            f"return max(lo, min(hi, {level}))"))
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
         opening.append(int(out.stdout.split()[-1]))
@@ -248,7 +249,7 @@ class Constant(RuleBased):
 
     @staticmethod
     def target(turn, rng):
-        return LEVEL
+        return max(turn.lo, min(turn.hi, LEVEL))
 '''
 
 
@@ -282,7 +283,8 @@ def test_an_edited_rule_plays_its_new_text_in_the_same_process(tmp_path):
     buyer = strategies.make("hardliner", "buyer", 1, p)
     opening = []
     for level in (3, 7):
-        path.write_text(_doc_module().replace("return (lo + hi) // 2", f"return {level}")
+        path.write_text(_doc_module().replace("return (lo + hi) // 2",
+                                                            f"return max(lo, min(hi, {level}))")
                         .replace('name = "midpoint"', 'name = "midpoint-edited-here"'))
         seller = specs.build(f"{path}:Midpoint", "seller", p)
         rec = negotiate(p, Side.single(seller, 1, 1, 9), Side.single(buyer, 1, 1, 9), 0,
