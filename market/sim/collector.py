@@ -15,7 +15,7 @@ model: ``get_model_vars_dataframe()``, ``get_table_dataframe("periods")``
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from operator import attrgetter
@@ -106,6 +106,24 @@ def variables(s: Snapshot) -> dict[str, float]:
     return out
 
 
+class _AgentRecords(Mapping[int, list[tuple[Any, ...]]]):
+    """The recorded agent columns, read as Mesa's ``_agent_records`` (one tuple per agent)."""
+
+    def __init__(self, recorded: dict[int, dict[str, np.ndarray]]) -> None:
+        self._recorded = recorded
+
+    def __getitem__(self, step: int) -> list[tuple[Any, ...]]:
+        columns = self._recorded[step]
+        values = [columns[k].tolist() for k in ("unique_id", *AGENT_COLUMNS)]
+        return [(step, *row) for row in zip(*values, strict=True)]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._recorded)
+
+    def __len__(self) -> int:
+        return len(self._recorded)
+
+
 def latest(model: Collected, key: str) -> float:
     """Model reporter: one variable of the model as it stands (a module-level function, not a
     lambda, so that the model stays picklable). NaN when there is no such figure: a
@@ -190,6 +208,16 @@ class MarketCollector(DataCollector):
         (one array per variable) hold the same values at 8 bytes each.
         """
         self.recorded[model.steps] = model.market.agent_columns()
+
+    @property
+    def _agent_records(self) -> Mapping[int, list[tuple[Any, ...]]]:
+        """Mesa's per-step agent records, ``(step, AgentID, *values)`` per agent, as Mesa's
+        ``batch_run`` reads them: made from the recorded columns when read."""
+        return _AgentRecords(self.recorded)
+
+    @_agent_records.setter
+    def _agent_records(self, value: Any) -> None:
+        """Mesa's ``__init__`` sets an empty dict; the records are :attr:`recorded`."""
 
     @property
     def has_agent_records(self) -> bool:
