@@ -46,6 +46,20 @@ class Spec:
             return self.source
         return self.name if self.arg is None else f"{self.name}:{self.arg}"
 
+    @property
+    def label(self) -> str:
+        """What a person reads in tables and figures: a user's strategy by its ``name``
+        (not the path of its file), the others as written."""
+        return self.name if self.source is not None else str(self)
+
+
+def label(text: str) -> str:
+    """:attr:`Spec.label` of a spec's text (the text itself if it names nothing known)."""
+    try:
+        return parse(text).label
+    except ValueError:
+        return text
+
 
 def _outside(name: str) -> bool:
     """Whether the text before ``:`` names a file or module rather than a strategy."""

@@ -126,7 +126,10 @@ def _run_steps(model: Any, steps: int, quiet: bool) -> None:
 
 def _strategy_table(model: Any) -> list[dict[str, Any]]:
     """Per side and strategy: traders, mean earnings, mean wallet, trades per trader."""
+    from strategies import specs
+
     df = model.market.agents_now()
+    df["strategy"] = df["strategy"].map(specs.label)  # a user's strategy by its name
     g = df.groupby(["side", "strategy"], sort=True)
     out = g.agg(
         traders=("unique_id", "size"),

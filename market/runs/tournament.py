@@ -374,7 +374,7 @@ def registry_entrants(
     out = []
     for name in chosen:
         spec = specs.parse(name, "--strategies")  # a name, or a spec such as negmas:CLASS
-        name = str(spec)
+        name = spec.label  # a user's strategy by its name, not its file's path
         cls = spec.cls
         sides = tuple(cls.classifier.get("sides", ("seller", "buyer")))
         note = ""

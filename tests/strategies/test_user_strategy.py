@@ -291,3 +291,21 @@ def test_an_edited_rule_plays_its_new_text_in_the_same_process(tmp_path):
                         np.random.default_rng(0))
         opening.append(int(rec.actions[0, 0]) + 1)
     assert opening == [3, 7]
+
+
+def test_a_users_strategy_is_labelled_by_its_name_not_its_files_path(tmp_path):
+    """Tables and heatmaps read `midpoint-labelled`, not `/long/path/my_rules.py:Midpoint`."""
+    from market.cli import market_cmd
+    from market.game.rules import Protocol
+    from market.runs import tournament
+
+    path = tmp_path / "my_rules.py"
+    path.write_text(_doc_module().replace('name = "midpoint"', 'name = "midpoint-labelled"'))
+    spec = f"{path}:Midpoint"
+    entrants = tournament.registry_entrants(Protocol(), [spec, "averaging"])
+    assert [e.name for e in entrants] == ["midpoint-labelled", "averaging"]
+    model = MarketModel(n_sellers=4, n_buyers=4, seller_mix={spec: 0.5, "averaging": 0.5},
+                        engine="lockstep", seed=1)
+    model.step()
+    rows = market_cmd._strategy_table(model)
+    assert {r["strategy"] for r in rows} == {"midpoint-labelled", "averaging"}
