@@ -46,8 +46,11 @@ class PlainLines:
                                         daemon=True)
 
     def update(self, completed: float | None = None, advance: float | None = None,
-               description: str | None = None, total: float | None = None) -> None:
+               description: str | None = None, total: float | None = None,
+               phase: bool = False) -> None:
         with self._lock:
+            if phase:  # a new phase of unknown size: no count carried over from the last
+                self.total, self.completed = None, 0.0
             if total is not None:
                 self.total = total
             if completed is not None:
@@ -94,9 +97,12 @@ class PlainLines:
 @contextlib.contextmanager
 def progress_bar(label: str, total: float | None, unit: str = "", *,
                  quiet: bool = False) -> Iterator[Update]:
-    """Yield ``update(completed=None, advance=None, description=None, total=None)``.
+    """Yield ``update(completed=None, advance=None, description=None, total=None,
+    phase=False)``.
 
-    ``total=None`` draws a spinner with the elapsed time (work of unknown size).
+    ``total=None`` draws a spinner with the elapsed time (work of unknown size);
+    ``phase=True`` starts such a phase, the last phase's count gone (a tournament's
+    "writing the tables" is not "100 of 100 pairings").
     """
     from rich.console import Console
     from rich.progress import (
@@ -123,10 +129,13 @@ def progress_bar(label: str, total: float | None, unit: str = "", *,
         task = bar.add_task("", total=total)
 
         def update(completed: float | None = None, advance: float | None = None,
-                   description: str | None = None, total: float | None = None) -> None:
+                   description: str | None = None, total: float | None = None,
+                   phase: bool = False) -> None:
             kw = {k: v for k, v in (("completed", completed), ("advance", advance),
                                     ("description", description), ("total", total))
                   if v is not None}
+            if phase:
+                bar.reset(task, total=None, description=description or "")
             bar.update(task, **kw)
 
         yield update

@@ -127,10 +127,10 @@ def run(args: argparse.Namespace) -> int:
         if args.dynamics:
             from market.runs.dynamics import evolve
 
-            update(description="evolutionary dynamics on the mean payoffs")
+            update(description="evolutionary dynamics on the mean payoffs", phase=True)
             evolution = evolve(result.mean_payoff, list(args.dynamics), args.population,
                                args.selection, start, args.generations)
-        update(description="writing the tables and drawing the heatmap")
+        update(description="writing the tables and drawing the heatmap", phase=True)
         files = write_outputs(result, Path(args.out), evolution)
     if args.json:
         data = result.as_dict()

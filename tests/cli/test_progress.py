@@ -53,3 +53,18 @@ def test_a_piped_progress_line_is_plain_text_not_rich_markup():
     lines = PlainLines("batch", 10, "runs")
     lines.update(completed=3, description="2 process(es) [red]1 failed[/]")
     assert lines.line().startswith("batch 2 process(es) 1 failed: 3 of 10 runs")
+
+
+def test_a_new_phase_drops_the_last_phase_s_count():
+    """The tournament's last phase said "writing the tables and drawing the heatmap: 100 of
+    100", the count of its pairings."""
+    from market.cli.progress import PlainLines
+
+    lines = PlainLines("tournament", 100, "")
+    lines.update(description="pairings", completed=100)
+    lines.update(description="writing the tables and drawing the heatmap", phase=True)
+    assert lines.line().startswith("tournament writing the tables and drawing the heatmap: "
+                                   "working (")
+    with progress.progress_bar("drawn", 10, quiet=True) as update:  # the bar's form too
+        update(completed=10)
+        update(description="next", phase=True)
