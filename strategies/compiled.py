@@ -46,7 +46,6 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-import time
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,11 +53,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from market.errors import CompileError, StrategyFailed, failed, reraise_signal
+from market.errors import CompileError, StrategyFailed, reraise_signal
 from market.game import generated, jit
 from market.game.jit import njit
 from market.game.record import BatchRecord
-from market.game.rules import SELLER, Observation, Turn
+from market.game.rules import Observation, Turn
 from strategies.base import (
     LAYOUT_COLUMNS,
     PARAMS,
@@ -681,113 +680,6 @@ def _outside_draws(function: Any) -> str:
             if found:
                 break
     return found
-
-
-#: how long a user's target may take, as Python, on the sample opening
-SAMPLE_SECONDS = 2.0
-
-
-def _within(seconds: float, function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)``, or ``TimeoutError`` once it has run ``seconds`` (checked as its
-    Python lines run: a loop that never ends is stopped, in this thread, by no signal)."""
-    deadline = time.monotonic() + seconds
-    count = [0]
-
-    def tracer(frame: Any, event: str, arg: Any) -> Any:
-        count[0] += 1
-        if count[0] % 1000 == 0 and time.monotonic() > deadline:
-            raise TimeoutError
-        return tracer
-
-    previous = sys.gettrace()
-    sys.settrace(tracer)
-    try:
-        return function(*args)
-    finally:
-        sys.settrace(previous)
-
-
-#: sample games a user's rule is tried on before it plays: (P, T)
-SAMPLE_GAMES = ((5, 3), (9, 2), (21, 5))
-
-
-def check_rule(cls: type[Strategy]) -> None:
-    """A user's rule, tried as Python on sample turns before it plays (the contract the
-    registered strategies pass in the tests, in brief): its draws only from the generator
-    it is given, a whole level on the grid within :data:`SAMPLE_SECONDS`, and, if its
-    classifier says it is individually rational, no offer or acceptance outside its range.
-    A broken promise is one line naming the strategy (numba, given a float target, failed
-    deep inside the engine, blaming the machine; an off-grid target was silently clamped
-    and a promised-rational rule traded at a loss)."""
-    f = _form_of(cls) if isinstance(cls, type) and issubclass(cls, Compiled) else None
-    if f is None or f.shape != "rule":
-        return
-    for function in f.functions:
-        source = _outside_draws(function) if function is not None else ""
-        if source:
-            raise StrategyFailed(f"strategy {f.name!r}: its rule draws from {source}, which "
-                                 "no seed reaches; draw from the generator it is given "
-                                 "(rng.random(), rng.integers(lo, hi))")
-    target, accepts = (getattr(g, "py_func", g) for g in f.functions)
-    rational = bool(cls.classifier.get("individually_rational", True))
-    for turn in _sample_turns():
-        try:
-            value = _within(SAMPLE_SECONDS, target, turn, np.random.default_rng(0))
-            taken = (turn.offer > 0 and accepts is not None
-                     and bool(_within(SAMPLE_SECONDS, accepts, turn, value)))
-        except TimeoutError:
-            raise StrategyFailed(f"strategy {f.name!r}: its rule did not return within "
-                                 f"{SAMPLE_SECONDS:g} s on a sample turn (a loop that never "
-                                 "ends?)") from None
-        except Exception as exc:  # its own code: one line naming it
-            reraise_signal(exc)
-            raise failed(repr(f.name), turn.move, exc) from None
-        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-            raise StrategyFailed(f"strategy {f.name!r}: its target returned {value!r:.40} "
-                                 f"({type(value).__name__}), not a whole price level; return "
-                                 "an int (1 .. turn.prices)")
-        broken = _broken_promise(turn, int(value), taken, rational)
-        if broken:
-            raise StrategyFailed(f"strategy {f.name!r}: {broken} (a sample turn: {turn})")
-
-
-def _sample_turns() -> list[Turn]:
-    """The same few dozen turns every time: each side, the opening, later moves, final
-    answers, on :data:`SAMPLE_GAMES`, with acceptable ranges of every width."""
-    rng = np.random.default_rng(20260101)
-    turns = []
-    for P, T in SAMPLE_GAMES:
-        for k in range(16):
-            side = k % 2
-            move = 0 if k < 4 else int(rng.integers(1, 2 * T))
-            cut = int(rng.integers(1, P + 1))
-            lo, hi = (cut, P) if side == SELLER else (1, cut)
-            offer = 0 if move == 0 else int(rng.integers(1, P + 1))
-            own = 0 if move < 2 else int(rng.integers(1, P + 1))
-            prev = 0 if move < 3 else int(rng.integers(1, P + 1))
-            turns.append(Turn(side, move, P, T, offer, own, prev, lo, hi, 1.0))
-    return turns
-
-
-def _broken_promise(turn: Turn, target: int, accepted: bool, rational: bool) -> str:
-    """What a rule's target (and acceptance) at ``turn`` breaks, "" if nothing."""
-    final = turn.move > 0 and (turn.move - 1) // 2 == turn.rounds - 1
-    if not final and not 1 <= target <= turn.prices:
-        return (f"its target {target} is off the grid (levels 1 .. turn.prices = "
-                f"{turn.prices}): it would be clamped, silently")
-    if not rational:
-        return ""
-    says = ("its classifier says it is individually rational (Classifier(), the default), "
-            "but")
-    seller = turn.side == SELLER
-    if not final and (target < turn.lo if seller else target > turn.hi):
-        return (f"{says} it offers level {target} outside its range ({turn.lo} .. {turn.hi}): "
-                "a deal there is a loss; keep it inside (strategies.rule_based.bounds), or "
-                "say Classifier(individually_rational=False)")
-    if accepted and (turn.offer < turn.lo if seller else turn.offer > turn.hi):
-        return (f"{says} it accepts level {turn.offer} outside its range ({turn.lo} .. "
-                f"{turn.hi}); or say Classifier(individually_rational=False)")
-    return ""
 
 
 def _announce(text: str | None) -> contextlib.AbstractContextManager[None]:

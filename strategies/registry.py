@@ -111,7 +111,9 @@ def load(where: str, attr: str) -> type[Strategy]:
         raise UsageError(f"strategy {spec_text!r}: class {attr} states no rule (a RuleBased "
                          "strategy needs its target(turn, rng); a Compiled one its "
                          "decide_rows, or an act of its own)")
-    compiled.check_rule(cls)  # its promises, on sample turns, before it plays
+    from strategies import contract
+
+    contract.check_rule(cls)  # its promises, on sample turns, before it plays
     taken = STRATEGIES.get(cls.name)
     if taken is not None and taken is not cls and (
             taken.__module__, taken.__qualname__) != (cls.__module__, cls.__qualname__):
