@@ -125,19 +125,35 @@ def _run_steps(model: Any, steps: int, quiet: bool) -> None:
 
 
 def _strategy_table(model: Any) -> list[dict[str, Any]]:
-    """Per side and strategy: traders, mean earnings, mean wallet, trades per trader."""
+    """Per side and strategy: traders now, mean earnings under it per trader now, what its
+    traders earned under it in all (those who left it included), mean wallet, trades per
+    trader. Earnings count for the strategy that earned them: a trader that changed
+    strategy brings none of its past earnings to the new one."""
+    import numpy as np
+
     from strategies import specs
 
-    df = model.market.agents_now()
-    df["strategy"] = df["strategy"].map(specs.label)  # a user's strategy by its name
-    g = df.groupby(["side", "strategy"], sort=True)
-    out = g.agg(
-        traders=("unique_id", "size"),
-        mean_earnings=("earnings", "mean"),
-        mean_wallet=("wallet", "mean"),
-        trades_per_trader=("trades", "mean"),
-    ).reset_index()
-    return out.to_dict(orient="records")
+    m = model.market
+    df = m.agents_now()
+    rows = []
+    for side, side_name in ((0, "seller"), (1, "buyer")):
+        book, names = m.books[side], m.names[side]
+        counts = np.bincount(book.strategy, minlength=len(names))
+        under = np.bincount(book.strategy, weights=book.under_current(), minlength=len(names))
+        earned = book.earned_under(len(names))
+        mine = df[df["side"] == side_name]
+        for g, name in enumerate(names):
+            playing = mine[mine["strategy"] == name]
+            if counts[g] == 0 and earned[g] == 0:
+                continue
+            rows.append({"side": side_name, "strategy": specs.label(name),
+                         "traders": int(counts[g]),
+                         "mean_earnings": under[g] / counts[g] if counts[g] else math.nan,
+                         "earned": float(earned[g]),
+                         "mean_wallet": float(playing["wallet"].mean()) if counts[g] else math.nan,
+                         "trades_per_trader": float(playing["trades"].mean()) if counts[g]
+                         else math.nan})
+    return sorted(rows, key=lambda r: (r["side"], r["strategy"]))
 
 
 def _output_files(p: Any) -> tuple[str, ...]:
@@ -260,12 +276,13 @@ def _print_summary(
             head.add_row(m.label or m.key, _fmt_any(s[m.key]))
     head.add_row("run time", f"{seconds:.2f} s")
     console.print(head)
-    table = Table(title="Earnings per strategy and side (per trader, run total)")
-    for col in ("side", "strategy", "traders", "mean earnings", "mean wallet", "trades/trader"):
+    table = Table(title="Earnings per strategy and side (run total, under the strategy)")
+    for col in ("side", "strategy", "traders", "mean earnings", "earned in all", "mean wallet",
+                "trades/trader"):
         table.add_column(col, justify="left" if col in ("side", "strategy") else "right")
     for r in per_strategy:
         table.add_row(r["side"], r["strategy"], f"{r['traders']:,}", _fmt(r["mean_earnings"]),
-                      _fmt(r["mean_wallet"]), _fmt(r["trades_per_trader"]))
+                      _fmt(r["earned"]), _fmt(r["mean_wallet"]), _fmt(r["trades_per_trader"]))
     console.print(table)
     for f in files:
         console.print(f"wrote {f}")

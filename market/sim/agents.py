@@ -39,7 +39,10 @@ class TraderArrays:
     ``strategy``: index into the model's strategy names of this side;
     ``member``: index of the trader inside its strategy's population;
     ``team``: team id; ``trades``: units traded so far; ``traded``: whether the
-    trader already traded its unit this period.
+    trader already traded its unit this period. ``joined``: the trader's earnings when it
+    took up its current strategy, and ``banked``: what each strategy's traders earned under
+    it before they left it (by strategy index), so that earnings count for the strategy
+    that earned them (:meth:`earned_under`).
     """
 
     side: int
@@ -51,6 +54,8 @@ class TraderArrays:
     earnings: np.ndarray = field(init=False)
     trades: np.ndarray = field(init=False)
     traded: np.ndarray = field(init=False)
+    joined: np.ndarray = field(init=False)
+    banked: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         n = len(self.reservation)
@@ -58,6 +63,34 @@ class TraderArrays:
         self.earnings = np.zeros(n)
         self.trades = np.zeros(n, dtype=np.int64)
         self.traded = np.zeros(n, dtype=bool)
+        self.joined = np.zeros(n)
+        self.banked = np.zeros(0)
+
+    @property
+    def moved(self) -> bool:
+        """Whether any trader has changed strategy (else earnings are all under the first)."""
+        return self.banked.size > 0
+
+    def bank(self, traders: np.ndarray, n_strategies: int) -> None:
+        """``traders`` leave their strategies: what they earned under them is banked there,
+        and their earnings under the next count from now."""
+        if self.banked.size < n_strategies:
+            self.banked = np.concatenate([self.banked,
+                                          np.zeros(n_strategies - self.banked.size)])
+        np.add.at(self.banked, self.strategy[traders],
+                  self.earnings[traders] - self.joined[traders])
+        self.joined[traders] = self.earnings[traders]
+
+    def under_current(self) -> np.ndarray:
+        """Each trader's earnings under the strategy it plays now."""
+        return self.earnings - self.joined if self.moved else self.earnings
+
+    def earned_under(self, n_strategies: int) -> np.ndarray:
+        """What each strategy's traders earned under it, the run so far: banked by those who
+        left it, plus its current traders' earnings since they took it up."""
+        out = np.bincount(self.strategy, weights=self.under_current(), minlength=n_strategies)
+        out[:self.banked.size] += self.banked[:n_strategies]
+        return out
 
     def kernel_arrays(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
         """This side's arrays as the compiled step takes them, with the acceptable levels

@@ -365,11 +365,15 @@ SideEarnings = tuple[tuple[str, ...], np.ndarray, np.ndarray, float]
 
 def earnings_sums(books: Sequence[TraderArrays], names: Sequence[Sequence[str]]
                   ) -> tuple[SideEarnings, SideEarnings]:
-    """Each side's earnings per strategy, summed (what :func:`earnings` reports), by side."""
+    """Each side's earnings per strategy, summed (what :func:`earnings` reports), by side: a
+    current trader's earnings under the strategy it plays now (what it earned under others
+    counts for them)."""
     out = []
     for side in (SELLER, BUYER):
-        sums, counts, mean = group_means(books[side].strategy, books[side].earnings,
-                                         len(names[side]))
+        book = books[side]
+        sums, counts, mean = group_means(book.strategy, book.under_current(), len(names[side]))
+        if book.moved:  # a strategy's mean counts what was earned under it; the side's, all
+            mean = float(book.earnings.mean()) if len(book) else math.nan
         out.append((tuple(names[side]), sums, counts, float(mean)))
     return out[0], out[1]
 

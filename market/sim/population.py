@@ -96,6 +96,7 @@ def reassign(book: TraderArrays, names: list[str], strategies: list[Strategy],
     else:
         source = make_strategy(names[to], book.side, traders.size, p, protocol, rng)
         rows = np.arange(traders.size)
+    book.bank(traders, len(names))  # what they earned counts for the strategy they leave
     book.strategy[traders] = -1  # the movers' old slots are free
     held = np.zeros(strat.n_members + traders.size, dtype=bool)
     held[book.member[book.strategy == to]] = True

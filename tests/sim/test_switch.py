@@ -145,3 +145,30 @@ def test_set_strategy_checks_its_arguments_as_the_command_line_does(kwargs, word
     with pytest.raises(ValueError, match=words):
         model.set_strategy(**call)
     assert model.market.names[0] == ["averaging", "qlearning"]  # nothing added
+
+
+def test_earnings_count_for_the_strategy_that_earned_them():
+    """A trader that changes strategy brings none of its past earnings to the new one: the
+    market's table summed a Boulware trader's averaging years into Boulware's mean."""
+    model = MarketModel(n_sellers=12, n_buyers=12, seller_mix={"averaging": 0.5,
+                                                               "boulware": 0.5}, seed=4)
+    for _ in range(12):
+        model.step()
+    book = model.sellers
+    movers = np.flatnonzero(book.strategy == 0)[:3]  # averaging traders, with earnings
+    before = book.earnings[movers].copy()
+    assert before.sum() > 0
+    model.set_strategy("seller", movers, "boulware")
+    for _ in range(12):
+        model.step()
+    earned = book.earned_under(2)
+    assert earned.sum() == pytest.approx(book.earnings.sum())  # every unit of money, once
+    stayed = book.strategy == 0
+    assert earned[0] == pytest.approx(book.earnings[stayed].sum() + before.sum())
+    under = book.earnings[movers] - before  # what the movers made as Boulware traders
+    boulware = book.strategy == 1
+    figures = model.datacollector.get_model_vars_dataframe().iloc[-1]
+    mean = (book.earnings[boulware & ~np.isin(np.arange(len(book)), movers)].sum()
+            + under.sum()) / boulware.sum()
+    assert figures["earnings.seller.boulware"] == pytest.approx(mean)
+    assert figures["earnings.seller"] == pytest.approx(book.earnings.mean())  # the side: all
