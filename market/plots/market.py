@@ -86,7 +86,7 @@ def plot_market(
     ax_sd.set_xlabel("units")
     ax_sd.set_ylim(ax.get_ylim())
     ax_sd.set_title("supply and demand (last period)")
-    ax_sd.legend(loc="upper right", fontsize=8)
+    ax_sd.legend(loc="center left", fontsize=8)  # between the curves: it hides neither
     if title:
         fig.suptitle(title)
     return fig
