@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from market.errors import UsageError
 from market.plots.results import plot_results, summarize, t_interval
 from market.runs import batch
 from market.sim.results import load_results
+from tests.support import cli_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -78,8 +78,8 @@ def test_not_a_results_table(tmp_path):
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), "plot", *args],
-                          capture_output=True, text=True, cwd=ROOT)
+    """``run.py plot ARGS`` in this process (tests/support/cli_run.py)."""
+    return cli_run.run("plot", *args, cwd=ROOT)
 
 
 def test_cli_plot(results, tmp_path):

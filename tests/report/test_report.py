@@ -13,6 +13,7 @@ import pytest
 
 from market import report
 from market.errors import RunFailed
+from tests.support import cli_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -98,8 +99,8 @@ def test_a_failing_section_leaves_nothing_written(report_runner, tmp_path, monke
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), "report", *args],
-                          capture_output=True, text=True, cwd=ROOT)
+    """``run.py report ARGS`` in this process (tests/support/cli_run.py)."""
+    return cli_run.run("report", *args, cwd=ROOT)
 
 
 @pytest.mark.parametrize("args, names", [
@@ -128,7 +129,6 @@ def test_two_runs_with_one_seed_write_the_same_files_but_the_timings(tmp_path):
     import filecmp
     import shutil
     import subprocess
-    import sys
 
     root = Path(__file__).resolve().parents[2]
     out, first = tmp_path / "out", tmp_path / "first"
