@@ -649,39 +649,6 @@ def _smoke(module: types.ModuleType, f: Form) -> None:
                      np.full(n, -1, np.int64), store.arrays, 0)
 
 
-def _outside_draws(function: Any) -> str:
-    """What ``function`` draws from other than the generator it is given, if anything:
-    ``np.random``, Python's ``random`` or a function of theirs, named as a global (numba
-    runs them on a generator of its own, which no seed of ours reaches)."""
-    import dis
-    import random as std_random
-
-    py = getattr(function, "py_func", function)
-    code = getattr(py, "__code__", None)
-    if code is None:
-        return ""
-    glb = getattr(py, "__globals__", {})
-    codes, found = [code], ""
-    while codes and not found:
-        c = codes.pop()
-        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        prev = None
-        for ins in dis.get_instructions(c):
-            value = glb.get(ins.argval) if ins.opname == "LOAD_GLOBAL" else None
-            if value is np.random or value is std_random:
-                found = f"{ins.argval}"
-            elif (ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "random"
-                  and prev is np):
-                found = "np.random"
-            elif callable(value) and str(getattr(value, "__module__", "") or "").startswith(
-                    ("numpy.random", "random")):
-                found = f"{ins.argval} ({value.__module__})"
-            prev = value if ins.opname == "LOAD_GLOBAL" else None
-            if found:
-                break
-    return found
-
-
 def _announce(text: str | None) -> contextlib.AbstractContextManager[None]:
     """Say ``text`` (if any), once, when numba really compiles (not on a cache hit)."""
     if text is None:
