@@ -427,37 +427,36 @@ def test_a_server_that_is_not_a_dask_scheduler_fails_in_bounded_time(tmp_path):
     assert not (tmp_path / "x.parquet").exists()
 
 
-@pytest.mark.parametrize("content", ["[1]", '{"key": 1}', '{"row": 5}', "[" * 100_000, "\xff"])
-def test_a_damaged_part_file_is_run_again(tmp_path, content):
+def _resumed_with(tmp_path, plant) -> None:
+    """Two runs resumed from a parts folder of the project's own whose first part is what
+    ``plant(path)`` puts there: both run again, and the table is the reference's."""
     specs = small_specs()[:2]
     out = tmp_path / "r.parquet"
     ref = batch.run_batch(specs, tmp_path / "ref.parquet", processes=1).table
     parts = batch.parts_dir(out)
     parts.mkdir()
     (parts / batch.PARTS_MARKER).write_text("")  # the project's own folder
-    (parts / "run-0000000.json").write_text(content)
+    plant(parts / "run-0000000.json")
     res = batch.run_batch(specs, out, processes=1)
     assert (res.reused, res.ran) == (0, 2)
     pd.testing.assert_frame_equal(res.table, ref)
+
+
+@pytest.mark.parametrize("content", ["[1]", '{"key": 1}', '{"row": 5}', "[" * 100_000, "\xff"])
+def test_a_damaged_part_file_is_run_again(tmp_path, content):
+    _resumed_with(tmp_path, lambda path: path.write_text(content))
 
 
 @pytest.mark.parametrize("kind", ["folder", "fifo"])
 def test_a_part_replaced_by_something_else_is_run_again_and_nothing_deleted(tmp_path, kind):
-    specs = small_specs()[:2]
-    out = tmp_path / "r.parquet"
-    ref = batch.run_batch(specs, tmp_path / "ref.parquet", processes=1).table
-    parts = batch.parts_dir(out)
-    parts.mkdir()
-    (parts / batch.PARTS_MARKER).write_text("")  # the project's own folder
-    odd = parts / "run-0000000.json"
-    if kind == "folder":
-        odd.mkdir()
-        (odd / "keep.txt").write_text("mine")
-    else:
-        os.mkfifo(odd)
-    res = batch.run_batch(specs, out, processes=1)
-    assert (res.reused, res.ran) == (0, 2)
-    pd.testing.assert_frame_equal(res.table, ref)
+    def plant(path) -> None:
+        if kind == "folder":
+            path.mkdir()
+            (path / "keep.txt").write_text("mine")
+        else:
+            os.mkfifo(path)
+
+    _resumed_with(tmp_path, plant)
     aside = list(tmp_path.rglob("run-0000000.json.set-aside-*"))
     assert len(aside) == 1 and (kind == "fifo" or (aside[0] / "keep.txt").read_text() == "mine")
 

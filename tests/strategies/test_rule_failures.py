@@ -73,19 +73,11 @@ class TakesAnything(RuleBased):
         return turn.offer > 0
 
 
-class HonestlyGreedy(RuleBased):
-    """The same as TakesAnything, but says so: it plays."""
+class HonestlyGreedy(TakesAnything):
+    """The same rule as TakesAnything, but it says so: it plays."""
 
     name = "honestly-greedy"
     classifier = Classifier(individually_rational=False)
-
-    @staticmethod
-    def target(turn, rng):
-        return turn.lo if turn.side == 0 else turn.hi
-
-    @staticmethod
-    def accepts(turn, target):
-        return turn.offer > 0
 
 
 class NpDrawer(RuleBased):
@@ -160,25 +152,28 @@ def test_a_symlink_loop_named_as_a_rule_file_is_one_line(rules):
     assert "cannot hold ','" not in out.stderr  # not a name cut at a ',' or '='
 
 
-@pytest.mark.parametrize("command", [
-    ["baseline", "--seller", "{r}:Broken"],
-    ["market", "--seller-mix", "{r}:Broken=0.5,averaging=0.5", "--steps", "3"],
-    ["market", "--engine", "lockstep", "--seller-mix", "{r}:Broken=0.5,averaging=0.5",
+#: a rule in every command that plays it, on both engines ({r}: the rules' file, {c}: a class)
+EVERYWHERE = [
+    ["baseline", "--seller", "{r}:{c}"],
+    ["market", "--seller-mix", "{r}:{c}=0.5,averaging=0.5", "--steps", "3"],
+    ["market", "--engine", "lockstep", "--seller-mix", "{r}:{c}=0.5,averaging=0.5",
      "--steps", "3"],
-])
+]
+
+
+def _everywhere(rules, command: list[str], cls: str):  # noqa: ANN202
+    return run(*(a.format(r=rules / "failing.py", c=cls) for a in command))
+
+
+@pytest.mark.parametrize("command", EVERYWHERE)
 def test_a_rule_that_raises_is_named_with_its_error(rules, command):
-    out = run(*(a.format(r=rules / "failing.py") for a in command))
+    out = _everywhere(rules, command, "Broken")
     _one_line(out, "'broken-rule'", "ValueError: my rule broke")
 
 
-@pytest.mark.parametrize("command", [
-    ["baseline", "--seller", "{r}:NotALevel"],
-    ["market", "--seller-mix", "{r}:NotALevel=0.5,averaging=0.5", "--steps", "3"],
-    ["market", "--engine", "lockstep", "--seller-mix", "{r}:NotALevel=0.5,averaging=0.5",
-     "--steps", "3"],
-])
+@pytest.mark.parametrize("command", EVERYWHERE)
 def test_a_rule_that_returns_no_level_is_named_not_blamed_on_the_machine(rules, command):
-    out = run(*(a.format(r=rules / "failing.py") for a in command))
+    out = _everywhere(rules, command, "NotALevel")
     _one_line(out, "'not-a-level'")
     assert "this machine" not in out.stderr
 
