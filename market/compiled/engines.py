@@ -193,7 +193,8 @@ def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray |
     module = compiled_module(strategies, entries=("negotiate_rows",))
     kinds = np.array([compiled.kind_in(module, s) for s in strategies], dtype=np.int64)
     store, _ = compiled.stores([s.kernel_state() for s in strategies])
-    opens = np.ascontiguousarray(np.broadcast_to(np.asarray(first, dtype=np.int64), (n,)))
+    opens = np.empty(n, dtype=np.int64)  # writable: numba types a read-only view (a
+    opens[:] = first  # broadcast scalar) apart, and compiled the whole loop again for it
     tl = (np.full(n, -1, dtype=np.int64) if time_left is None
           else np.ascontiguousarray(time_left, dtype=np.int64))
 

@@ -139,3 +139,24 @@ def test_a_cache_folder_of_ours_is_closed_to_others(tmp_path, monkeypatch):
     assert generated.cache_dir() == root / "compiled"
     for folder in (root, root / "compiled"):
         assert folder.stat().st_mode & 0o022 == 0
+
+
+def test_the_compiled_game_runs_on_the_signature_its_warm_up_compiled():
+    """A first mover given as one number reached numba as a read-only broadcast view, a type
+    of its own: the whole loop compiled a second time, silently, after the compile notice
+    (a cold tournament sat 20 s at "pairings: 0 of 100")."""
+    import numpy as np
+
+    import strategies
+    from market.compiled import engines
+    from market.game.protocol import Side
+    from market.game.rules import Protocol
+
+    p = Protocol(5, 3)
+    pair = [strategies.make("averaging", side, 1, p) for side in ("seller", "buyer")]
+    engines.negotiate(p, Side.single(pair[0], 4, 1, 5), Side.single(pair[1], 4, 1, 5), 0,
+                      np.random.default_rng(0))
+    module = engines.compiled_module(pair, entries=("negotiate_rows",))
+    assert module.negotiate_rows.signatures, "compiled"
+    assert all("readonly" not in str(t) for sig in module.negotiate_rows.signatures
+               for t in sig), module.negotiate_rows.signatures
