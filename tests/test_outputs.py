@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end-to-end: run by CI, skippable locally (-m 'not slow')
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs" / "pages").glob("*.md"))]
 MARKED = re.compile(r"<!-- output: (?P<args>[^>]+?) -->\n```[a-z]*\n(?P<block>.*?)```", re.S)

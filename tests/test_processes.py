@@ -19,7 +19,8 @@ import pytest
 from market.processes import alive
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+pytestmark = [pytest.mark.slow,  # end-to-end: run by CI, skippable locally (-m 'not slow')
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
 
 
 def descendants(pid: int) -> set[int]:

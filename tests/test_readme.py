@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end-to-end: run by CI, skippable locally (-m 'not slow')
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: the pages whose examples run: the README and the guides (the generated report's commands

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end-to-end: run by CI, skippable locally (-m 'not slow')
+
 ROOT = Path(__file__).resolve().parents[2]
 
 A = """

@@ -17,7 +17,7 @@ import pytest
 from market.report import stats
 
 #: one worker reads the quick report (its fixture builds it once): no other waits for it
-pytestmark = pytest.mark.xdist_group("quick_report")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("quick_report")]
 
 NUMBER = r"[+-]?[\d,]*\.?\d+"
 #: ``+0.12 (+0.05 to +0.19; p = 0.003, Holm-adjusted p = 0.006; a finding)`` as the text

@@ -13,6 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # end-to-end: run by CI, skippable locally (-m 'not slow')
+
 ROOT = Path(__file__).resolve().parents[2]
 def _run(cache: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "run.py", "baseline", "--json"], cwd=ROOT,
