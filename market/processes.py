@@ -257,20 +257,25 @@ def _watch(read_fd: int, line: Callable[[int], str]) -> None:
                 os.close(read_fd)
             return
         for signum in data:
-            if signum not in ENDING_SIGNALS:
-                continue
-            seen += 1
-            deadline = time.monotonic() + STUCK_SECONDS
-            while time.monotonic() < deadline:
-                if _taken[0] >= seen and not (_pending and _compiled[0] > 0):
-                    break  # taken, and raised (or to be raised as the compiled call returns)
-                if seen > 1 and _pending and _compiled[0] > 0:
-                    break  # a second signal while the first waits: now
-                time.sleep(0.02)
-            else:
-                _end_now(signum, line)
-            if seen > 1 and _pending and _compiled[0] > 0:
-                _end_now(signum, line)
+            if signum in ENDING_SIGNALS:
+                seen += 1
+                if not _taken_in_time(seen):
+                    _end_now(signum, line)
+
+
+def _taken_in_time(seen: int) -> bool:
+    """Whether the main thread takes the ``seen``-th signal (and is not holding it inside a
+    compiled call) within :data:`STUCK_SECONDS`; False at once for a second signal while the
+    first is held."""
+    deadline = time.monotonic() + STUCK_SECONDS
+    while time.monotonic() < deadline:
+        held = bool(_pending) and _compiled[0] > 0
+        if held and seen > 1:
+            return False
+        if _taken[0] >= seen and not held:
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def _end_now(signum: int, line: Callable[[int], str]) -> None:

@@ -25,7 +25,13 @@ from strategies.base import Strategy
 STRATEGIES: dict[str, type[Strategy]] = {}
 
 #: modules of the package that hold machinery, not strategies
-_MACHINERY = {"base", "compiled", "registry", "rule_based", "specs"}
+_MACHINERY = {"base", "compiled", "contract", "registry", "rule_based", "specs"}
+
+
+def from_user(cls: type) -> bool:
+    """Whether ``cls`` is a user's strategy (loaded from outside the package), not one of
+    the package's own."""
+    return not cls.__module__.startswith("strategies.")
 
 
 def register(cls: type[Strategy]) -> type[Strategy]:

@@ -140,7 +140,7 @@ def _strategy_table(model: Any) -> list[dict[str, Any]]:
     rows = []
     for side, side_name in ((0, "seller"), (1, "buyer")):
         book, names = m.books[side], m.names[side]
-        counts = np.bincount(book.strategy, minlength=len(names))
+        counts = m.counts(side)
         under = np.bincount(book.strategy, weights=book.under_current(), minlength=len(names))
         earned = book.earned_under(len(names))
         mine = df[df["side"] == side_name]

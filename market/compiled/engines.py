@@ -45,7 +45,7 @@ def forms_for(strategies: Sequence[Strategy] = ()) -> list[compiled.Form]:
     name), then those of ``strategies`` from elsewhere (a user's), each form once."""
     seen: dict[tuple, compiled.Form] = {}
     package = sorted((cls for cls in registry.STRATEGIES.values()
-                      if cls.__module__.startswith("strategies.")), key=lambda c: c.name)
+                      if not registry.from_user(cls)), key=lambda c: c.name)
     extra = sorted((type(s) for s in strategies), key=lambda c: (c.name, c.__qualname__))
     for cls in (*package, *extra):
         f = compiled.form(cls)
@@ -81,7 +81,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
         if not todo and getattr(module, "_forms_ready", False):
             return module
         extra = [f.name for f in forms if f.name not in registry.STRATEGIES
-                 or not registry.STRATEGIES[f.name].__module__.startswith("strategies.")]
+                 or registry.from_user(registry.STRATEGIES[f.name])]
         started: list[float] = []
         stage = ["built-in"]
 
@@ -164,7 +164,7 @@ def rule_failed(strategies: Sequence[Strategy], exc: Exception) -> Exception:
     of ours: its traceback)."""
     reraise_signal(exc)
     users = sorted({getattr(s, "name", "") or type(s).__name__ for s in strategies
-                    if not type(s).__module__.startswith(("strategies.", "market."))})
+                    if registry.from_user(type(s))})
     if not users:
         return exc
     return failed(" or ".join(repr(u) for u in users), None, exc)
