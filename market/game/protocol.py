@@ -219,9 +219,10 @@ def negotiate(
                 except Exception as exc:  # its own code: one line naming it
                     reraise_signal(exc)
                     raise failed(repr(name), state.move, exc) from exc
-                if (played.shape != rows.shape
-                        or not np.issubdtype(played.dtype, np.number)
-                        or not np.isfinite(played).all() or (played != np.round(played)).any()):
+                whole = played.dtype.kind in "iu" or (  # floats only if whole and finite
+                    played.dtype.kind == "f" and bool(np.isfinite(played).all())
+                    and bool((played == np.round(played)).all()))
+                if played.shape != rows.shape or not whole:
                     raise IllegalAction(f"strategy {name!r} played an illegal action at move "
                                         f"{state.move} (not a whole level: {played!r:.60})")
                 a = played.astype(np.int64)
