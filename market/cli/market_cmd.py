@@ -240,6 +240,15 @@ def _fmt_any(x: float) -> str:
     return f"{int(x):,}" if float(x).is_integer() else f"{x:.3f}"
 
 
+#: the summary's words for an institution other than bilateral bargaining
+INSTITUTION_WORDS = {"pairs": "", "cda": " (continuous double auction)",
+                     "call": " (call market)"}
+
+
+def _institution(args: argparse.Namespace) -> str:
+    return INSTITUTION_WORDS[args.institution]
+
+
 def _print_summary(
     model: Any, args: argparse.Namespace, s: dict[str, float], per_strategy: list[dict[str, Any]],
     files: list[Path], seconds: float, build: float,
@@ -250,8 +259,9 @@ def _print_summary(
 
     console = common.console()
     head = Table(
-        title=(f"Market: {args.sellers} sellers x {args.buyers} buyers, {int(s['steps'])} steps "
-               f"({int(s['periods'])} periods of {args.period}), P={args.prices}, T={args.rounds}, "
+        title=(f"Market{_institution(args)}: {args.sellers} sellers x {args.buyers} buyers, "
+               f"{int(s['steps'])} steps ({int(s['periods'])} periods of {args.period}), "
+               f"P={args.prices}, {'' if args.institution != 'pairs' else f'T={args.rounds}, '}"
                f"{_time_costs(args)}seed {args.seed}"),
         show_header=False,
     )

@@ -33,6 +33,9 @@ INHERIT = ("fresh", "copy")
 #: which of the market clock's changes learners get (``strategies.base.CLOCK_PARTS``, the
 #: learner's numbering, which this layer cannot import; a test holds the two equal)
 CLOCK_PARTS = ("both", "state", "wait")
+#: how traders meet (:mod:`market.sim.auction`): in pairs that bargain with alternating offers,
+#: in a continuous double auction, or in a call market
+INSTITUTIONS = ("pairs", "cda", "call")
 #: the engines a model may be asked for (:func:`market.sim.engine.choose`): how it runs, not
 #: what it models, so not one of the parameters below
 ENGINES = ("auto", "compiled", "lockstep")
@@ -82,6 +85,11 @@ PARAMETERS: tuple[Param, ...] = (
           choices=DISTRIBUTIONS, flag="--distribution"),
     Param("cost_dist", "dist", "uniform", "shape of values and costs in their ranges",
           choices=DISTRIBUTIONS, flag="--distribution"),
+    Param("institution", "choice", "pairs",
+          "how traders meet: pairs (random pairs bargain with alternating offers), cda (a "
+          "continuous double auction with a public book) or call (a call market clearing at "
+          "one price each step)", choices=INSTITUTIONS, flag="--institution",
+          control=Control("Institution")),
     Param("first", "choice", "random", "who opens each negotiation (default random per pair)",
           choices=FIRST_MOVERS, flag="--first", control=Control("First mover")),
     Param("teams", "int", None, "teams per side (default: every trader alone)", 1,

@@ -46,27 +46,33 @@ from market.game.protocol import Side
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER
 from market.processes import compiled_code
-from market.sim import exchange, kernel
+from market.sim import auction, exchange, kernel
 from market.sim.state import Market
 from strategies import compiled
 from strategies.base import KernelState, Strategy
 
 #: the compiled loops a market's module holds: the game's negotiation loop, inlined into the
-#: market's step (numba compiles it on its first call)
-TEMPLATES = (loops, kernel)
+#: market's bilateral step, and the double auction's and call market's steps (numba compiles
+#: each on its first call)
+TEMPLATES = (loops, kernel, auction)
 
 #: the two-agent game, compiled (the tournament's and the report's): the game's own
 negotiate = engines.negotiate
 
 
+#: the compiled step of each institution
+ENTRIES = {"pairs": "market_step", "cda": "cda_step", "call": "call_step"}
+
+
 def compiled_module(strategies: Sequence[Strategy] = (),
-                    on_compile: Callable[[], None] | None = None) -> types.ModuleType:
+                    on_compile: Callable[[], None] | None = None,
+                    institution: str = "pairs") -> types.ModuleType:
     """The generated module that runs a market of these strategies (and every built-in one)
-    compiled: :func:`market.compiled.engines.compiled_module` with the market's step
+    compiled: :func:`market.compiled.engines.compiled_module` with the market's steps
     (:data:`TEMPLATES`), loaded from numba's cache or compiled (``on_compile`` is called
-    first, only then)."""
-    return engines.compiled_module(strategies, on_compile, ("market_step",), TEMPLATES,
-                                   _smoke)
+    first, only then), the ``institution``'s step among them."""
+    return engines.compiled_module(strategies, on_compile, (ENTRIES[institution],),
+                                   TEMPLATES, _smoke)
 
 
 def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
@@ -77,9 +83,7 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
 
 
 def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
-    """One step of a tiny market: compiles it or loads it."""
-    if "market_step" not in entries:
-        return
+    """One step of a tiny market (of each institution asked for): compiles it or loads it."""
     n = 2
     f, i = np.zeros(n), np.zeros(n, dtype=np.int64)
 
@@ -89,8 +93,14 @@ def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
 
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
     rules = (2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, Pressure())
-    module.market_step(rules, -1, side(), side(), np.zeros(0, np.int64), np.zeros(2, np.int64),
-                       1, store.arrays, np.random.default_rng(0))
+    kinds = np.zeros(2, np.int64)
+    if "market_step" in entries:
+        module.market_step(rules, -1, side(), side(), np.zeros(0, np.int64), kinds, 1,
+                           store.arrays, np.random.default_rng(0))
+    for entry in ("cda_step", "call_step"):
+        if entry in entries:
+            getattr(module, entry)(rules, (0, 1), side(), side(), auction.new_book(n, 2), kinds,
+                                   1, store.arrays, np.random.default_rng(0))
 
 
 @dataclass
@@ -114,8 +124,10 @@ class LockstepEngine:
     def rebind(self, m: Market) -> None:
         """Nothing to do: each strategy reads its own arrays when it acts."""
 
-    def step(self, m: Market, time_left: int, rng: np.random.Generator) -> StepResult:
+    def step(self, m: Market, r: int, rng: np.random.Generator) -> StepResult:
+        """Step ``r`` of the period (from 0)."""
         S, B = m.books
+        time_left = time_left_at(m, r)
         ps, pb = exchange.pair(S.traded, B.traded, rng)
         if ps.size == 0:
             return StepResult(ps, pb)
@@ -153,7 +165,8 @@ class CompiledEngine:
             for strat in everyone:
                 if not compiled.has_form(strat):
                     raise ValueError(f"strategy {strat.name!r} has no compiled decision")
-            self.module = compiled_module(everyone)
+            self.module = compiled_module(everyone, institution=m.params.institution)
+            self._entry = getattr(self.module, ENTRIES[m.params.institution])
             self.kinds = np.array([compiled.kind_in(self.module, s) for s in everyone],
                                   dtype=np.int64)
             self.n_groups_s = len(m.strategies[SELLER])
@@ -169,15 +182,21 @@ class CompiledEngine:
     def __setstate__(self, state: dict[str, Market]) -> None:
         self.__init__(state["market"])  # type: ignore[misc]
 
-    def step(self, m: Market, time_left: int, rng: np.random.Generator) -> StepResult:
+    def step(self, m: Market, r: int, rng: np.random.Generator) -> StepResult:
+        """Step ``r`` of the period (from 0): the institution's step, one compiled call."""
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
+        sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
         try:
             with compiled_code():
-                packed, actions, bad, bad_g = self.module.market_step(
-                    m.rules, time_left, S.kernel_arrays(s_lo, s_hi),
-                    B.kernel_arrays(b_lo, b_hi), m.pooled, self.kinds, self.n_groups_s,
-                    self.store.arrays, rng)
+                if m.book is None:
+                    packed, actions, bad, bad_g = self.module.market_step(
+                        m.rules, time_left_at(m, r), *sides, m.pooled, self.kinds,
+                        self.n_groups_s, self.store.arrays, rng)
+                else:
+                    packed, actions, bad, bad_g = self._entry(
+                        m.rules, (r, m.params.period), *sides, m.book, self.kinds,
+                        self.n_groups_s, self.store.arrays, rng)
         except Exception as exc:
             raise engines.rule_failed(self._strategies, exc) from exc
         if bad >= 0:
@@ -193,16 +212,29 @@ class CompiledEngine:
         return StepResult(ps, pb, record, packed[5], deal, packed[6, :k], packed[7, :k])
 
 
-def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: str = "auto"
+def time_left_at(m: Market, r: int) -> int:
+    """The steps left in the period at its step ``r``, as learners see them on the market
+    clock (-1: no clock)."""
+    return m.params.period - r if m.params.clock else -1
+
+
+def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: str = "auto",
+           institution: str = "pairs"
            ) -> tuple[type[CompiledEngine] | type[LockstepEngine], list[str]]:
     """The engine class for these strategies, and the names of those without a compiled form.
 
     ``engine``: ``auto`` (compiled when every strategy has a compiled
     decision), ``compiled`` (refused, naming them, when some have none) or
-    ``lockstep``.
+    ``lockstep``. A double auction and a call market run compiled only (their
+    strategies are compiled rules, which :func:`market.sim.params.check` holds).
     """
     missing = [getattr(s, "name", type(s).__name__) or type(s).__name__
                for side in strategies for s in side if not compiled.has_form(s)]
+    if institution != "pairs":
+        if engine == "lockstep":
+            raise ValueError(f"engine 'lockstep' plays bilateral bargaining only; institution "
+                             f"{institution!r} runs on the compiled engine")
+        return CompiledEngine, missing
     if engine == "lockstep":
         return LockstepEngine, missing
     if engine == "compiled" and missing:

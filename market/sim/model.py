@@ -74,8 +74,7 @@ class MarketModel(mesa.Model):
             if self.params.revision != "none":
                 self.revise_strategies()
             self._open_period(self.period + 1)
-        time_left = self.params.period - self.step_in_period if self.params.clock else -1
-        done = self.engine.step(self.market, time_left, self.rng)
+        done = self.engine.step(self.market, self.step_in_period, self.rng)
         self.market.stepped()
         self.last_step = LastStep(self.market, self.last_step.agents, done.sellers,
                                   done.buyers, done.record, done.prices)
@@ -156,7 +155,7 @@ class MarketModel(mesa.Model):
 def engine_for(market: Market, kind: str) -> engine.CompiledEngine | engine.LockstepEngine:
     """The engine ``kind`` (``auto``, ``compiled``, ``lockstep``) for this market; ``auto``
     says so (once, as a notice) when some strategy puts it on the lockstep path."""
-    cls, missing = engine.choose(market.strategies, kind)
+    cls, missing = engine.choose(market.strategies, kind, market.params.institution)
     if missing and kind == "auto":
         engine.say_lockstep(missing)
     return cls(market) if cls is engine.CompiledEngine else cls()

@@ -123,6 +123,7 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
         values["clock_buckets"] = min(values["period"], 4)
     _check_revision(values, say)
     p = Params(**values)
+    _check_institution(p, say)
     _check_spec_files(p, say)
     _check_memory(p, say, steps)
     return p
@@ -140,6 +141,25 @@ def _check_revision(values: dict[str, Any], say: Namer) -> None:
     if all(len(values[m]) < 2 for m in mixes):
         raise ValueError(f"{say('revision')} needs a side whose mix lists two strategies or "
                          f"more (list one at share 0 for mutation to bring it in)")
+
+
+def _check_institution(p: Params, say: Namer) -> None:
+    """A double auction or a call market asks each trader for a quote through its rule
+    (:mod:`market.sim.auction`): every strategy of the mixes must be a rule-based one, and
+    time pressure, which prices the offers of a bilateral negotiation, must be off."""
+    if p.institution == "pairs":
+        return
+    for side in ("seller_mix", "buyer_mix"):
+        for spec in getattr(p, side):
+            why = specs.why_not_in_book(spec)
+            if why:
+                raise ValueError(f"{say(side)}: {spec!r} cannot play in {say('institution')} "
+                                 f"{p.institution} ({why}); there, every strategy must be a "
+                                 f"rule ({', '.join(specs.book_strategies())})")
+    if p.protocol.timed:
+        raise ValueError(f"{say('institution')} {p.institution} has no offers to discount, "
+                         f"cost or break down: time pressure (discounts, costs per offer, "
+                         f"breakdown) applies to {say('institution')} pairs only")
 
 
 def value(d: Param, v: Any, name: str) -> Any:

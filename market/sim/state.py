@@ -17,7 +17,7 @@ import pandas as pd
 
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol
-from market.sim import exchange, ledger, population
+from market.sim import auction, exchange, ledger, population
 from market.sim.agents import TraderArrays, agent_columns
 from market.sim.params import Params
 from strategies.base import Strategy
@@ -58,6 +58,9 @@ class Market:
     uid: tuple[np.ndarray, np.ndarray] = field(init=False)
     period_base: tuple[np.ndarray, np.ndarray] = field(init=False)
     switches: list[int] = field(default_factory=lambda: [0, 0])
+    #: the order book of a double auction or a call market (:data:`market.sim.auction.BOOK_FIELDS`),
+    #: None in bilateral bargaining
+    book: tuple[np.ndarray, ...] | None = field(default=None, init=False)
     _wallets: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -71,6 +74,8 @@ class Market:
                                                                     dtype=np.int64))
         self.levels = population.acceptable_levels(self.grid, *self.books)
         self.period_base = (np.zeros(0), np.zeros(0))
+        if self.params.institution != "pairs":
+            self.book = auction.new_book(max(ns, nb), pr.prices)
 
     def stepped(self) -> None:
         """Earnings may have changed (a step ran): what is derived from them is made again."""
@@ -97,7 +102,9 @@ class Market:
     # --- the period ---------------------------------------------------------------------------
     def open_period(self, first: bool, rng: np.random.Generator) -> None:
         """Everybody holds a unit again (values and costs redrawn if asked); the period's
-        payoffs count from here."""
+        payoffs count from here; the book, if any, is empty."""
+        if self.book is not None:
+            auction.clear_book(self.book)
         if not first:
             for book in self.books:
                 book.traded[:] = False

@@ -31,6 +31,14 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
         (["--common-wallet"], "--teams"),
         (["--prices", "1"], "--prices"),
         (["--clock", "--clock-parts", "clocks"], "--clock-parts must be one of both, state, wait"),
+        (["--institution", "auction"], "--institution must be one of pairs, cda, call"),
+        (["--institution", "cda", "--buyer-mix", "qlearning"],
+         "'qlearning' cannot play in --institution cda (it learns"),
+        (["--institution", "call", "--seller-mix", "spe"],
+         "'spe' cannot play in --institution call (its decision is a table"),
+        (["--institution", "cda", "--buyer-mix", "negmas"], "decides in Python"),
+        (["--institution", "call", "--discount", "0.9"], "time pressure"),
+        (["--institution", "cda", "--breakdown", "0.1"], "time pressure"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, needle):

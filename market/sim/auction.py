@@ -1,0 +1,324 @@
+"""How traders meet besides bilateral bargaining: a continuous double auction and a call market.
+
+A template, compiled with the strategies' decisions by :mod:`strategies.compiled`
+beside the market's bilateral step (:mod:`market.sim.kernel`); the engine
+(:mod:`market.sim.engine`) calls :func:`cda_step` or :func:`call_step` once per
+market step. Every trader decides through the very rule it plays in
+bilateral bargaining: its :class:`~market.game.rules.Turn` is filled from the
+book instead of from one opponent (``docs/pages/protocol.md``, "Institutions"):
+
+| Turn | continuous double auction ``cda`` | call market ``call`` |
+|---|---|---|
+| ``offer`` | the best opposite quote | the best opposite quote the last call left |
+| ``prev`` | its ``offer`` at its last activation | its ``offer`` at the last call |
+| ``own`` | its own standing quote | its quote at the last call |
+| ``move`` | 0 without ``offer``, else ``2 r + 1`` (step ``r``) | the same (call ``r``) |
+| ``rounds`` | the period's steps ``K`` | the same |
+
+(0: no quote.) What an action does, in both: an offer of level ``k`` is a quote at ``k``; accept
+is a quote at ``offer``; reject is no quote (the standing quote, if any,
+stays). The legal actions are the game's (:func:`market.game.moves.legal_block`):
+a quote only when nothing stands opposite, accept or reject only in the
+period's last step.
+
+A trade is recorded as a two-move negotiation: the standing quote's owner
+(its *maker*) offered its level, the other side accepted, so every table
+and figure the bilateral market makes (deals, prices, surplus, the last
+step's pairs) reads the same way. A call market's trades are recorded as
+the Seller's offer at the clearing level, accepted by the Buyer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from market.game import jit
+from market.game.dispatch import decide  # bound when generated
+from market.game.jit import njit
+from market.game.moves import legal_block
+from market.game.rules import BUYER, SELLER
+from market.sim import exchange
+from market.sim.kernel import packed  # bound when generated
+
+#: the book's arrays, in the order :func:`cda_step` takes them (:func:`new_book` makes them)
+BOOK_FIELDS = ("quote", "nxt", "prv", "head", "tail", "seen", "left")
+NONE = -1
+
+
+def new_book(n: int, prices: int) -> tuple[np.ndarray, ...]:
+    """An empty book for sides of at most ``n`` traders and ``prices`` levels: per side and
+    trader its standing quote (0: none), its neighbours in its level's queue and the best
+    opposite quote it last saw; per side and level the queue's ends; and per side the best
+    quote a call market's last call left unmatched."""
+    return (np.zeros((2, n), np.int64), np.full((2, n), NONE, np.int64),
+            np.full((2, n), NONE, np.int64), np.full((2, prices + 1), NONE, np.int64),
+            np.full((2, prices + 1), NONE, np.int64), np.zeros((2, n), np.int64),
+            np.zeros(2, np.int64))
+
+
+def clear_book(book: tuple) -> None:
+    """Empty the book (a new trading period)."""
+    for a in book:
+        a[:] = 0
+    for a in book[1:5]:
+        a[:] = NONE
+
+
+@njit(cache=True, inline="always")
+def _withdraw(book: tuple, side: int, i: int) -> None:
+    """Take trader ``i``'s standing quote (if any) out of its level's queue."""
+    quote, nxt, prv, head, tail, _, _ = book
+    k = quote[side, i]
+    if k == 0:
+        return
+    a, b = prv[side, i], nxt[side, i]
+    if a == NONE:
+        head[side, k] = b
+    else:
+        nxt[side, a] = b
+    if b == NONE:
+        tail[side, k] = a
+    else:
+        prv[side, b] = a
+    quote[side, i] = 0
+    nxt[side, i] = NONE
+    prv[side, i] = NONE
+
+
+@njit(cache=True, inline="always")
+def _post(book: tuple, side: int, i: int, k: int) -> None:
+    """Trader ``i``'s quote at level ``k``, last in its level's queue (time priority)."""
+    quote, nxt, prv, head, tail, _, _ = book
+    _withdraw(book, side, i)
+    quote[side, i] = k
+    t = tail[side, k]
+    prv[side, i] = t
+    if t == NONE:
+        head[side, k] = i
+    else:
+        nxt[side, t] = i
+    tail[side, k] = i
+
+
+@njit(cache=True, inline="always")
+def best(book: tuple, side: int, prices: int) -> int:
+    """The best standing quote of ``side``: the highest bid, the lowest ask (0: none)."""
+    head = book[3]
+    if side == BUYER:
+        for k in range(prices, 0, -1):
+            if head[BUYER, k] != NONE:
+                return k
+        return 0
+    for k in range(1, prices + 1):
+        if head[SELLER, k] != NONE:
+            return k
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _decide_one(kind, side, move, game, trader, view, st, g, rng, scratch):  # noqa: ANN001, ANN201
+    """One trader's action through its population's compiled decision (the same call the
+    bilateral loops make, on a one-row table): ``trader`` ``(member, lo, hi)``, ``view``
+    what it sees ``(offer, own, prev)``."""
+    member, lo, hi = trader
+    offer, own, prev = view
+    rows, last, before, first, s_lo, s_hi, s_member, time_left, out = scratch
+    last[side, 0], last[1 - side, 0], before[1 - side, 0] = own, offer, prev
+    s_lo[0], s_hi[0], s_member[0] = lo, hi, member
+    first[0] = side if move == 0 else 1 - side
+    decide(kind, side, move, game, rows, (last, before, first),
+           (s_lo, s_hi, s_member, time_left), st, g, rng, out)
+    return out[0]
+
+
+@njit(cache=True)
+def _scratch() -> tuple:
+    one = np.zeros(1, np.int64)
+    return (one.copy(), np.zeros((2, 1), np.int64), np.zeros((2, 1), np.int64), one.copy(),
+            one.copy(), one.copy(), one.copy(), np.full(1, -1, np.int64), one.copy())
+
+
+@njit(cache=True, inline="always")
+def _side_of(a: int, free_s: np.ndarray, free_b: np.ndarray) -> tuple[int, int]:
+    """The trader at place ``a`` of a step's order: Sellers' places first, then Buyers'."""
+    if a < free_s.size:
+        return SELLER, free_s[a]
+    return BUYER, free_b[a - free_s.size]
+
+
+@njit(cache=True)
+def cda_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+    """One activation round of the continuous double auction, on the model's arrays.
+
+    ``clock``: ``(r, K)``, the step in the period and the period's steps.
+    Every trader still holding its unit is activated once, in one random
+    order of both sides together; an activated trader that still holds its
+    unit acts on the book (the module's table). A quote that crosses the best
+    opposite quote (a bid at or above the best ask, an ask at or below the
+    best bid), and an accept, trade at the standing quote's level with the
+    quote that has stood longest at that level; both traders leave the book
+    and the period. Any other quote replaces the trader's own standing quote.
+    Deals settle as the bilateral market's do (:func:`~market.sim.exchange.settle_deals`).
+
+    Returns what :func:`market.sim.kernel.market_step` returns.
+    """
+    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
+    r, K = clock
+    game = (P, K)
+    s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
+    b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
+    seen = book[5]
+    free_s = np.flatnonzero(~s_traded)
+    free_b = np.flatnonzero(~b_traded)
+    order = jit.permutation(rng, np.arange(free_s.size + free_b.size))
+    n_max = min(free_s.size, free_b.size)
+    ps, pb = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
+    level, maker = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
+    scratch = _scratch()
+    n = 0
+    for a in order:
+        side, i = _side_of(a, free_s, free_b)
+        if (s_traded[i] if side == SELLER else b_traded[i]):
+            continue
+        opp = 1 - side
+        offer = best(book, opp, P)
+        move = 0 if offer == 0 else 2 * r + 1
+        if side == SELLER:
+            g, m, lo, hi = s_strategy[i], s_member[i], s_lo[i], s_hi[i]
+        else:
+            g, m, lo, hi = n_groups_s + b_strategy[i], b_member[i], b_lo[i], b_hi[i]
+        act = _decide_one(kinds[g], side, move, game, (m, lo, hi),
+                          (offer, book[0][side, i], seen[side, i]), st, g, rng, scratch)
+        seen[side, i] = offer
+        lo_a, hi_a = legal_block(move, P, K)
+        if act < lo_a or act >= hi_a:
+            return _refused(n_max, move, g)
+        if act == P + 1:  # no quote: the standing one stays
+            continue
+        k = offer if act == P else act + 1
+        crosses = offer > 0 and (k >= offer if side == BUYER else k <= offer)
+        if not crosses:
+            _post(book, side, i, k)
+            continue
+        j = book[3][opp, offer]  # the quote that has stood longest at the best level
+        _withdraw(book, opp, j)
+        _withdraw(book, side, i)
+        s, b = (i, j) if side == SELLER else (j, i)
+        s_traded[s] = True
+        b_traded[b] = True
+        ps[n], pb[n], level[n], maker[n] = s, b, offer, opp
+        n += 1
+    return _settled(rules, ps[:n], pb[:n], level[:n], maker[:n], sellers, buyers)
+
+
+@njit(cache=True)
+def call_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+    """One call of the call market (a clearing house), on the model's arrays.
+
+    Every trader still holding its unit submits one quote (or none), asked
+    in one random order of both sides together (the order of the draws, and
+    the priority among equal quotes). Bids sorted from the highest, asks
+    from the lowest (equal quotes in that order), the call trades the
+    largest number ``q`` of units such that the ``q``-th bid is at or above
+    the ``q``-th ask, all at one level: the middle, rounded down, of the
+    levels that clear exactly ``q`` units, from ``max(ask q, bid q+1)`` to
+    ``min(bid q, ask q+1)``. The ``i``-th bidder trades with the ``i``-th
+    asker. The best bid and ask left unmatched are what the next call shows
+    (``offer``). Returns what :func:`market.sim.kernel.market_step` returns.
+    """
+    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
+    r, K = clock
+    game = (P, K)
+    s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
+    b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
+    quote, seen, left = book[0], book[5], book[6]
+    free_s = np.flatnonzero(~s_traded)
+    free_b = np.flatnonzero(~b_traded)
+    order = jit.permutation(rng, np.arange(free_s.size + free_b.size))
+    scratch = _scratch()
+    count = np.zeros((2, P + 2), np.int64)  # quotes per side and level
+    bids, asks = np.zeros(free_b.size, np.int64), np.zeros(free_s.size, np.int64)
+    nb = ns = 0
+    for a in order:
+        side, i = _side_of(a, free_s, free_b)
+        if side == SELLER:
+            g, m, lo, hi = s_strategy[i], s_member[i], s_lo[i], s_hi[i]
+        else:
+            g, m, lo, hi = n_groups_s + b_strategy[i], b_member[i], b_lo[i], b_hi[i]
+        offer = left[1 - side]
+        move = 0 if offer == 0 else 2 * r + 1
+        act = _decide_one(kinds[g], side, move, game, (m, lo, hi),
+                          (offer, quote[side, i], seen[side, i]), st, g, rng, scratch)
+        seen[side, i] = offer
+        lo_a, hi_a = legal_block(move, P, K)
+        if act < lo_a or act >= hi_a:
+            return _refused(min(free_s.size, free_b.size), move, g)
+        k = 0 if act == P + 1 else (offer if act == P else act + 1)
+        quote[side, i] = k
+        if k == 0:
+            continue
+        count[side, k] += 1
+        if side == SELLER:
+            asks[ns] = i
+            ns += 1
+        else:
+            bids[nb] = i
+            nb += 1
+    # the bids from the highest, the asks from the lowest; equal quotes in the order asked
+    bids, asks = bids[:nb], asks[:ns]
+    start = np.zeros((2, P + 2), np.int64)
+    for k in range(P - 1, 0, -1):
+        start[BUYER, k] = start[BUYER, k + 1] + count[BUYER, k + 1]
+    for k in range(2, P + 1):
+        start[SELLER, k] = start[SELLER, k - 1] + count[SELLER, k - 1]
+    by_bid, by_ask = np.zeros(nb, np.int64), np.zeros(ns, np.int64)
+    for i in bids:
+        k = quote[BUYER, i]
+        by_bid[start[BUYER, k]] = i
+        start[BUYER, k] += 1
+    for i in asks:
+        k = quote[SELLER, i]
+        by_ask[start[SELLER, k]] = i
+        start[SELLER, k] += 1
+    q = 0
+    while q < min(nb, ns) and quote[BUYER, by_bid[q]] >= quote[SELLER, by_ask[q]]:
+        q += 1
+    ps, pb = by_ask[:q].copy(), by_bid[:q].copy()
+    level = np.zeros(q, np.int64)
+    if q > 0:
+        low = quote[SELLER, by_ask[q - 1]]
+        if q < nb:
+            low = max(low, quote[BUYER, by_bid[q]])
+        high = quote[BUYER, by_bid[q - 1]]
+        if q < ns:
+            high = min(high, quote[SELLER, by_ask[q]])
+        level[:] = (low + high) // 2
+    left[BUYER] = quote[BUYER, by_bid[q]] if q < nb else 0
+    left[SELLER] = quote[SELLER, by_ask[q]] if q < ns else 0
+    return _settled(rules, ps, pb, level, np.full(q, SELLER, np.int64), sellers, buyers)
+
+
+@njit(cache=True, inline="always")
+def _settled(rules, ps, pb, level, maker, sellers, buyers):  # noqa: ANN001, ANN201
+    """The step's trades settled, as the bilateral step returns its deals: each trade a
+    negotiation in which the maker's offer at the level was accepted (two moves)."""
+    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
+    s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
+    b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
+    n = ps.size
+    n_moves = np.full(n, 2, np.int64)
+    actions = np.full((n, 2), -1, np.int32)
+    for i in range(n):
+        actions[i, 0], actions[i, 1] = level[i] - 1, P
+    prices, deal, gain_s, gain_b = exchange.settle_deals(
+        ps, pb, level, n_moves, (grid_lo, grid_step, span), pressure,
+        (s_res, s_cash, s_earn, s_trades, s_traded), (b_res, b_cash, b_earn, b_trades, b_traded))
+    return packed(ps, pb, maker, level, n_moves, prices, gain_s, gain_b), actions, -1, -1
+
+
+@njit(cache=True, inline="always")
+def _refused(n, move, g):  # noqa: ANN001, ANN201
+    """What a step returns when population ``g`` played an illegal action at ``move``."""
+    e = np.zeros(0, np.int64)
+    return packed(e, e, e, e, e, np.zeros(0), np.zeros(0), np.zeros(0)), \
+        np.full((0, 2), -1, np.int32), move, g
