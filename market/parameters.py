@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: what a parameter is, and so how it is checked, typed and spelled
-KINDS = ("int", "float", "flag", "choice", "dist", "range", "mix", "mapping")
+KINDS = ("int", "float", "flag", "choice", "dist", "range", "mix", "mapping", "text")
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,8 @@ class Param:
             return "two numbers lo < hi"
         if self.kind == "mix":
             return "strategy -> share, shares summing to 1"
+        if self.kind == "text":
+            return "one of " + ", ".join(self.choices) + f", or {self.metavar}"
         return "strategy -> keyword arguments"
 
 

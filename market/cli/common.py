@@ -122,6 +122,8 @@ def add_flags(p: argparse.ArgumentParser, params: Sequence[Param], *,
                            metavar=d.metavar or "|".join(d.choices), help=d.help)
         elif d.kind == "mix":
             p.add_argument(*names, default="averaging", metavar=d.metavar, help=d.help)
+        elif d.kind == "text":
+            p.add_argument(*names, default=default, metavar=d.metavar, help=d.help)
         elif d.kind == "range":
             lo, hi = d.default
             p.add_argument(*names, default=f"{lo:g},{hi:g}", metavar=d.metavar, help=d.help)

@@ -36,6 +36,9 @@ CLOCK_PARTS = ("both", "state", "wait")
 #: how traders meet (:mod:`market.sim.auction`): in pairs that bargain with alternating offers,
 #: in a continuous double auction, or in a call market
 INSTITUTIONS = ("pairs", "cda", "call")
+#: the value schedules: drawn, or one named (``market.sim.schedules.NAMED``, which this
+#: data-only module does not import; a test holds the two equal)
+SCHEDULES = ("drawn", "symmetric", "flat-supply", "flat-demand", "excess-demand")
 #: the engines a model may be asked for (:func:`market.sim.engine.choose`): how it runs, not
 #: what it models, so not one of the parameters below
 ENGINES = ("auto", "compiled", "lockstep")
@@ -81,6 +84,11 @@ PARAMETERS: tuple[Param, ...] = (
           "Sellers' costs drawn in [LO, HI] (default 0,100), uniformly unless --distribution "
           "says otherwise",
           flag="--cost-range", metavar="LO,HI"),
+    Param("schedule", "text", "drawn",
+          "Buyers' values and Sellers' costs: drawn from their ranges (default), a named "
+          "schedule, or your own as V1,V2,...;C1,C2,... (each side's traders a multiple of "
+          "its list, which they hold in turn)", choices=SCHEDULES, flag="--schedule",
+          metavar="V1,V2,...;C1,C2,..."),
     Param("value_dist", "dist", "uniform", "shape of values and costs in their ranges",
           choices=DISTRIBUTIONS, flag="--distribution"),
     Param("cost_dist", "dist", "uniform", "shape of values and costs in their ranges",

@@ -145,7 +145,8 @@ def settle(books: Sequence[TraderArrays], ps: np.ndarray, pb: np.ndarray, record
     prices, deal, gain_s, gain_b = settle_deals(
         ps, pb, record.level, record.n_moves, (grid.lo, grid.step, grid.hi - grid.lo),
         pr.pressure, S.ledger_arrays, B.ledger_arrays)
-    return Settlement(record, deal, prices, gain_s, gain_b)
+    return Settlement(record, deal, prices, gain_s, gain_b, S.reservation[ps[deal]],
+                      B.reservation[pb[deal]])
 
 
 def rewards(s: Settlement, books: Sequence[TraderArrays], ps: np.ndarray, pb: np.ndarray,

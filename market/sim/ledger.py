@@ -67,7 +67,8 @@ class Settlement:
     ``record``: the negotiations, one row per pair; ``deal``: whether each
     pair agreed; ``prices``: each pair's price (money; NaN without a deal);
     ``seller_gain`` (price - cost) and ``buyer_gain`` (value - price): money,
-    one entry per deal, in pair order.
+    one entry per deal, in pair order; ``costs`` and ``values``: the Seller's
+    cost and the Buyer's value of each deal, in the same order.
     """
 
     record: BatchRecord
@@ -75,6 +76,8 @@ class Settlement:
     prices: np.ndarray
     seller_gain: np.ndarray
     buyer_gain: np.ndarray
+    costs: np.ndarray
+    values: np.ndarray
 
     @property
     def deal_prices(self) -> np.ndarray:
@@ -92,11 +95,16 @@ class Totals:
     buyer: float = 0.0
     seller: float = 0.0
     max_surplus: float = 0.0
+    #: the sum of squared distances of the prices from their period's competitive price
+    deviation_sq: float = 0.0
+    #: deals made by a trader the competitive equilibrium leaves out (a Buyer whose value
+    #: is below the competitive price, or a Seller whose cost is above it)
+    extramarginal: int = 0
 
     def copy(self) -> Totals:
         """A copy, as the totals stand."""
         return Totals(self.deals, self.price_sum, self.price_sq, self.realised, self.buyer,
-                      self.seller, self.max_surplus)
+                      self.seller, self.max_surplus, self.deviation_sq, self.extramarginal)
 
     def add(self, s: Settlement) -> None:
         """Enter one settled step."""
@@ -110,15 +118,39 @@ class Totals:
         self.seller += sums.seller
         self.buyer += sums.buyer
         self.realised += sums.realised
+        self.deviation_sq += sums.deviation_sq
+        self.extramarginal += sums.extramarginal
 
 
-def step_sums(s: Settlement, stats: tuple | None = None) -> Totals:
+def step_sums(s: Settlement, stats: tuple | None = None, centre: float = math.nan) -> Totals:
     """One settled step's sums, as :class:`Totals` (computed once for the period and the run);
-    ``stats``: :func:`step_stats` of it, if already at hand."""
+    ``stats``: :func:`step_stats` of it, if already at hand; ``centre``: the period's
+    competitive price (NaN: none, and no distances from it)."""
     deals, price_sum, price_sq, _, _, _, seller, buyer = (
         step_stats(s.prices, s.seller_gain, s.buyer_gain) if stats is None else stats)
+    deviation_sq, extramarginal = margins(s.prices, s.costs, s.values, centre)
     return Totals(deals=int(deals), price_sum=price_sum, price_sq=price_sq,
-                  seller=seller, buyer=buyer, realised=seller + buyer)
+                  seller=seller, buyer=buyer, realised=seller + buyer,
+                  deviation_sq=deviation_sq, extramarginal=int(extramarginal))
+
+
+@njit(cache=True)
+def margins(prices: np.ndarray, costs: np.ndarray, values: np.ndarray, centre: float
+            ) -> tuple[float, int]:
+    """Of a step's deals (``prices``: NaN where a pair did not deal; ``costs`` and ``values``
+    one per deal): the sum of squared distances of their prices from ``centre``, and how
+    many were made by a trader outside the competitive equilibrium at ``centre`` (none
+    without one: ``centre`` NaN)."""
+    if not np.isfinite(centre):
+        return 0.0, 0
+    deviation_sq, extra, j = 0.0, 0, 0
+    for p in prices:
+        if not np.isfinite(p):
+            continue
+        deviation_sq += (p - centre) * (p - centre)
+        extra += values[j] < centre or costs[j] > centre
+        j += 1
+    return deviation_sq, extra
 
 
 # The sums below are compiled loops rather than numpy reductions: a market step calls them on
@@ -191,7 +223,7 @@ class Ledger:
         """Enter a settled step; returns its :func:`step_stats` (what its own trades' figures
         are made of: :func:`trades_of`)."""
         stats = step_stats(s.prices, s.seller_gain, s.buyer_gain)
-        sums = step_sums(s, stats)
+        sums = step_sums(s, stats, self.equilibrium.price_mid)
         self.period.add_sums(sums)
         self.run.add_sums(sums)
         return stats
@@ -241,6 +273,18 @@ def _std(total: float, squares: float, n: int) -> float:
     return math.sqrt(max(squares / n - mean * mean, 0.0))
 
 
+def _rms(squares: float, n: int) -> float:
+    return math.sqrt(squares / n) if n else math.nan
+
+
+def _alpha(squares: float, n: int, centre: float) -> float:
+    """Smith's (1962) coefficient of convergence, 100 sqrt(mean (p - p*)^2) / p* (NaN
+    without deals or a positive competitive price). Each price is measured from its own
+    period's p*; the divisor is the current period's, so a run whose values are redrawn
+    reads it as an approximation (its ``price_rmsd`` is exact)."""
+    return 100.0 * _rms(squares, n) / centre if n and centre > 0 else math.nan
+
+
 #: the market's figures, in the order of the periods table and the per-step variables
 METRICS: list[Metric] = [
     Metric("deals", lambda t, eq: t.deals, "deals", show=True),
@@ -258,6 +302,12 @@ METRICS: list[Metric] = [
     Metric("realised_surplus", lambda t, eq: t.realised, "realised surplus"),
     Metric("efficiency", lambda t, eq: efficiency(t.realised, t.max_surplus),
            "allocative efficiency", show=True, plot=1),
+    Metric("price_rmsd", lambda t, eq: _rms(t.deviation_sq, t.deals),
+           "root mean squared distance of prices from the competitive price"),
+    Metric("alpha", lambda t, eq: _alpha(t.deviation_sq, t.deals, eq.price_mid),
+           "Smith's alpha (% of the competitive price)", show=True),
+    Metric("extramarginal", lambda t, eq: t.extramarginal,
+           "extramarginal deals", show=True),
     Metric("buyer_surplus", lambda t, eq: t.buyer, "Buyers' surplus"),
     Metric("seller_surplus", lambda t, eq: t.seller, "Sellers' surplus"),
     Metric("buyer_share", lambda t, eq: surplus_split(t.buyer, t.seller)[0],

@@ -80,8 +80,10 @@ class MarketModel(mesa.Model):
                                   done.buyers, done.record, done.prices)
         trades = None
         if done.record is not None:
-            trades = self.ledger.settle(Settlement(done.record, done.deal, done.prices,
-                                                   done.seller_gain, done.buyer_gain))
+            S, B = self.market.books
+            trades = self.ledger.settle(Settlement(
+                done.record, done.deal, done.prices, done.seller_gain, done.buyer_gain,
+                S.reservation[done.sellers[done.deal]], B.reservation[done.buyers[done.deal]]))
             self.datacollector.add_prices(self.steps, self.period,
                                           done.record.level[done.deal], self.market.grid)
         self.step_in_period += 1

@@ -41,6 +41,7 @@ from market.game.protocol import negotiation_bytes
 from market.game.rules import Protocol
 from market.limits import MONEY_MAX, check_memory
 from market.parameters import Param, check_value
+from market.sim import schedules
 from market.sim.declared import (
     AGENT_DATA,
     DISTRIBUTIONS,
@@ -124,6 +125,7 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
     _check_revision(values, say)
     p = Params(**values)
     _check_institution(p, say)
+    _check_schedule(p, say)
     _check_spec_files(p, say)
     _check_memory(p, say, steps)
     return p
@@ -162,6 +164,16 @@ def _check_institution(p: Params, say: Namer) -> None:
                          f"breakdown) applies to {say('institution')} pairs only")
 
 
+def _check_schedule(p: Params, say: Namer) -> None:
+    """A schedule fits the traders (:func:`market.sim.schedules.check`) and fixes values and
+    costs: there is nothing to redraw."""
+    schedules.check(p.schedule, p.n_buyers, p.n_sellers,
+                    {k: say(k) for k in ("schedule", "n_buyers", "n_sellers")})
+    if p.schedule != schedules.DRAWN and p.redraw:
+        raise ValueError(f"{say('redraw')}: {say('schedule')} {p.schedule!r} fixes values and "
+                         f"costs; redraw needs {say('schedule')} drawn")
+
+
 def value(d: Param, v: Any, name: str) -> Any:
     """One parameter's value checked by its declaration and normalised; ``ValueError``
     naming ``name`` (the parameter, or the caller's word for it) and what is allowed."""
@@ -169,6 +181,9 @@ def value(d: Param, v: Any, name: str) -> Any:
         return _check_range(name, v)
     if d.kind == "mix":
         return check_mix(name, _mix(v))
+    if d.kind == "text":  # the one text parameter: a value schedule
+        schedules.parse(v, name)
+        return v
     if d.kind == "mapping":
         v = {} if v is None else v
         if not isinstance(v, Mapping) or not all(isinstance(x, Mapping) for x in v.values()):
@@ -347,6 +362,7 @@ ENGINE_PARAMETERS: dict[str, tuple[tuple[type, ...] | None, Any]] = {
 #: the scalar type a grid may sweep, by kind of parameter (None: not a scalar)
 SCALAR_TYPES: dict[str, tuple[type, ...]] = {
     "int": (int,), "float": (float,), "flag": (bool,), "choice": (str,), "dist": (str,),
+    "text": (str,),
 }
 
 
@@ -380,7 +396,7 @@ def model_parameters(cls: type | None = None) -> dict[str, tuple[tuple[type, ...
 ANNOTATIONS: dict[str, Any] = {
     "int": int, "float": float, "flag": bool, "choice": str, "dist": Distribution,
     "mix": Mapping[str, float] | None, "range": tuple[float, float],
-    "mapping": Mapping[str, Mapping[str, Any]] | None,
+    "mapping": Mapping[str, Mapping[str, Any]] | None, "text": str,
 }
 
 

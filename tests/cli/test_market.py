@@ -39,6 +39,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
         (["--institution", "cda", "--buyer-mix", "negmas"], "decides in Python"),
         (["--institution", "call", "--discount", "0.9"], "time pressure"),
         (["--institution", "cda", "--breakdown", "0.1"], "time pressure"),
+        (["--schedule", "symmetric"], "--buyers must be a multiple of 11 (got 50)"),
+        (["--schedule", "1,x;2"], "--schedule: its values must be numbers"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, needle):

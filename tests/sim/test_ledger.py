@@ -35,7 +35,8 @@ def _settlement(rng: np.random.Generator, pairs: int) -> Settlement:
     deal = rng.random(pairs) < 0.6
     prices = np.where(deal, rng.uniform(20, 80, pairs), np.nan)
     n = int(deal.sum())
-    return Settlement(None, deal, prices, rng.uniform(0, 30, n), rng.uniform(0, 30, n))
+    return Settlement(None, deal, prices, rng.uniform(0, 30, n), rng.uniform(0, 30, n),
+                      rng.uniform(0, 60, n), rng.uniform(40, 100, n))
 
 
 def test_one_entry_keeps_the_period_and_the_run():
@@ -59,6 +60,12 @@ def test_one_entry_keeps_the_period_and_the_run():
     assert fig["efficiency"] == pytest.approx(fig["realised_surplus"] / 500.0)
     assert fig["buyer_share"] + fig["seller_share"] == pytest.approx(1.0)
     assert (fig["ce_price_lo"], fig["ce_quantity"]) == (40.0, 10)
+    # against the competitive price 42.5: Smith's alpha, and the deals of traders left out
+    costs, values = (np.concatenate([a.costs, b.costs]), np.concatenate([a.values, b.values]))
+    rmsd = np.sqrt(np.mean((prices - 42.5) ** 2))
+    assert fig["price_rmsd"] == pytest.approx(rmsd)
+    assert fig["alpha"] == pytest.approx(100 * rmsd / 42.5)
+    assert fig["extramarginal"] == int(((values < 42.5) | (costs > 42.5)).sum()) > 0
 
     book.open_period(second)  # a new period: its totals start again, the run's go on
     c = _settlement(rng, 30)
