@@ -32,6 +32,7 @@ SECTIONS: dict[str, str] = {
     "wallets": "wallets",
     "clock": "clock",
     "mixes": "mixes",
+    "institutions": "institutions",
     "survival": "survival",
     "pressure": "pressure",
     "legacy": "legacy",

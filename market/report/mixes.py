@@ -34,8 +34,9 @@ RELATED = (
     "traders' intelligence, does most of the work. Their institution is a double auction "
     'with a public order book; this market is bilateral bargaining in random pairs, where a '
     'trader meets one partner at a time and extramarginal pairs can trade, so the '
-    'comparison with ZI-U here says what the constraint does in this institution, and the '
-    'gap to their figure is what the institution costs. Smith (1962) defined the '
+    'comparison with ZI-U here says what the constraint does in this institution; the '
+    'next section puts the same traders in a double auction and a call market and '
+    'measures what the institution costs. Smith (1962) defined the '
     'convergence coefficient alpha used for prices; Cliff and Bruten (1997) showed that '
     'ZI-C prices need not converge to the competitive band, as seen here.'
 )
