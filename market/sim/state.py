@@ -131,6 +131,19 @@ class Market:
         pooled = np.bincount(teams, weights=gains, minlength=len(self.team_size))
         return (pooled / self.team_size)[self.books[side].team]
 
+    def best_quotes(self) -> tuple[int, int]:
+        """The book's best bid and best ask levels (0: none; both 0 in bilateral bargaining):
+        in a double auction the best standing quotes, in a call market the best the last
+        call left unmatched."""
+        if self.book is None:
+            return 0, 0
+        if self.params.institution == "call":
+            left = self.book[6]
+            return int(left[BUYER]), int(left[SELLER])
+        quote = self.book[0]
+        bids, asks = quote[BUYER][quote[BUYER] > 0], quote[SELLER][quote[SELLER] > 0]
+        return (int(bids.max()) if bids.size else 0), (int(asks.min()) if asks.size else 0)
+
     # --- what a person reads ------------------------------------------------------------------
     def team_wallets(self) -> np.ndarray:
         """Earnings pooled per team id (Sellers' teams first); summed once per step, since a

@@ -39,6 +39,11 @@ from market.view.settings import default_settings, model_kwargs
 from strategies.qlearning import QLearning
 
 
+#: the institutions in words
+INSTITUTION_WORDS = {"pairs": "bilateral pairs", "cda": "continuous double auction",
+                     "call": "call market"}
+
+
 class ViewMarket(MarketModel):
     """:class:`MarketModel` as the page builds it, plus this period's trade prices.
 
@@ -52,13 +57,25 @@ class ViewMarket(MarketModel):
         self.built_with = dict(kwargs)
         #: prices of the deals made so far in the current trading period, in order
         self.period_trades: list[float] = []
+        #: on a book, each step of the current period: its best bid and ask at its end and
+        #: its trade prices
+        self.period_book: list[dict[str, Any]] = []
 
     def step(self) -> None:
         super().step()
         if self.step_in_period == 1:  # this step opened a new period
             self.period_trades = []
+            self.period_book = []
         pairs = self.last_step.frame()
-        self.period_trades.extend(pairs.loc[pairs["level"] > 0, "price"].tolist())
+        prices = pairs.loc[pairs["level"] > 0, "price"].tolist()
+        self.period_trades.extend(prices)
+        if self.market.book is not None:
+            bid, ask = self.market.best_quotes()
+            grid = self.market.grid
+            self.period_book.append({
+                "step": self.step_in_period, "trades": prices,
+                "bid": float(grid.price(bid)) if bid else math.nan,
+                "ask": float(grid.price(ask)) if ask else math.nan})
 
 
 def default_model() -> ViewMarket:
@@ -90,7 +107,9 @@ def summary_items(model: MarketModel) -> list[str]:
         f"{mixes[0]}; {mixes[1]}",
         f"{len(model.sellers)} sellers, {len(model.buyers)} buyers; "
         f"P = {p.prices} price levels, T = {p.rounds} rounds; "
-        f"trading period {p.period} steps; first mover: {p.first}"
+        f"trading period {p.period} steps; "
+        + (f"first mover: {p.first}" if p.institution == "pairs" else
+           f"institution: {INSTITUTION_WORDS[p.institution]}")
         + (f"; discount per offer: Seller {pr.seller_discount:g}, Buyer "
            f"{pr.buyer_discount:g}" if pr.discounted else ""),
         f"new values each period: {_yes(p.redraw)}; market clock: {_yes(p.clock)}; "
@@ -132,6 +151,14 @@ def EarningsPanel(model: MarketModel, tick: int = 0) -> None:
 @solara.component
 def SharesPanel(model: MarketModel, tick: int = 0) -> None:
     Chart(vf.shares_chart(model.datacollector.get_model_vars_dataframe()))
+
+
+@solara.component
+def BookPanel(model: MarketModel, tick: int = 0) -> None:
+    """A double auction's or call market's period: best bid and ask after each step, and
+    the trade prices."""
+    Chart(vf.book_chart(getattr(model, "period_book", []), model.market.grid,
+                        model.params.institution, model.period))
 
 
 @solara.component
@@ -245,8 +272,8 @@ def MarketMain(
     play_interval: solara.Reactive[int],
     render_interval: solara.Reactive[int],
 ) -> None:
-    """The run bar, the summary, then the six panels in a two-column grid (and the strategy
-    shares when traders revise).
+    """The run bar, the summary, then the six panels in a two-column grid (and the book on a
+    double auction or call market, the strategy shares when traders revise).
 
     The controller bumps Mesa's ``update_counter`` after each step (or render
     interval). Only this component reads it and hands the count down as
@@ -260,8 +287,9 @@ def MarketMain(
         with solara.Card(margin=0):
             SummaryPanel(m, tick)
         with solara.GridFixed(columns=2, column_gap="10px", row_gap="10px"):
-            revising = m.params.revision != "none"
-            for panel in [*PANELS, SharesPanel] if revising else PANELS:
+            extra = ([BookPanel] if m.market.book is not None else []) + (
+                [SharesPanel] if m.params.revision != "none" else [])
+            for panel in [*PANELS, *extra]:
                 with solara.Card(margin=0, style={"overflow-x": "auto"}):
                     panel(m, tick)
 

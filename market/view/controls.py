@@ -33,6 +33,7 @@ from market.view.settings import (
     DISCOUNT_STEP,
     DISCOUNTS,
     FIRST_MOVERS,
+    INSTITUTIONS,
     NUMBERS,
     PRESSURE_SLIDERS,
     REVISION_CHOICES,
@@ -176,6 +177,10 @@ def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
             solara.SliderInt(f"{spec.label}: {settings[key]}", value=settings[key],
                              min=spec.lo, max=spec.hi, step=spec.step,
                              on_value=lambda v, key=key: set_value(key, v))
+        solara.Text("Institution: how traders meet", style={"font-size": "13px"})
+        solara.ToggleButtonsSingle(value=settings.get("institution", "pairs"),
+                                   values=list(INSTITUTIONS),
+                                   on_value=lambda v: set_value("institution", v), dense=True)
         solara.Text("First mover", style={"font-size": "13px"})
         solara.ToggleButtonsSingle(value=settings["first"], values=list(FIRST_MOVERS),
                                    on_value=lambda v: set_value("first", v), dense=True)

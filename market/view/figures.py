@@ -332,6 +332,40 @@ def supply_demand_chart(
                f"Supply and demand, period {period + 1} ({band_text}; {tr.size} trades)")
 
 
+def book_chart(rows: Sequence[dict[str, Any]], grid: PriceGrid, institution: str,
+               period: int = 0) -> Spec:
+    """A double auction's (or call market's) period, step by step: the best bid and the
+    best ask at each step's end (in a call market, the best the call left unmatched), and
+    each trade's price at the step it was made."""
+    standing = [(r["step"], r[key], words) for key, words in (("bid", "best bid"),
+                                                              ("ask", "best ask"))
+                for r in rows if math.isfinite(r[key])]  # JSON has no NaN: no quote, no point
+    quotes = records(step=[s[0] for s in standing], price=[s[1] for s in standing],
+                     what=[s[2] for s in standing])
+    trades = [(r["step"], p) for r in rows for p in r["trades"]]
+    pts = records(step=[t[0] for t in trades], price=[t[1] for t in trades],
+                  what=["trades"] * len(trades))
+    pad = 0.05 * (grid.hi - grid.lo)
+    y = q("price", "price", scale={"domain": [grid.lo - pad, grid.hi + pad], "nice": False})
+    colour = {"field": "what", "type": "nominal", "legend": {"orient": "top", "title": None},
+              "scale": {"domain": ["best bid", "best ask", "trades"],
+                        "range": [DARK["buyer"], DARK["seller"], PRICE]}}
+    x = q("step", "step of the period")
+    layers = [
+        {"name": "quotes", "data": {"values": quotes},
+         "mark": {"type": "line", "point": True, "interpolate": "step-after"},
+         "encoding": {"x": x, "y": y, "color": colour,
+                      "tooltip": [q("step"), n("what"), q("price", format=".2f")]}},
+        {"name": "trades", "data": {"values": pts},
+         "mark": {"type": "point", "filled": True, "size": 30, "opacity": 0.6},
+         "encoding": {"x": x, "y": y, "color": colour,
+                      "tooltip": [q("step"), q("price", format=".2f")]}},
+    ]
+    what = "the double auction's book" if institution == "cda" else "the call market"
+    return top({"width": WIDTH, "height": HEIGHT, "layer": layers},
+               f"Period {period + 1}: {what} ({len(trades)} trades)")
+
+
 # --- the negotiation of one pair, in the legacy view ---------------------------------------
 def split_chart(rows: list[dict[str, Any]], title: str) -> Spec:
     """Horizontal bars of the first mover's share: a negotiation's beside theory's

@@ -21,7 +21,7 @@ from typing import Any
 
 import strategies
 from market.game.rules import SIDE_NAMES
-from market.sim.declared import BY_NAME, FIRST_MOVERS, PARAMETERS
+from market.sim.declared import BY_NAME, FIRST_MOVERS, INSTITUTIONS, PARAMETERS
 from market.sim.params import check  # the one shared validation
 
 
@@ -80,6 +80,7 @@ DEFAULTS: dict[str, Any] = {
     "rounds": 5,
     "period": 10,
     "first": "random",
+    "institution": "pairs",
     "redraw": False,
     "clock": False,
     "teams": 0,
@@ -147,6 +148,7 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
         "rounds": settings["rounds"],
         "period": settings["period"],
         "first": settings["first"],
+        "institution": settings.get("institution", "pairs"),
         "redraw": bool(settings["redraw"]),
         "clock": bool(settings["clock"]),
         "teams": settings["teams"] or None,
@@ -176,6 +178,7 @@ __all__ = [
     "DEFAULTS",
     "DISCOUNTS",
     "FIRST_MOVERS",
+    "INSTITUTIONS",
     "NUMBERS",
     "PRESSURE_SLIDERS",
     "REVISION_CHOICES",

@@ -192,6 +192,20 @@ def test_strategy_revision_is_set_in_the_sidebar_and_its_shares_are_drawn(render
     assert "Strategy shares per step" in str(charts[-1])
 
 
+def test_the_institution_is_set_in_the_sidebar_and_the_book_is_drawn(render):
+    page = render(MarketPage)
+    page.toggle("pairs", "cda")
+    assert "'qlearning' cannot play in institution cda" in page.alerts()
+    page.slider("qlearning: 50", 0)  # the sellers' learners: they cannot quote on a book
+    page.click("Reset")
+    assert "institution: continuous double auction" in _summary(page)
+    for _ in range(3):
+        page.click("Step")
+    charts = page.charts()
+    assert len(charts) == 7
+    assert "the double auction's book" in str(charts[-1])
+
+
 def test_the_shares_chart_stacks_each_side_s_strategies():
     model = ViewMarket(**model_kwargs({**default_settings(), "revision": "moran",
                                        "revision_rate": 0.5, "period": 2}))

@@ -147,6 +147,25 @@ def test_supply_and_demand_with_this_periods_trades(stepped):
     assert "period 2" in spec["title"]["text"]
 
 
+@pytest.mark.parametrize("institution", ["cda", "call"])
+def test_the_book_chart_shows_the_periods_best_quotes_and_trades(validator, institution):
+    settings = {**default_settings(), "institution": institution,
+                "seller_weights": {"zi-c": 100}, "buyer_weights": {"zi-c": 100}}
+    m = ViewMarket(**model_kwargs(settings))
+    for _ in range(14):
+        m.step()
+    spec = vf.book_chart(m.period_book, m.market.grid, institution, m.period)
+    assert not list(validator.iter_errors(spec))
+    json.dumps(spec, allow_nan=False)
+    assert values(spec, "trades", "price") == pytest.approx(m.period_trades)
+    assert [r["step"] for r in m.period_book] == [1, 2, 3, 4]  # period 2, four steps in
+    quotes = {(r["step"], r["what"]): r["price"] for r in layer(spec, "quotes")["data"]["values"]}
+    for (step, what), price in quotes.items():
+        if what == "best bid" and (step, "best ask") in quotes:
+            assert price < quotes[(step, "best ask")]  # a crossing quote trades at once
+    assert spec["title"]["text"].startswith("Period 2:")
+
+
 def test_negotiation_chart_draws_ranges_offers_and_the_path():
     game = setup_game()  # the legacy numbers: a deal at 32
     full = vf.negotiation_chart(game.record, game.grid, game.ranges, rounds=10)
