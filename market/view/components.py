@@ -38,7 +38,6 @@ from market.view.controls import MarketSidebar, RunBar
 from market.view.settings import default_settings, model_kwargs
 from strategies.qlearning import QLearning
 
-
 #: the institutions in words
 INSTITUTION_WORDS = {"pairs": "bilateral pairs", "cda": "continuous double auction",
                      "call": "call market"}
