@@ -134,7 +134,8 @@ def stores(states: Sequence[KernelState]) -> tuple[Store, list[KernelState]]:
 class Form:
     """The compiled decision of a strategy class: its functions, by role.
 
-    ``rule``: a rule-based strategy's ``(target, accepts)``; ``table``: a
+    ``rule``: a rule-based strategy's ``(target, accepts)``, and its ``respond``
+    if it learns from a book's public events (ZIP); ``table``: a
     table player's ``(decide_rows, learn_rows, decide_one)`` (the last two
     may be None). Two classes with the same functions have equal forms and
     share one kind. ``deterministic``: draws nothing (so a market of such
@@ -184,7 +185,9 @@ def _form_of(cls: type[Compiled]) -> Form | None:
     stochastic = bool(cls.classifier.get("stochastic", False))
     target = getattr(cls, "target", None)
     if target is not None:
-        return Form("rule", (target, cls.accepts), not stochastic, cls.name or cls.__name__)
+        respond = getattr(cls, "respond", None)
+        functions = (target, cls.accepts) if respond is None else (target, cls.accepts, respond)
+        return Form("rule", functions, not stochastic, cls.name or cls.__name__)
     if cls.decide_rows is not None:
         return Form("table", (cls.decide_rows, cls.learn_rows, cls.decide_one),
                     not stochastic and cls.decide_one is not None, cls.name or cls.__name__)
@@ -282,6 +285,13 @@ def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
     """Learning of population ``g`` (of kind ``kind``) from finished negotiations ``rows``."""
 {learn_cases}
     return
+
+
+@_njit(cache=True)
+def respond(kind, side, event, member, limit, active, st, g, rng):
+    """A member of population ``g`` (of kind ``kind``) hears a book's public ``event``."""
+{respond_cases}
+    return
 '''
 
 _SWITCH = '''
@@ -319,6 +329,19 @@ def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
 def deterministic(kind):
     """Whether a kind draws nothing (and has a one-row form)."""
     return {deterministic}
+
+
+@_njit(cache=True, inline="always")
+def respond(kind, side, event, member, limit, active, st, g, rng):
+    """A member of population ``g`` (of kind ``kind``) hears a book's public ``event``."""
+{respond_cases}
+    return
+
+
+@_njit(cache=True, inline="always")
+def responds(kind):
+    """Whether a kind hears a book's public events."""
+    return {responds}
 '''
 
 
@@ -331,7 +354,7 @@ def _source(forms: Sequence[Form]) -> tuple[str, dict]:
     """A form module's text (the forms' rules inlined into its entry points) and the
     objects it is given (the forms' functions)."""
     bound: dict[str, Any] = {}
-    targets, one_targets, accepts, dec, learn = [], [], [], [], []
+    targets, one_targets, accepts, dec, learn, respond = [], [], [], [], [], []
     rule_kinds = [k for k, f in enumerate(forms) if f.shape == "rule"]
     one_rules = [k for k in rule_kinds if forms[k].deterministic]
     if rule_kinds:
@@ -344,6 +367,10 @@ def _source(forms: Sequence[Form]) -> tuple[str, dict]:
         bound[f"_accepts_{kinds[0]}"] = _inline(forms[kinds[0]].functions[1])
         accepts.append(f"if {_any(kinds)}:\n        return _accepts_{kinds[0]}(turn, target)")
     for k, f in enumerate(forms):
+        if f.shape == "rule" and len(f.functions) > 2:
+            bound[f"_respond_{k}"] = _inline(f.functions[2])
+            respond.append(f"if kind == {k}:\n        _respond_{k}(side, event, member, limit, "
+                           "active, st, g, rng)\n        return")
         if f.shape == "rule":
             bound[f"_target_{k}"] = _inline(f.functions[0])
             targets.append(f"if kind == {k}:\n        return _target_{k}(turn, rng)")
@@ -364,7 +391,7 @@ def _source(forms: Sequence[Form]) -> tuple[str, dict]:
              if rule_kinds else "")
     text = _HEADER.format(kinds=_names(forms)) + _DISPATCH.format(
         bindings=_bindings(bound), rules=rules, decide_cases=_cases(dec),
-        learn_cases=_cases(learn))
+        learn_cases=_cases(learn), respond_cases=_cases(respond))
     return text, bound
 
 
@@ -374,7 +401,7 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
     kind's own form module (:func:`form_module`, where the rule is inlined) by number, as
     its kind 0 (``kind - k``: typed as the Python call's, so both share one compile)."""
     bound: dict[str, Any] = {}
-    dec, one, learn, rule_one, one_rules = [], [], [], [], []
+    dec, one, learn, rule_one, one_rules, respond, hearing = [], [], [], [], [], [], []
     for k, f in enumerate(forms):
         own = form_module(f)
         bound[f"_decide_{k}"] = own.decide
@@ -388,6 +415,11 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
             bound[f"_one_{k}"] = _inline(f.functions[2])
             one.append(f"if kind == {k}:\n        return _one_{k}(turn, is_first, member, "
                        "st, g, rng)")
+        if f.shape == "rule" and len(f.functions) > 2:
+            bound[f"_respond_{k}"] = own.respond
+            hearing.append(k)
+            respond.append(f"if kind == {k}:\n        _respond_{k}(kind - {k}, side, event, "
+                           "member, limit, active, st, g, rng)\n        return")
         if f.shape == "table" and f.functions[1] is not None:
             bound[f"_learn_{k}"] = own.learn
             learn.append(f"if kind == {k}:\n        _learn_{k}(kind - {k}, side, game, rows, "
@@ -402,7 +434,8 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
         text += "\n" + generated.template_text(module)
     text += _SWITCH.format(
         bindings=_bindings(bound), decide_cases=_cases(dec), one_cases=_cases(one),
-        learn_cases=_cases(learn), deterministic=_any(det) if det else "False")
+        learn_cases=_cases(learn), deterministic=_any(det) if det else "False",
+        respond_cases=_cases(respond), responds=_any(hearing) if hearing else "False")
     return text, bound
 
 
@@ -643,6 +676,8 @@ def _smoke(module: types.ModuleType, f: Form) -> None:
                 f"strategy {f.name!r}: its rule draws from the generator, but its classifier "
                 "does not say so (Classifier(stochastic=True)); a deterministic rule is "
                 "played without one, depth first") from None
+    if f.shape == "rule" and len(f.functions) > 2:
+        module.respond(-1, 0, (1, 1, 0), 0, 1, True, store.arrays, 0, rng)
     if f.shape == "table" and f.functions[1] is not None:
         rec = (np.zeros((n, 2), np.int32), i.copy(), i.copy(), i.copy())
         module.learn(-1, 0, (2, 1), np.zeros(0, np.int64), rec, i.copy(), np.zeros(n),

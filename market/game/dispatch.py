@@ -47,3 +47,16 @@ def learn(kind, side, game, rows, record, member, reward, time_left, st, g):  # 
 def deterministic(kind):  # noqa: ANN001, ANN201
     """Whether a kind draws nothing (a market of such kinds plays depth first)."""
     return False
+
+
+@njit(cache=True)
+def respond(kind, side, event, member, limit, active, st, g, rng):  # noqa: ANN001, ANN201
+    """Member ``member`` of population ``g`` hears a book's public ``event`` ``(level, deal,
+    shout side)`` (:mod:`market.sim.auction`); ``limit`` its limit level, ``active`` whether
+    it still holds its unit."""
+
+
+@njit(cache=True)
+def responds(kind):  # noqa: ANN001, ANN201
+    """Whether a kind hears a book's public events (none of the stand-ins do)."""
+    return False

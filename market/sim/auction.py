@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from market.game import jit
-from market.game.dispatch import decide  # bound when generated
+from market.game.dispatch import decide, respond, responds  # bound when generated
 from market.game.jit import njit
 from market.game.moves import legal_block
 from market.game.rules import BUYER, SELLER
@@ -131,6 +131,34 @@ def _decide_one(kind, side, move, game, trader, view, st, g, rng, scratch):  # n
     return out[0]
 
 
+@njit(cache=True, inline="always")
+def _listening(kinds):  # noqa: ANN001, ANN201
+    """Whether any population hears the book's public events (ZIP does)."""
+    for k in kinds:  # noqa: SIM110 (numba compiles no generator expression)
+        if responds(k):
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _tell(event, sellers, buyers, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+    """Every trader of a population that hears public events hears ``event``: ``(level,
+    deal, shout side)``, a quote of that side at that level that traded (deal 1) or stood
+    (deal 0); a call market's price is heard as a deal of neither side (-1). Traders are
+    told in order, Sellers' populations first, each population's traders by index."""
+    for g in range(kinds.size):
+        if not responds(kinds[g]):
+            continue
+        s = SELLER if g < n_groups_s else BUYER
+        own = g if s == SELLER else g - n_groups_s
+        side = sellers if s == SELLER else buyers
+        strategy, member, traded, lo, hi = side[1], side[2], side[7], side[8], side[9]
+        for i in range(strategy.size):
+            if strategy[i] == own:
+                respond(kinds[g], s, event, member[i], lo[i] if s == SELLER else hi[i],
+                        not traded[i], st, g, rng)
+
+
 @njit(cache=True)
 def _scratch() -> tuple:
     one = np.zeros(1, np.int64)
@@ -175,6 +203,7 @@ def cda_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng):  
     ps, pb = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
     level, maker = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
     scratch = _scratch()
+    listening = _listening(kinds)
     n = 0
     for a in order:
         side, i = _side_of(a, free_s, free_b)
@@ -199,6 +228,8 @@ def cda_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng):  
         crosses = offer > 0 and (k >= offer if side == BUYER else k <= offer)
         if not crosses:
             _post(book, side, i, k)
+            if listening:
+                _tell((k, 0, side), sellers, buyers, kinds, n_groups_s, st, rng)
             continue
         j = book[3][opp, offer]  # the quote that has stood longest at the best level
         _withdraw(book, opp, j)
@@ -208,6 +239,8 @@ def cda_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng):  
         b_traded[b] = True
         ps[n], pb[n], level[n], maker[n] = s, b, offer, opp
         n += 1
+        if listening:  # the standing quote was accepted
+            _tell((offer, 1, opp), sellers, buyers, kinds, n_groups_s, st, rng)
     return _settled(rules, ps[:n], pb[:n], level[:n], maker[:n], sellers, buyers)
 
 
@@ -293,6 +326,8 @@ def call_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng): 
         if q < ns:
             high = min(high, quote[SELLER, by_ask[q]])
         level[:] = (low + high) // 2
+        if _listening(kinds):
+            _tell((level[0], 1, -1), sellers, buyers, kinds, n_groups_s, st, rng)
     left[BUYER] = quote[BUYER, by_bid[q]] if q < nb else 0
     left[SELLER] = quote[SELLER, by_ask[q]] if q < ns else 0
     return _settled(rules, ps, pb, level, np.full(q, SELLER, np.int64), sellers, buyers)
