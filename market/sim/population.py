@@ -114,7 +114,12 @@ def add_strategy(side: int, names: list[str], strategies: list[Strategy], spec: 
                  compiled_only: bool = False) -> None:
     """A strategy joins a side's mix as a population (of one unseated member, until
     :func:`reassign` seats traders in it); ``compiled_only``: refuse one without a
-    compiled decision (the compiled engine cannot play it)."""
+    compiled decision (the compiled engine cannot play it); on a book (a double auction, a
+    call market) refuse one that cannot quote there."""
+    why = specs.why_not_in_book(spec) if p.institution != "pairs" else None
+    if why:
+        raise ValueError(f"strategy {spec!r} cannot play in institution {p.institution} "
+                         f"({why})")
     strat = make_strategy(spec, side, 1, p, protocol, rng)
     if compiled_only and not compiled.has_form(strat):
         raise ValueError(f"strategy {spec!r} has no compiled decision; build the market "

@@ -135,3 +135,26 @@ def test_the_market_refuses_what_cannot_quote_on_a_book():
         MarketModel(institution="cda", buyer_mix={"qlearning": 1})
     with pytest.raises(ValueError, match="lockstep"):
         MarketModel(institution="call", engine="lockstep")
+
+
+def test_a_learner_cannot_join_a_book_by_set_strategy():
+    m = MarketModel(institution="cda", n_buyers=6, n_sellers=6, seed=0)
+    with pytest.raises(ValueError, match="'qlearning' cannot play in institution cda"):
+        m.set_strategy("buyer", [0, 1], "qlearning")
+    m.set_strategy("buyer", [0, 1], "zip")  # a rule joins, and plays
+    m.step()
+    assert list(m.market.names[1]) == ["averaging", "zip"]
+
+
+@pytest.mark.parametrize("institution", ["cda", "call"])
+def test_revision_and_common_wallets_work_on_a_book(institution):
+    m = MarketModel(institution=institution, seller_mix={"zi-c": 0.5, "kaplan": 0.5},
+                    buyer_mix={"zip": 0.5, "averaging": 0.5}, teams=5, common_wallet=True,
+                    revision="imitate", revision_rate=0.5, period=2, seed=2)
+    for _ in range(20):
+        m.step()
+    shares = m.datacollector.get_table_dataframe("shares")
+    assert len(shares) > 0 and m.market.switches[0] + m.market.switches[1] > 0
+    wallets = m.market.team_wallets()
+    earned = sum(b.earnings.sum() for b in m.market.books)
+    assert wallets.sum() == pytest.approx(earned)  # pooled, nothing lost
