@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -307,8 +305,7 @@ def test_commands_refuse_a_special_file_as_a_table_in_one_line(tmp_path, special
         path = str(tmp_path / "t.npz")
         os.mkfifo(path)
     for args in (["evaluate", path], ["baseline", "--seller", f"qlearning:{path}"]):
-        out = subprocess.run([sys.executable, str(ROOT / "run.py"), *args], capture_output=True,
-                             text=True, cwd=ROOT, timeout=60)
+        out = cli_run.run(*args, cwd=ROOT)
         assert out.returncode == 2, out.stderr
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and ("FIFO" in lines[0] or "device" in lines[0]), out.stderr

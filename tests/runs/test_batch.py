@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_run  # tests/support, on pytest's pythonpath
 import pandas as pd
 import pytest
 
@@ -239,8 +240,8 @@ def test_dask_local_cluster_equals_the_process_pool(tmp_path):
 
 # --- command line ------------------------------------------------------------------------------
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), "batch", *args],
-                          capture_output=True, text=True, cwd=ROOT)
+    """``run.py batch ARGS`` in this process (tests/support/cli_run.py)."""
+    return cli_run.run("batch", *args, cwd=ROOT)
 
 
 def test_cli_writes_the_table_and_json(tmp_path):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pandas as pd
 import pytest
@@ -160,8 +160,8 @@ def test_files_written(tmp_path):
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "run.py"), "tournament", *args],
-                          capture_output=True, text=True, cwd=ROOT)
+    """``run.py tournament ARGS`` in this process (tests/support/cli_run.py)."""
+    return cli_run.run("tournament", *args, cwd=ROOT)
 
 
 def test_cli_json_and_files(tmp_path):

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
+import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pytest
 
@@ -62,9 +61,7 @@ def test_anac_agents_play_under_time_costs_with_discounted_utility_functions():
 
 
 def test_the_command_refuses_a_bad_factor_in_one_line(tmp_path):
-    r = subprocess.run([sys.executable, "run.py", "tournament", "--discount", "2",
-                        "--out", str(tmp_path / "t")], capture_output=True, text=True,
-                       timeout=120)
+    r = cli_run.run("tournament", "--discount", "2", "--out", str(tmp_path / "t"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--discount" in r.stderr
     assert not (tmp_path / "t").exists()
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 
+import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pytest
 
@@ -85,8 +84,7 @@ def test_a_factor_outside_0_1_is_refused_naming_the_parameter(name, bad):
 @pytest.mark.parametrize("flag", ["--discount", "--seller-discount", "--buyer-discount"])
 def test_the_market_command_refuses_a_bad_factor_in_one_line(flag, tmp_path):
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "run.py", "market", flag, "1.01", "--out", str(out)],
-                       capture_output=True, text=True, timeout=120)
+    r = cli_run.run("market", flag, "1.01", "--out", str(out))
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and flag in r.stderr and "(0, 1]" in r.stderr
     assert not out.exists()
@@ -124,9 +122,7 @@ def test_a_breakdown_risk_ends_talks_without_a_deal():
 @pytest.mark.parametrize("flag,value", [("--breakdown", "1"), ("--seller-cost", "-0.5"),
                                         ("--buyer-cost", "nan")])
 def test_the_market_refuses_bad_pressure_in_one_line(flag, value):
-    root = params.__file__.rsplit("/market/", 1)[0]
-    out = subprocess.run([sys.executable, "run.py", "market", flag, value, "--steps", "1"],
-                         capture_output=True, text=True, cwd=root)
+    out = cli_run.run("market", flag, value, "--steps", "1")
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{flag} must be a number in [0, 1)" in lines[0], out.stderr
