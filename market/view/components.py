@@ -195,7 +195,7 @@ def TracePanel(model: MarketModel, tick: int = 0) -> None:
     pair = min(pair, n - 1)
     deals = np.flatnonzero(model.last_step.frame()["level"].to_numpy() > 0)
     trace = model.last_step.trace(pair)
-    with solara.Row(style={"align-items": "center"}):
+    with solara.Row(style={"align-items": "center", "flex-wrap": "wrap"}):  # narrow: wrap
         with solara.Column(style={"min-width": "240px"}):
             solara.SliderInt(f"Pair {pair + 1} of {n} in the last step", value=pair, min=0,
                              max=n - 1, on_value=set_pair)

@@ -177,13 +177,14 @@ def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
             solara.SliderInt(f"{spec.label}: {settings[key]}", value=settings[key],
                              min=spec.lo, max=spec.hi, step=spec.step,
                              on_value=lambda v, key=key: set_value(key, v))
-        solara.Text("Institution: how traders meet", style={"font-size": "13px"})
-        solara.ToggleButtonsSingle(value=settings.get("institution", "pairs"),
-                                   values=list(INSTITUTIONS),
-                                   on_value=lambda v: set_value("institution", v), dense=True)
-        solara.Text("First mover", style={"font-size": "13px"})
-        solara.ToggleButtonsSingle(value=settings["first"], values=list(FIRST_MOVERS),
-                                   on_value=lambda v: set_value("first", v), dense=True)
+        for key, label, choices in (("institution", "Institution: how traders meet",
+                                     INSTITUTIONS), ("first", "First mover", FIRST_MOVERS)):
+            with solara.Column(gap="2px"):  # the label above its buttons, not beside them
+                solara.Text(label, style={"font-size": "13px"})
+                solara.ToggleButtonsSingle(value=settings.get(key, choices[0]),
+                                           values=list(choices),
+                                           on_value=lambda v, key=key: set_value(key, v),
+                                           dense=True)
         spec = NUMBERS["teams"]
         teams = settings["teams"]
         solara.SliderInt(f"Teams per side: {teams or 'none'}", value=teams, min=spec.lo,

@@ -251,6 +251,31 @@ def test_market_page_steps_plays_and_pauses(watched):
         _shot(page, "market_view.png")
 
 
+@pytest.mark.parametrize("width", [1024, 1400])
+def test_every_chart_fits_its_card_in_a_narrow_window(browser, server, width):
+    """Two columns of charts in a 1,024-px window: every chart drawn inside its card, none
+    cut on the right (a chart wider than its card shrinks to it, in proportion)."""
+    context = browser.new_context(viewport={"width": width, "height": 1400})
+    try:
+        w = Watched(context.new_page(), server)
+        page = open_market(w)
+        page.get_by_role("button", name="Step", exact=True).click()
+        page.get_by_text("Step: 1", exact=True).wait_for(timeout=30_000)
+        charts_drawn(page, 6)
+        page.wait_for_timeout(500)
+        overflow = page.evaluate("""() => [...document.querySelectorAll('.vega-embed svg')]
+            .map(svg => {
+                const card = svg.closest('.v-card').getBoundingClientRect();
+                const box = svg.getBoundingClientRect();
+                return box.right - card.right;
+            })""")
+        assert len(overflow) >= 6
+        assert max(overflow) <= 1, overflow
+        w.check_clean()
+    finally:
+        context.close()
+
+
 def test_the_page_keeps_its_pace_clicked_and_played(watched):
     """Ten Step clicks in a row, each timed in the page from the click to every chart drawn,
     then five seconds of play at 100 ms: no click lost, play never ahead of its interval.
