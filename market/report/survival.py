@@ -440,7 +440,9 @@ def _figure(ends: pd.DataFrame, arm: dict[int, tuple[str, float, int]]) -> Any:
                 ax.set_xlabel("period")
             if j == 0:
                 ax.set_ylabel("mean share (both sides)")
-    axes[0][0].legend(fontsize=7, loc="upper left", ncol=2)
+    handles, labels = axes[0][0].get_legend_handles_labels()  # one legend, under the title,
+    fig.legend(handles, labels, loc="upper center", ncol=len(FAMILIES), fontsize=8,  # on no
+               bbox_to_anchor=(0.5, 0.955), frameon=False)  # panel's data
     fig.suptitle("Which strategies survive: mean shares over seeds, per protocol", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
