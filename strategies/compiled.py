@@ -342,6 +342,13 @@ def respond(kind, side, event, member, limit, active, st, g, rng):
 def responds(kind):
     """Whether a kind hears a book's public events."""
     return {responds}
+
+
+@_njit(cache=True, inline="always")
+def tabled(kind):
+    """Whether a kind decides by a table over the game's moves and rounds (its ``game`` is
+    always the game's own ``(P, T)``)."""
+    return {tabled}
 '''
 
 
@@ -435,7 +442,9 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
     text += _SWITCH.format(
         bindings=_bindings(bound), decide_cases=_cases(dec), one_cases=_cases(one),
         learn_cases=_cases(learn), deterministic=_any(det) if det else "False",
-        respond_cases=_cases(respond), responds=_any(hearing) if hearing else "False")
+        respond_cases=_cases(respond), responds=_any(hearing) if hearing else "False",
+        tabled=_any(tables) if (tables := [k for k, f in enumerate(forms)
+                                             if f.shape == "table"]) else "False")
     return text, bound
 
 

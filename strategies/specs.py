@@ -198,22 +198,16 @@ def fixed_game(specs: Mapping[str, str | Spec]) -> tuple[Protocol, list[str]] | 
 def why_not_in_book(text: str | Spec) -> str | None:
     """Why the strategy ``text`` names cannot quote in a double auction or a call market
     (None if it can): there a trader acts on a book, not in one negotiation, through its
-    one compiled rule (``market.sim.auction``). A table player's table is indexed by the
-    game's moves and rounds, a learner learns from whole negotiations, and a strategy that
-    decides in Python has no compiled decision the book's loop can call."""
+    compiled decision (``market.sim.auction``); a strategy that decides in Python has none
+    the book's loop can call."""
     from strategies import compiled
 
-    cls = parse(text).cls
-    f = compiled.form(cls)
-    if f is None:
-        return "it decides in Python, not through a compiled rule"
-    if cls.classifier.get("learns", False):
-        return "it learns from whole negotiations"
-    if f.shape != "rule":
-        return "its decision is a table over the game's moves and rounds"
+    if compiled.form(parse(text).cls) is None:
+        return "it decides in Python, not through a compiled decision"
     return None
 
 
 def book_strategies() -> list[str]:
-    """The registered strategies that can quote in a double auction or a call market."""
+    """The registered strategies that can quote in a double auction or a call market (every
+    one with a compiled decision)."""
     return sorted(name for name in registry.STRATEGIES if why_not_in_book(name) is None)

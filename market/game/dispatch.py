@@ -60,3 +60,9 @@ def respond(kind, side, event, member, limit, active, st, g, rng):  # noqa: ANN0
 def responds(kind):  # noqa: ANN001, ANN201
     """Whether a kind hears a book's public events (none of the stand-ins do)."""
     return False
+
+
+@njit(cache=True)
+def tabled(kind):  # noqa: ANN001, ANN201
+    """Whether a kind decides by a table over the game's moves and rounds."""
+    return False

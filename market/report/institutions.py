@@ -33,18 +33,18 @@ RELATED = (
     "Miller and Palmer (1994) ran the Santa Fe double auction tournament, won by Kaplan's "
     "sniper. Here the same rule of each family plays in the three institutions."
 )
-#: the families, in the order of the tables; learners are absent: they learn from whole
-#: negotiations and do not play on a book
+#: the families, in the order of the tables
 FAMILIES = {
     "zi-c": "zero intelligence, constrained (ZI-C)",
     "zi-u": "zero intelligence, unconstrained (ZI-U)",
     "averaging": "averaging (the document's static traders)",
     "zip": "ZIP (Cliff 1997: margins that learn from the book)",
     "kaplan": "Kaplan's sniper",
+    "qlearning": "Q-learning, online (on a book, from each trade it makes)",
     "mix": "a mix: ZI-C, averaging, ZIP and Kaplan, a quarter each",
 }
 SHORT = {"zi-c": "ZI-C", "zi-u": "ZI-U", "averaging": "averaging", "zip": "ZIP",
-         "kaplan": "Kaplan", "mix": "the mix"}
+         "kaplan": "Kaplan", "qlearning": "Q-learning", "mix": "the mix"}
 MIX = {"zi-c": 0.25, "averaging": 0.25, "zip": 0.25, "kaplan": 0.25}
 INSTITUTIONS = ("pairs", "cda", "call")
 WORDS = {"pairs": "bilateral pairs", "cda": "double auction", "call": "call market"}
@@ -132,8 +132,9 @@ def run(ctx: Context) -> Section:
                     "allocative efficiency, Smith's alpha (root-mean-square distance of prices "
                     "from the competitive price, in % of it), the Buyers' share of the "
                     "surplus and extramarginal deals per period (a trader the competitive "
-                    "equilibrium leaves out trades). Learners are absent: they learn from "
-                    "whole negotiations and do not play on a book. Confirmatory: for ZI-C on "
+                    "equilibrium leaves out trades). Q-learners learn online from zero tables: in "
+                    "pairs from every negotiation, on a book from each trade they make (as a "
+                    "negotiation of two moves). Confirmatory: for ZI-C on "
                     "each kind of values, the double auction and the call market against "
                     "pairs (efficiency), Holm-corrected."),
         answer=_answer(summary, conf),

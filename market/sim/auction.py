@@ -15,7 +15,11 @@ book instead of from one opponent (``docs/pages/protocol.md``, "Institutions"):
 | ``move`` | 0 without ``offer``, else ``2 r + 1`` (step ``r``) | the same (call ``r``) |
 | ``rounds`` | the period's steps ``K`` | the same |
 
-(0: no quote.) What an action does, in both: an offer of level ``k`` is a quote at ``k``; accept
+(0: no quote.) A table player (a Q-learner) reads the same book through its table: its
+rounds are the game's ``T``, its step counted up to the last of them, and it
+learns from each trade it made as from a negotiation of two moves.
+
+What an action does, in both: an offer of level ``k`` is a quote at ``k``; accept
 is a quote at ``offer``; reject is no quote (the standing quote, if any,
 stays). The legal actions are the game's (:func:`market.game.moves.legal_block`):
 a quote only when nothing stands opposite, accept or reject only in the
@@ -33,12 +37,13 @@ from __future__ import annotations
 import numpy as np
 
 from market.game import jit
-from market.game.dispatch import decide, respond, responds  # bound when generated
+from market.game.buffers import ints
+from market.game.dispatch import decide, respond, responds, tabled  # bound when generated
 from market.game.jit import njit
 from market.game.moves import legal_block
 from market.game.rules import BUYER, SELLER
 from market.sim import exchange
-from market.sim.kernel import packed  # bound when generated
+from market.sim.kernel import learn_all, packed  # bound when generated
 
 #: the book's arrays, in the order :func:`cda_step` takes them (:func:`new_book` makes them)
 BOOK_FIELDS = ("quote", "nxt", "prv", "head", "tail", "seen", "left")
@@ -116,19 +121,26 @@ def best(book: tuple, side: int, prices: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def _decide_one(kind, side, move, game, trader, view, st, g, rng, scratch):  # noqa: ANN001, ANN201
+def _decide_one(kind, side, game, clock, trader, view, st, g, rng, scratch):  # noqa: ANN001, ANN201
     """One trader's action through its population's compiled decision (the same call the
-    bilateral loops make, on a one-row table): ``trader`` ``(member, lo, hi)``, ``view``
-    what it sees ``(offer, own, prev)``."""
+    bilateral loops make, on a one-row table), and the move and rounds it was asked at:
+    ``game`` the game's ``(P, T)``, ``clock`` ``(r, K)``, ``trader`` ``(member, lo, hi)``,
+    ``view`` what it sees ``(offer, own, prev)``. A rule's rounds are the period's steps; a
+    table player's (a learner's) are the game's own ``T``, its step in the period counted up
+    to the last of them."""
     member, lo, hi = trader
     offer, own, prev = view
+    P, T = game
+    r, K = clock
+    rounds, step = (T, min(r, T - 1)) if tabled(kind) else (K, r)
+    move = 0 if offer == 0 else 2 * step + 1
     rows, last, before, first, s_lo, s_hi, s_member, time_left, out = scratch
     last[side, 0], last[1 - side, 0], before[1 - side, 0] = own, offer, prev
     s_lo[0], s_hi[0], s_member[0] = lo, hi, member
     first[0] = side if move == 0 else 1 - side
-    decide(kind, side, move, game, rows, (last, before, first),
+    decide(kind, side, move, (P, rounds), rows, (last, before, first),
            (s_lo, s_hi, s_member, time_left), st, g, rng, out)
-    return out[0]
+    return out[0], move, rounds
 
 
 @njit(cache=True, inline="always")
@@ -175,7 +187,7 @@ def _side_of(a: int, free_s: np.ndarray, free_b: np.ndarray) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def cda_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+def cda_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
     """One activation round of the continuous double auction, on the model's arrays.
 
     ``clock``: ``(r, K)``, the step in the period and the period's steps.
@@ -186,13 +198,13 @@ def cda_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng):  
     best bid), and an accept, trade at the standing quote's level with the
     quote that has stood longest at that level; both traders leave the book
     and the period. Any other quote replaces the trader's own standing quote.
-    Deals settle as the bilateral market's do (:func:`~market.sim.exchange.settle_deals`).
+    Deals settle as the bilateral market's do (:func:`~market.sim.exchange.settle_deals`),
+    and learners learn from each trade they made as from a negotiation of two moves.
+    ``pooled``: members per team under a common wallet (else empty).
 
     Returns what :func:`market.sim.kernel.market_step` returns.
     """
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
-    r, K = clock
-    game = (P, K)
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     seen = book[5]
@@ -211,15 +223,15 @@ def cda_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng):  
             continue
         opp = 1 - side
         offer = best(book, opp, P)
-        move = 0 if offer == 0 else 2 * r + 1
         if side == SELLER:
             g, m, lo, hi = s_strategy[i], s_member[i], s_lo[i], s_hi[i]
         else:
             g, m, lo, hi = n_groups_s + b_strategy[i], b_member[i], b_lo[i], b_hi[i]
-        act = _decide_one(kinds[g], side, move, game, (m, lo, hi),
-                          (offer, book[0][side, i], seen[side, i]), st, g, rng, scratch)
+        act, move, rounds = _decide_one(kinds[g], side, (P, T), clock, (m, lo, hi),
+                                        (offer, book[0][side, i], seen[side, i]), st, g, rng,
+                                        scratch)
         seen[side, i] = offer
-        lo_a, hi_a = legal_block(move, P, K)
+        lo_a, hi_a = legal_block(move, P, rounds)
         if act < lo_a or act >= hi_a:
             return _refused(n_max, move, g)
         if act == P + 1:  # no quote: the standing one stays
@@ -241,11 +253,12 @@ def cda_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng):  
         n += 1
         if listening:  # the standing quote was accepted
             _tell((offer, 1, opp), sellers, buyers, kinds, n_groups_s, st, rng)
-    return _settled(rules, ps[:n], pb[:n], level[:n], maker[:n], sellers, buyers)
+    return _settled(rules, (ps[:n], pb[:n], level[:n], maker[:n]), sellers, buyers, pooled,
+                    (kinds, n_groups_s, st))
 
 
 @njit(cache=True)
-def call_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+def call_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
     """One call of the call market (a clearing house), on the model's arrays.
 
     Every trader still holding its unit submits one quote (or none), asked
@@ -260,8 +273,6 @@ def call_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng): 
     (``offer``). Returns what :func:`market.sim.kernel.market_step` returns.
     """
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
-    r, K = clock
-    game = (P, K)
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     quote, seen, left = book[0], book[5], book[6]
@@ -279,11 +290,11 @@ def call_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng): 
         else:
             g, m, lo, hi = n_groups_s + b_strategy[i], b_member[i], b_lo[i], b_hi[i]
         offer = left[1 - side]
-        move = 0 if offer == 0 else 2 * r + 1
-        act = _decide_one(kinds[g], side, move, game, (m, lo, hi),
-                          (offer, quote[side, i], seen[side, i]), st, g, rng, scratch)
+        act, move, rounds = _decide_one(kinds[g], side, (P, T), clock, (m, lo, hi),
+                                        (offer, quote[side, i], seen[side, i]), st, g, rng,
+                                        scratch)
         seen[side, i] = offer
-        lo_a, hi_a = legal_block(move, P, K)
+        lo_a, hi_a = legal_block(move, P, rounds)
         if act < lo_a or act >= hi_a:
             return _refused(min(free_s.size, free_b.size), move, g)
         k = 0 if act == P + 1 else (offer if act == P else act + 1)
@@ -330,14 +341,19 @@ def call_step(rules, clock, sellers, buyers, book, kinds, n_groups_s, st, rng): 
             _tell((level[0], 1, -1), sellers, buyers, kinds, n_groups_s, st, rng)
     left[BUYER] = quote[BUYER, by_bid[q]] if q < nb else 0
     left[SELLER] = quote[SELLER, by_ask[q]] if q < ns else 0
-    return _settled(rules, ps, pb, level, np.full(q, SELLER, np.int64), sellers, buyers)
+    return _settled(rules, (ps, pb, level, np.full(q, SELLER, np.int64)), sellers, buyers,
+                    pooled, (kinds, n_groups_s, st))
 
 
 @njit(cache=True, inline="always")
-def _settled(rules, ps, pb, level, maker, sellers, buyers):  # noqa: ANN001, ANN201
-    """The step's trades settled, as the bilateral step returns its deals: each trade a
-    negotiation in which the maker's offer at the level was accepted (two moves)."""
+def _settled(rules, trades, sellers, buyers, pooled, populations):  # noqa: ANN001, ANN201
+    """The step's trades ``(ps, pb, level, maker)`` settled, as the bilateral step returns
+    its deals: each trade a negotiation in which the maker's offer at the level was accepted
+    (two moves), which its traders' learners learn from (``populations``: ``(kinds,
+    n_groups_s, st)``)."""
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
+    ps, pb, level, maker = trades
+    kinds, n_groups_s, st = populations
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     n = ps.size
@@ -348,6 +364,9 @@ def _settled(rules, ps, pb, level, maker, sellers, buyers):  # noqa: ANN001, ANN
     prices, deal, gain_s, gain_b = exchange.settle_deals(
         ps, pb, level, n_moves, (grid_lo, grid_step, span), pressure,
         (s_res, s_cash, s_earn, s_trades, s_traded), (b_res, b_cash, b_earn, b_trades, b_traded))
+    reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], pooled)
+    learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
+              (actions, maker, n_moves, level), reward, ints(n, -1), kinds, n_groups_s, st)
     return packed(ps, pb, maker, level, n_moves, prices, gain_s, gain_b), actions, -1, -1
 
 

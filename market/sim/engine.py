@@ -99,8 +99,9 @@ def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
                            store.arrays, np.random.default_rng(0))
     for entry in ("cda_step", "call_step"):
         if entry in entries:
-            getattr(module, entry)(rules, (0, 1), side(), side(), auction.new_book(n, 2), kinds,
-                                   1, store.arrays, np.random.default_rng(0))
+            getattr(module, entry)(rules, (0, 1), side(), side(), auction.new_book(n, 2),
+                                   np.zeros(0, np.int64), kinds, 1, store.arrays,
+                                   np.random.default_rng(0))
 
 
 @dataclass
@@ -195,7 +196,7 @@ class CompiledEngine:
                         self.n_groups_s, self.store.arrays, rng)
                 else:
                     packed, actions, bad, bad_g = self._entry(
-                        m.rules, (r, m.params.period), *sides, m.book, self.kinds,
+                        m.rules, (r, m.params.period), *sides, m.book, m.pooled, self.kinds,
                         self.n_groups_s, self.store.arrays, rng)
         except Exception as exc:
             raise engines.rule_failed(self._strategies, exc) from exc

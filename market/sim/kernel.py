@@ -53,30 +53,41 @@ def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_group
         ps, pb, level, n_moves, (grid_lo, grid_step, span), pressure,
         (s_res, s_cash, s_earn, s_trades, s_traded), (b_res, b_cash, b_earn, b_trades, b_traded))
     reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], team_size)
+    learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
+              (actions, first, n_moves, level), reward, time_left, kinds, n_groups_s, st)
+    return packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b), actions, -1, -1
+
+
+@njit(cache=True, inline="always")
+def learn_all(game, pairs, strategy, member, record, reward, time_left, kinds, n_groups_s,  # noqa: ANN001, ANN201
+              st):
+    """Every learning population learns from the rows of ``record`` its members played:
+    ``pairs`` ``(ps, pb)`` index each side's traders, ``strategy`` and ``member`` are each
+    side's arrays, ``reward`` ``(2, n)``; populations in order, Sellers' first, each one's
+    rows ascending."""
     config = st[3]
     n_groups = kinds.size
+    n = pairs[0].size
     for s in range(2):
-        idx = ps if s == SELLER else pb
-        strategy = s_strategy if s == SELLER else b_strategy
-        member = s_member if s == SELLER else b_member
+        idx = pairs[s]
+        own_strategy = strategy[s]
         g0, g1 = (0, n_groups_s) if s == SELLER else (n_groups_s, n_groups)
         for g in range(g0, g1):
             if config[g, 0] == 0:
                 continue
             k = 0
             for i in range(n):
-                k += strategy[idx[i]] == g - g0
+                k += own_strategy[idx[i]] == g - g0
             if k == 0:
                 continue
             rows = ints(k, 0)
             j = 0
             for i in range(n):
-                if strategy[idx[i]] == g - g0:
+                if own_strategy[idx[i]] == g - g0:
                     rows[j] = i
                     j += 1
-            learn(kinds[g], s, (P, T), rows, (actions, first, n_moves, level),
-                  member[idx[rows]], reward[s, rows], time_left[rows], st, g)
-    return packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b), actions, -1, -1
+            learn(kinds[g], s, game, rows, record, member[s][idx[rows]], reward[s, rows],
+                  time_left[rows], st, g)
 
 
 @njit(cache=True, inline="always")

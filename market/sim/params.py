@@ -147,8 +147,9 @@ def _check_revision(values: dict[str, Any], say: Namer) -> None:
 
 def _check_institution(p: Params, say: Namer) -> None:
     """A double auction or a call market asks each trader for a quote through its rule
-    (:mod:`market.sim.auction`): every strategy of the mixes must be a rule-based one, and
-    time pressure, which prices the offers of a bilateral negotiation, must be off."""
+    (:mod:`market.sim.auction`) through its compiled decision: every strategy of the mixes
+    must have one, and time pressure, which prices the offers of a bilateral negotiation,
+    must be off."""
     if p.institution == "pairs":
         return
     for side in ("seller_mix", "buyer_mix"):
@@ -156,8 +157,9 @@ def _check_institution(p: Params, say: Namer) -> None:
             why = specs.why_not_in_book(spec)
             if why:
                 raise ValueError(f"{say(side)}: {spec!r} cannot play in {say('institution')} "
-                                 f"{p.institution} ({why}); there, every strategy must be a "
-                                 f"rule ({', '.join(specs.book_strategies())})")
+                                 f"{p.institution} ({why}); there, every strategy must be "
+                                 f"compiled ({', '.join(specs.book_strategies())}, or a rule "
+                                 f"of your own)")
     if p.protocol.timed:
         raise ValueError(f"{say('institution')} {p.institution} has no offers to discount, "
                          f"cost or break down: time pressure (discounts, costs per offer, "

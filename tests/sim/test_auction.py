@@ -131,19 +131,35 @@ def test_zi_c_traders_reach_gode_and_sunders_efficiency(institution):
 
 
 def test_the_market_refuses_what_cannot_quote_on_a_book():
-    with pytest.raises(ValueError, match="'qlearning' cannot play in institution cda"):
-        MarketModel(institution="cda", buyer_mix={"qlearning": 1})
+    with pytest.raises(ValueError, match="'negmas' cannot play in institution cda"):
+        MarketModel(institution="cda", buyer_mix={"negmas": 1})
     with pytest.raises(ValueError, match="lockstep"):
         MarketModel(institution="call", engine="lockstep")
 
 
-def test_a_learner_cannot_join_a_book_by_set_strategy():
+def test_a_python_strategy_cannot_join_a_book_by_set_strategy():
     m = MarketModel(institution="cda", n_buyers=6, n_sellers=6, seed=0)
-    with pytest.raises(ValueError, match="'qlearning' cannot play in institution cda"):
-        m.set_strategy("buyer", [0, 1], "qlearning")
-    m.set_strategy("buyer", [0, 1], "zip")  # a rule joins, and plays
+    with pytest.raises(ValueError, match="'negmas' cannot play in institution cda"):
+        m.set_strategy("buyer", [0, 1], "negmas")
+    m.set_strategy("buyer", [0, 1], "zip")  # a compiled strategy joins, and plays
     m.step()
     assert list(m.market.names[1]) == ["averaging", "zip"]
+
+
+@pytest.mark.parametrize("institution", ["cda", "call"])
+def test_learners_learn_from_the_trades_they_make_on_a_book(institution):
+    """A Q-learner quotes from its table (its state: the best opposite quote and the step,
+    counted up to the game's rounds) and learns from each of its trades as from a
+    negotiation of two moves: one update per trade, the reward its surplus."""
+    m = MarketModel(institution=institution, seller_mix={"qlearning": 1},
+                    buyer_mix={"zi-c": 1}, n_buyers=30, n_sellers=30, seed=5)
+    learner = m.market.strategies[0][0]
+    before = learner.tables.copy()
+    for _ in range(30):
+        m.step()
+    trades = int(m.sellers.trades.sum())
+    assert trades > 0 and int(learner.played.sum()) == trades
+    assert not np.array_equal(before, learner.tables)
 
 
 @pytest.mark.parametrize("institution", ["cda", "call"])

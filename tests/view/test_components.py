@@ -194,9 +194,7 @@ def test_strategy_revision_is_set_in_the_sidebar_and_its_shares_are_drawn(render
 
 def test_the_institution_is_set_in_the_sidebar_and_the_book_is_drawn(render):
     page = render(MarketPage)
-    page.toggle("pairs", "cda")
-    assert "'qlearning' cannot play in institution cda" in page.alerts()
-    page.slider("qlearning: 50", 0)  # the sellers' learners: they cannot quote on a book
+    page.toggle("pairs", "cda")  # the sellers' Q-learners quote on the book too
     page.click("Reset")
     assert "institution: continuous double auction" in _summary(page)
     for _ in range(3):
