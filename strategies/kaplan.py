@@ -29,7 +29,8 @@ from __future__ import annotations
 from market.game.jit import njit
 from market.game.rules import SELLER, Turn
 from strategies.base import Classifier
-from strategies.rule_based import RuleBased, acceptable, bounds, extreme_and_reservation, final
+from strategies.hardliner import Hardliner
+from strategies.rule_based import acceptable, bounds, final
 
 #: the share of the rounds, counted from the end, in which it takes any acceptable offer
 LATE = 0.2
@@ -50,18 +51,12 @@ def bargain(turn: Turn) -> bool:
     return 2 * (hi - turn.offer) >= hi - lo
 
 
-class Kaplan(RuleBased):
-    """Waits at its extreme; takes an acceptable offer that is a bargain, or any acceptable
-    offer once time is running out."""
+class Kaplan(Hardliner):
+    """Waits at its extreme (the hardliner's target); takes an acceptable offer that is a
+    bargain, or any acceptable offer once time is running out."""
 
     name = "kaplan"
     classifier = Classifier()
-
-    @staticmethod
-    def target(turn: Turn, rng: object) -> int:
-        """Its own extreme: it waits."""
-        extreme, _ = extreme_and_reservation(turn)
-        return extreme
 
     @staticmethod
     def accepts(turn: Turn, target: int) -> bool:
