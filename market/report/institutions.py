@@ -1,4 +1,4 @@
-"""Section 8: what the institution costs: the same traders in bilateral bargaining, a continuous
+"""Section: what the institution costs: the same traders in bilateral bargaining, a continuous
 double auction and a call market.
 
 Gode and Sunder (1993) put zero-intelligence traders in a double auction and
@@ -257,8 +257,10 @@ def _figure(summary: pd.DataFrame) -> Any:
             ax.set_xticks(x, [SHORT[f] for f in FAMILIES])
             ax.set_title(f"{words}, {values} values", fontsize=9)
             ax.grid(alpha=0.3, axis="y")
-    axes[0, 0].legend(fontsize=8)
+    handles, labels = axes[0, 0].get_legend_handles_labels()  # one legend, over no bars
+    fig.legend(handles, labels, loc="upper center", ncol=len(INSTITUTIONS), fontsize=8,
+               bbox_to_anchor=(0.5, 0.955), frameon=False)
     fig.suptitle("The same traders in three institutions: mean over seeds with 95% interval",
                  fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig

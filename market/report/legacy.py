@@ -1,4 +1,4 @@
-"""Section 8: the document's legacy view, showing what the Q-learners learned.
+"""Section: the document's legacy view, showing what the Q-learners learned.
 
 The document's static traders were drawn on a curses screen: a price scale,
 each side's acceptable range as a coloured bar, its offer marked, redrawn
