@@ -16,8 +16,9 @@ from market.errors import UsageError
 
 #: Q-table cells (float64, 8 bytes each: 800 MB) one command may allocate at once
 TABLE_CELLS_MAX = 100_000_000
-#: traders on one side of a market, and teams per side
-TRADERS_MAX = 2_000_000
+#: traders on one side of a market, and teams per side (ten million averaging traders ran 10
+#: steps in 8.6 GiB on a 24 GiB machine; the memory estimate bounds what fits)
+TRADERS_MAX = 5_000_000
 #: steps of one market run, and steps per trading period
 STEPS_MAX = 1_000_000
 #: price levels P of a market's protocol

@@ -67,7 +67,7 @@ def test_expansion_counts_indices_and_seeds():
     ({"buyer_mix": [0.5]}, "buyer_mix"),
     ({"value_range": [1]}, "value_range"),
     ({"seed": [1]}, "seed"),
-    ({"n_buyers": [10, 3_000_000]}, "n_buyers must be an integer in [1, 2000000]"),
+    ({"n_buyers": [10, 6_000_000]}, "n_buyers must be an integer in [1, 5000000]"),
     ({"prices": [5, 2000]}, "prices must be an integer in [2, 1000]"),
     ({"discount": [float("nan")]}, "discount must be a number in (0, 1] or none (got nan)"),
     ({"breakdown": [float("inf")]}, "breakdown must be a number in [0, 1) (got inf)"),
