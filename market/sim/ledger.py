@@ -305,7 +305,7 @@ METRICS: list[Metric] = [
     Metric("price_rmsd", lambda t, eq: _rms(t.deviation_sq, t.deals),
            "root mean squared distance of prices from the competitive price"),
     Metric("alpha", lambda t, eq: _alpha(t.deviation_sq, t.deals, eq.price_mid),
-           "Smith's alpha (% of the competitive price)", show=True),
+           "Smith's alpha (%)", show=True),
     Metric("extramarginal", lambda t, eq: t.extramarginal,
            "extramarginal deals", show=True),
     Metric("buyer_surplus", lambda t, eq: t.buyer, "Buyers' surplus"),
