@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from market.cli import common
-from market.cli.progress import progress_bar
+from market.cli.progress import command_started, progress_bar
 from market.errors import CompileError, Notice, RunFailed, UsageError, signal_under
 from market.processes import Terminated, exit_on_signal, guard_process, sigterm_exits
 
@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    command_started()  # progress lines count the command's silence from here
     try:  # before the parser: building it imports the commands, and numba with them
         check_dependencies()
         check_environment()

@@ -8,7 +8,8 @@ after it is still one line.
 When stderr is not a terminal (a pipe, a log file, a scheduler), a bar would
 draw nothing and a long step would look like a hung program, so the same
 progress becomes plain lines, as ``pip`` and rich's non-interactive consoles
-do: a line once the step has run :data:`FIRST_LINE` seconds, one every
+do: a line once the command has been silent :data:`FIRST_LINE` seconds (but not in a
+step's first :data:`SOONEST`), one every
 :data:`EVERY` seconds after, and one when it ends (only for steps that said
 anything). Each starts with :data:`PREFIX`, so that a log's reader (or a
 script) tells them from the one line an error ends with.
@@ -25,10 +26,21 @@ from collections.abc import Callable, Iterator
 Update = Callable[..., None]
 #: what every plain progress line starts with
 PREFIX = "[progress] "
-#: seconds before a step that is not drawn says what it is doing
+#: seconds of silence before a step that is not drawn says what it is doing: counted from
+#: the command's last line (or its start), so that a command of several short steps is not
+#: silent for all of them (never sooner than :data:`SOONEST` into the step)
 FIRST_LINE = 2.0
+SOONEST = 0.5
 #: seconds between its lines after that
 EVERY = 10.0
+#: when the command last said something on stderr (its start, at first)
+_last_line = [time.monotonic()]
+
+
+def command_started() -> None:
+    """A command starts: its silence counts from now (a process may run several, as the
+    tests do in one)."""
+    _last_line[0] = time.monotonic()
 
 
 class PlainLines:
@@ -76,9 +88,10 @@ class PlainLines:
     def _say(self, text: str) -> None:
         print(PREFIX + text, file=sys.stderr, flush=True)
         self.said = True
+        _last_line[0] = time.monotonic()
 
     def _run(self) -> None:
-        wait = FIRST_LINE
+        wait = max(SOONEST, FIRST_LINE - (time.monotonic() - _last_line[0]))
         while not self._stop.wait(wait):
             self._say(self.line())
             wait = EVERY

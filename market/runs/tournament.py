@@ -208,7 +208,11 @@ def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int,
     except ValueError as exc:
         raise UsageError(f"--qtable: {exc}") from None
     listed = names if names is not None else registry.names()
-    trains = tables is None and any(specs.parse(n).cls.plays_trained_tables for n in listed)
+    # the registered names are classes already: parsing them would import NegMAS and the
+    # ANAC agents (over a second) only to check specs the default field does not play
+    classes = ([specs.parse(n).cls for n in names] if names is not None
+               else [registry.get(n) for n in listed])
+    trains = tables is None and any(cls.plays_trained_tables for cls in classes)
     check_size(protocol, repetitions, trains=trains,
                advice="lower --repetitions, --prices or --rounds", entrants=len(listed),
                genius=len(agents), quiet=quiet)
