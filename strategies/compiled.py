@@ -148,6 +148,11 @@ class Form:
     name: str
 
     @property
+    def hears(self) -> bool:
+        """Whether it states a ``respond``: it hears a book's public events (ZIP)."""
+        return self.shape == "rule" and len(self.functions) > 2
+
+    @property
     def key(self) -> tuple[Any, ...]:
         """What makes two forms one: their functions and whether they draw (not their
         names: Boulware and Conceder share one)."""
@@ -374,7 +379,7 @@ def _source(forms: Sequence[Form]) -> tuple[str, dict]:
         bound[f"_accepts_{kinds[0]}"] = _inline(forms[kinds[0]].functions[1])
         accepts.append(f"if {_any(kinds)}:\n        return _accepts_{kinds[0]}(turn, target)")
     for k, f in enumerate(forms):
-        if f.shape == "rule" and len(f.functions) > 2:
+        if f.hears:
             bound[f"_respond_{k}"] = _inline(f.functions[2])
             respond.append(f"if kind == {k}:\n        _respond_{k}(side, event, member, limit, "
                            "active, st, g, rng)\n        return")
@@ -408,7 +413,7 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
     kind's own form module (:func:`form_module`, where the rule is inlined) by number, as
     its kind 0 (``kind - k``: typed as the Python call's, so both share one compile)."""
     bound: dict[str, Any] = {}
-    dec, one, learn, rule_one, one_rules, respond, hearing = [], [], [], [], [], [], []
+    dec, one, learn, rule_one, one_rules, respond = [], [], [], [], [], []
     for k, f in enumerate(forms):
         own = form_module(f)
         bound[f"_decide_{k}"] = own.decide
@@ -422,9 +427,8 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
             bound[f"_one_{k}"] = _inline(f.functions[2])
             one.append(f"if kind == {k}:\n        return _one_{k}(turn, is_first, member, "
                        "st, g, rng)")
-        if f.shape == "rule" and len(f.functions) > 2:
+        if f.hears:
             bound[f"_respond_{k}"] = own.respond
-            hearing.append(k)
             respond.append(f"if kind == {k}:\n        _respond_{k}(kind - {k}, side, event, "
                            "member, limit, active, st, g, rng)\n        return")
         if f.shape == "table" and f.functions[1] is not None:
@@ -435,6 +439,8 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
         one.insert(0, f"if {_any(one_rules)}:\n    turn = _with_param(turn, member, st, g)\n"
                       + "\n".join("    " + line for line in "\n".join(rule_one).splitlines()))
     det = [k for k, f in enumerate(forms) if f.deterministic]
+    hearing = [k for k, f in enumerate(forms) if f.hears]
+    tables = [k for k, f in enumerate(forms) if f.shape == "table"]
     text = _HEADER.format(kinds=_names(forms))
     for module in templates:
         text += f"\n# --- from {module.__name__} " + "-" * max(0, 70 - len(module.__name__))
@@ -443,8 +449,7 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
         bindings=_bindings(bound), decide_cases=_cases(dec), one_cases=_cases(one),
         learn_cases=_cases(learn), deterministic=_any(det) if det else "False",
         respond_cases=_cases(respond), responds=_any(hearing) if hearing else "False",
-        tabled=_any(tables) if (tables := [k for k, f in enumerate(forms)
-                                             if f.shape == "table"]) else "False")
+        tabled=_any(tables) if tables else "False")
     return text, bound
 
 
@@ -685,7 +690,7 @@ def _smoke(module: types.ModuleType, f: Form) -> None:
                 f"strategy {f.name!r}: its rule draws from the generator, but its classifier "
                 "does not say so (Classifier(stochastic=True)); a deterministic rule is "
                 "played without one, depth first") from None
-    if f.shape == "rule" and len(f.functions) > 2:
+    if f.hears:
         module.respond(-1, 0, (1, 1, 0), 0, 1, True, store.arrays, 0, rng)
     if f.shape == "table" and f.functions[1] is not None:
         rec = (np.zeros((n, 2), np.int32), i.copy(), i.copy(), i.copy())

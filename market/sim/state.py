@@ -140,9 +140,8 @@ class Market:
         if self.params.institution == "call":
             left = self.book[6]
             return int(left[BUYER]), int(left[SELLER])
-        quote = self.book[0]
-        bids, asks = quote[BUYER][quote[BUYER] > 0], quote[SELLER][quote[SELLER] > 0]
-        return (int(bids.max()) if bids.size else 0), (int(asks.min()) if asks.size else 0)
+        P = self.protocol.prices
+        return int(auction.best(self.book, BUYER, P)), int(auction.best(self.book, SELLER, P))
 
     # --- what a person reads ------------------------------------------------------------------
     def team_wallets(self) -> np.ndarray:

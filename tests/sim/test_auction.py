@@ -174,3 +174,32 @@ def test_revision_and_common_wallets_work_on_a_book(institution):
     wallets = m.market.team_wallets()
     earned = sum(b.earnings.sum() for b in m.market.books)
     assert wallets.sum() == pytest.approx(earned)  # pooled, nothing lost
+
+
+#: a user's rule that states ``respond`` (which does nothing): the contract and the engine
+#: take it as they take ZIP's
+LISTENER = '''
+from strategies.rule_based import RuleBased
+
+
+class Listener(RuleBased):
+    name = "listener"
+
+    @staticmethod
+    def target(turn, rng):
+        return turn.lo if turn.side == 0 else turn.hi
+
+    @staticmethod
+    def respond(side, event, member, limit, active, st, g, rng):
+        return
+'''
+
+
+def test_a_users_rule_that_states_respond_plays_on_a_book(tmp_path):
+    path = tmp_path / "listener.py"
+    path.write_text(LISTENER)
+    m = MarketModel(institution="cda", seller_mix={f"{path}:Listener": 1},
+                    buyer_mix={"zi-c": 1}, n_buyers=10, n_sellers=10, seed=0)
+    for _ in range(5):
+        m.step()
+    assert m.summary()["deals"] > 0
