@@ -33,7 +33,7 @@ from market.files import (
 )
 from market.jsonable import finite
 from market.limits import STEPS_MAX
-from market.sim.declared import ENGINES, PARAMETERS, flag_names
+from market.sim.declared import ENGINES, INSTITUTION_WORDS, PARAMETERS, flag_names
 
 HELP = "run a market of many Buyers and Sellers with mixed strategies"
 
@@ -241,12 +241,10 @@ def _fmt_any(x: float) -> str:
 
 
 #: the summary's words for an institution other than bilateral bargaining
-INSTITUTION_WORDS = {"pairs": "", "cda": " (continuous double auction)",
-                     "call": " (call market)"}
-
-
 def _institution(args: argparse.Namespace) -> str:
-    return INSTITUTION_WORDS[args.institution]
+    """The title's words for a market that does not bargain in pairs (none for one that
+    does: the summary reads as it always has)."""
+    return "" if args.institution == "pairs" else f" ({INSTITUTION_WORDS[args.institution]})"
 
 
 def _print_summary(

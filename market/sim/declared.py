@@ -36,6 +36,9 @@ CLOCK_PARTS = ("both", "state", "wait")
 #: how traders meet (:mod:`market.sim.auction`): in pairs that bargain with alternating offers,
 #: in a continuous double auction, or in a call market
 INSTITUTIONS = ("pairs", "cda", "call")
+#: each institution in words, as summaries and the view name it
+INSTITUTION_WORDS = {"pairs": "bilateral pairs", "cda": "continuous double auction",
+                     "call": "call market"}
 #: the value schedules: drawn, or one named (``market.sim.schedules.NAMED``, which this
 #: data-only module does not import; a test holds the two equal)
 SCHEDULES = ("drawn", "symmetric", "flat-supply", "flat-demand", "excess-demand")

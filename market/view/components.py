@@ -31,16 +31,13 @@ from mesa.visualization.utils import update_counter
 
 from market.game.play import Ranges, fmt
 from market.game.rules import SIDE_NAMES
+from market.sim.declared import INSTITUTION_WORDS
 from market.sim.model import MarketModel
 from market.view import figures as vf
 from market.view.chart import Chart
 from market.view.controls import MarketSidebar, RunBar
 from market.view.settings import default_settings, model_kwargs
 from strategies.qlearning import QLearning
-
-#: the institutions in words
-INSTITUTION_WORDS = {"pairs": "bilateral pairs", "cda": "continuous double auction",
-                     "call": "call market"}
 
 
 class ViewMarket(MarketModel):
