@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from market.game.jit import njit
-from market.game.rules import SELLER, Turn
+from market.game.rules import BUYER, SELLER, Turn
 from strategies.base import Classifier, KernelState, MarketSetting, param_at
 from strategies.rule_based import RuleBased, bounds
 
@@ -59,7 +59,7 @@ R_MAX = A_MAX = 0.05
 
 
 @njit(cache=True, inline="always")
-def price(side: int, limit: float, mu: float) -> float:
+def price(limit: float, mu: float) -> float:
     """The price (in levels) a member with this limit and margin quotes."""
     return limit * (1.0 + mu)
 
@@ -72,20 +72,20 @@ def zip_respond(side, event, member, limit, active, st, g, rng):  # noqa: ANN001
     layout = st[2]
     at_mu = param_at(layout, g, member, MU)
     mu = fstore[at_mu]
-    p = price(side, limit, mu)
+    p = price(limit, mu)
     raise_it = lower_it = False
     if side == SELLER:
         if deal:
             raise_it = p <= q
-            lower_it = not raise_it and shout == 1 and active and p >= q
+            lower_it = not raise_it and shout == BUYER and active and p >= q
         else:
-            lower_it = shout == 0 and active and p >= q
+            lower_it = shout == SELLER and active and p >= q
     else:
         if deal:
             raise_it = p >= q
-            lower_it = not raise_it and shout == 0 and active and p <= q
+            lower_it = not raise_it and shout == SELLER and active and p <= q
         else:
-            lower_it = shout == 1 and active and p <= q
+            lower_it = shout == BUYER and active and p <= q
     if not (raise_it or lower_it):
         return
     r, a = R_MAX * rng.random(), A_MAX * rng.random()
@@ -144,9 +144,9 @@ class ZeroIntelligencePlus(RuleBased):
         inside its range."""
         lo, hi = bounds(turn)
         if turn.side == SELLER:
-            k = int(np.ceil(price(turn.side, lo, turn.param) - 1e-9))
+            k = int(np.ceil(price(lo, turn.param) - 1e-9))
         else:
-            k = int(np.floor(price(turn.side, hi, turn.param) + 1e-9))
+            k = int(np.floor(price(hi, turn.param) + 1e-9))
         return min(max(k, lo), hi)
 
     respond = staticmethod(zip_respond)
