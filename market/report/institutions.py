@@ -55,13 +55,16 @@ VALUES = {"drawn": (("prices", 21),), "symmetric": (("schedule", "symmetric"), (
 GODE_SUNDER = (0.97, 1.0)
 
 
-def specs(ctx: Context, copies: int, seeds: int, steps: int) -> list[RunSpec]:
+def specs(ctx: Context, copies: int, seeds: int, steps: int
+          ) -> tuple[list[RunSpec], pd.DataFrame]:
     """Every (values, family, institution) point ``seeds`` times; iteration ``i`` of every
-    point has the same seed, hence the same drawn values (common random numbers)."""
+    point has the same seed, hence the same drawn values (common random numbers). Returns
+    the runs and, one row per run, what it is (``run``, ``values``, ``family``,
+    ``institution``, ``iteration``)."""
     base = ctx.seed_for(NAME)
     n = 11 * copies
-    out, run, point = [], 0, 0
-    for extra in VALUES.values():
+    out, labels, point = [], [], 0
+    for values, extra in VALUES.items():
         for family in FAMILIES:
             mix = MIX if family == "mix" else {family: 1.0}
             for institution in INSTITUTIONS:
@@ -70,30 +73,22 @@ def specs(ctx: Context, copies: int, seeds: int, steps: int) -> list[RunSpec]:
                           *((f"buyer_mix.{f}", v) for f, v in mix.items()),
                           *((f"seller_mix.{f}", v) for f, v in mix.items()))
                 for i in range(seeds):
+                    run = len(out)
                     out.append(RunSpec(run, point, i, run_seed(base, i), steps, params,
                                        fill=next(iter(mix))))
-                    run += 1
+                    labels.append((run, values, family, institution, i))
                 point += 1
-    return out
-
-
-def _labels(todo: list[RunSpec], values: list[str], families: list[str]) -> pd.DataFrame:
-    return pd.DataFrame({"run": [s.run for s in todo], "values": values, "family": families,
-                         "institution": [s.param_dict["institution"] for s in todo],
-                         "iteration": [s.iteration for s in todo]})
+    return out, pd.DataFrame(labels, columns=["run", "values", "family", "institution",
+                                              "iteration"])
 
 
 def run(ctx: Context) -> Section:
     copies = ctx.pick(4, 2)  # 44 + 44 traders (22 + 22 quick): a multiple of the schedule
     seeds = ctx.pick(20, 3)
     steps = ctx.pick(100, 30)
-    todo = specs(ctx, copies, seeds, steps)
-    per_point = seeds * len(INSTITUTIONS)
-    values = [v for v in VALUES for _ in FAMILIES for _ in range(per_point)]
-    families = [f for _ in VALUES for f in FAMILIES for _ in range(per_point)]
-    res = ctx.batch("report institutions", todo)
-    t = res.table
-    runs = _labels(todo, values, families).merge(
+    todo, labels = specs(ctx, copies, seeds, steps)
+    t = ctx.batch("report institutions", todo).table
+    runs = labels.merge(
         t[["run", "efficiency", "alpha", "buyer_share", "extramarginal", "deals",
            "mean_price", "ce_price_lo", "ce_price_hi"]], on="run")
     periods = steps // 10
