@@ -28,17 +28,20 @@ GRID = {
 }
 
 
-def _specs(runs: int, steps: int, seed: int) -> list:
+def _specs(runs: int, steps: int, seed: int, grid: dict | None = None) -> list:
     from market.runs import batch
 
-    grid = batch.validate_grid(dict(GRID))
-    return batch.expand(grid, runs, seed, steps)
+    checked = batch.validate_grid(dict(GRID if grid is None else grid))
+    return batch.expand(checked, runs, seed, steps)
 
 
-def _timed(pool, processes: int, runs: int, steps: int, seed: int) -> float:
+def timed(pool, processes: int, runs: int, steps: int, seed: int,  # noqa: ANN001
+          grid: dict | None = None) -> float:
+    """Seconds ``runs`` runs of ``grid`` (default :data:`GRID`) take through the batch
+    runner on ``pool``, built and summarised as ``run.py batch`` does."""
     from market.runs import batch
 
-    specs = _specs(runs, steps, seed)
+    specs = _specs(runs, steps, seed, grid)
     t0 = time.perf_counter()
     res = batch.run_batch(specs, None, processes=processes, executor=pool)
     elapsed = time.perf_counter() - t0
@@ -55,11 +58,11 @@ def run(repeats: int = 5, quick: bool = False) -> list[BenchRow]:
     pools = {n: batch.process_pool(n) for n in (1, 2)}
     try:
         for n, pool in pools.items():  # start and warm every worker
-            _timed(pool, n, 2 * n, 2, seed=999)
+            timed(pool, n, 2 * n, 2, seed=999)
         times: dict[int, list[float]] = {1: [], 2: []}
         for r in range(repeats):
             for n in (1, 2):
-                times[n].append(_timed(pools[n], n, runs, steps, seed=r))
+                times[n].append(timed(pools[n], n, runs, steps, seed=r))
     finally:
         for pool in pools.values():
             pool.shutdown()

@@ -44,25 +44,18 @@ def _periods(traders: int, repeats: int) -> dict[str, list[float]]:
 
 def _batch_rate(runs: int, steps: int, repeats: int) -> list[float]:
     """Runs per second of 100-trader double-auction markets, one warmed process."""
+    from market.bench.batch import timed
     from market.runs import batch
 
-    grid = batch.validate_grid({"institution": ["cda"], "n_buyers": [50], "n_sellers": [50],
-                                "buyer_mix.zi-c": [1.0], "seller_mix.zi-c": [1.0]})
+    grid = {"institution": ["cda"], "n_buyers": [50], "n_sellers": [50],
+            "buyer_mix.zi-c": [1.0], "seller_mix.zi-c": [1.0]}
     pool = batch.process_pool(1)
     try:
-        batch.run_batch(batch.expand(grid, 2, 999, 2), None, processes=1, executor=pool)
-        rates = []
-        for r in range(repeats):
-            specs = batch.expand(grid, runs, r, steps)
-            t0 = time.perf_counter()
-            res = batch.run_batch(specs, None, processes=1, executor=pool)
-            rates.append(runs / (time.perf_counter() - t0))
-            if res.failed:
-                raise RuntimeError(f"benchmark runs failed: "
-                                   f"{res.table['error'].dropna().iloc[0]}")
+        timed(pool, 1, 2, 2, seed=999, grid=grid)  # start and warm the worker
+        return [runs / timed(pool, 1, runs, steps, seed=r, grid=grid)
+                for r in range(repeats)]
     finally:
         pool.shutdown()
-    return rates
 
 
 def run(repeats: int = 5, quick: bool = False) -> list[BenchRow]:
