@@ -303,7 +303,7 @@ _SWITCH = '''
 
 # --- the switch, generated: each kind calls its strategy's own compiled module ----------------
 from market.game.jit import njit as _njit  # noqa: E402
-from strategies.rule_based import with_param as _with_param  # noqa: E402
+from strategies.rule_based import member_params  # noqa: E402, F401
 
 {bindings}
 
@@ -318,9 +318,23 @@ def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):
 
 @_njit(cache=True, inline="always")
 def decide_one(kind, turn, is_first, member, st, g, rng):
-    """The action of one row of a deterministic kind (the depth-first loop's)."""
+    """The action of one row of a deterministic table kind (the depth-first loop's)."""
 {one_cases}
     return -1
+
+
+@_njit(cache=True, inline="always")
+def decide_rule(kind, turn):
+    """The action of one row of a deterministic rule kind (the depth-first loop's), ``turn``
+    with its member's parameter: scalars only, so the loop counts no references per move."""
+{rule_cases}
+    return -1
+
+
+@_njit(cache=True, inline="always")
+def rule_kind(kind):
+    """Whether a deterministic kind decides by :func:`decide_rule`."""
+    return {rule_kinds}
 
 
 @_njit(cache=True, inline="always")
@@ -435,9 +449,6 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
             bound[f"_learn_{k}"] = own.learn
             learn.append(f"if kind == {k}:\n        _learn_{k}(kind - {k}, side, game, rows, "
                          "record, member, reward, time_left, st, g)\n        return")
-    if one_rules:  # the member's parameter read once, whichever rule plays
-        one.insert(0, f"if {_any(one_rules)}:\n    turn = _with_param(turn, member, st, g)\n"
-                      + "\n".join("    " + line for line in "\n".join(rule_one).splitlines()))
     det = [k for k, f in enumerate(forms) if f.deterministic]
     hearing = [k for k, f in enumerate(forms) if f.hears]
     tables = [k for k, f in enumerate(forms) if f.shape == "table"]
@@ -447,6 +458,7 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
         text += "\n" + generated.template_text(module)
     text += _SWITCH.format(
         bindings=_bindings(bound), decide_cases=_cases(dec), one_cases=_cases(one),
+        rule_cases=_cases(rule_one), rule_kinds=_any(one_rules) if one_rules else "False",
         learn_cases=_cases(learn), deterministic=_any(det) if det else "False",
         respond_cases=_cases(respond), responds=_any(hearing) if hearing else "False",
         tabled=_any(tables) if tables else "False")
@@ -507,7 +519,7 @@ def _module(forms: Sequence[Form], templates: Sequence[types.ModuleType]) -> typ
 
 
 #: the modules whose compiled helpers the generated text imports (``_action``,
-#: ``_param_at``, ``_with_param``): their sources are part of every module's digest
+#: ``_param_at``, ``member_params``): their sources are part of every module's digest
 _IMPORTS = ("market.game.rules", "strategies.base", "strategies.rule_based")
 
 

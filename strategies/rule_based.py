@@ -98,14 +98,34 @@ def action(turn: Turn, target: int, accept: bool) -> int:
 
 
 @njit(cache=True, inline="always")
+def member_param(fstore: np.ndarray, layout: np.ndarray, g: int, member: int) -> float:
+    """The parameter every rule reads as ``turn.param``: ``params[member, 0]`` of population
+    ``g``, or 0.0 if the population has none."""
+    if layout[g, PARAMS + 2] > 0:
+        return fstore[param_at(layout, g, member, 0)]
+    return 0.0
+
+
+@njit(cache=True, inline="always")
 def with_param(turn: Turn, member: int, st: tuple, g: int) -> Turn:
-    """``turn`` with its member's parameter (``params[member, 0]`` of population ``g``, if
-    the population has any), as every rule reads it."""
+    """``turn`` with its member's parameter (:func:`member_param`), as every rule reads it."""
     fstore, istore, layout, config = st
     if layout[g, PARAMS + 2] > 0:
         return Turn(turn.side, turn.move, turn.prices, turn.rounds, turn.offer, turn.own,
-                    turn.prev, turn.lo, turn.hi, fstore[param_at(layout, g, member, 0)])
+                    turn.prev, turn.lo, turn.hi, member_param(fstore, layout, g, member))
     return turn
+
+
+@njit(cache=True)
+def member_params(groups: np.ndarray, members: np.ndarray, g0: int, st: tuple) -> np.ndarray:
+    """:func:`member_param` of each row (population ``g0 + groups[i]``, member ``members[i]``),
+    read once before a loop that decides on scalars: a store's arrays handed to an inlined
+    call inside that loop would cost a reference count per array and move."""
+    fstore, istore, layout, config = st
+    out = np.zeros(groups.size)
+    for i in range(groups.size):
+        out[i] = member_param(fstore, layout, g0 + groups[i], members[i])
+    return out
 
 
 class RuleBased(Compiled):

@@ -1,7 +1,7 @@
 """The calls a compiled negotiation makes to its strategies, as stand-ins: their contract.
 
 The compiled loops (:mod:`market.game.loops`, the market's step, the
-environments' step) call a strategy population through these four
+environments' step) call a strategy population through these
 functions, by *kind* number. The loops are never compiled as they stand:
 :mod:`strategies.compiled` generates the real functions from the registered
 strategies (a switch over each strategy's own compiled module) and compiles
@@ -21,6 +21,8 @@ finished negotiations; ``turn``: one row's :class:`~market.game.rules.Turn`.
 
 from __future__ import annotations
 
+import numpy as np
+
 from market.game.jit import njit
 
 
@@ -33,8 +35,30 @@ def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):  # noqa:
 
 @njit(cache=True)
 def decide_one(kind, turn, is_first, member, st, g, rng):  # noqa: ANN001, ANN201
-    """The action of one negotiation row, for kinds that draw nothing."""
+    """The action of one negotiation row, for table kinds that draw nothing."""
     return -1
+
+
+@njit(cache=True)
+def decide_rule(kind, turn):  # noqa: ANN001, ANN201
+    """The action of one negotiation row, for rule kinds that draw nothing: ``turn`` (its
+    ``param`` the member's, :func:`member_params`) is all a rule reads, so only scalars
+    cross the call."""
+    return -1
+
+
+@njit(cache=True)
+def rule_kind(kind):  # noqa: ANN001, ANN201
+    """Whether a kind that draws nothing decides by :func:`decide_rule` (else by
+    :func:`decide_one`)."""
+    return False
+
+
+@njit(cache=True)
+def member_params(groups, members, g0, st):  # noqa: ANN001, ANN201
+    """Each row's member parameter (``turn.param``): population ``g0 + groups[i]``, member
+    ``members[i]`` of the store ``st``."""
+    return np.zeros(groups.size)
 
 
 @njit(cache=True)

@@ -128,9 +128,16 @@ def _private(why: str) -> Path:
 
 
 def template_text(module: types.ModuleType) -> str:
-    """A template's source without its stand-in imports and its ``__future__`` line."""
-    keep = [line for line in inspect.getsource(module).splitlines()
-            if BOUND not in line and not line.startswith("from __future__")]
+    """A template's source without its stand-in imports (a line marked ``BOUND``, or a
+    parenthesised import whose first line is) and its ``__future__`` line."""
+    keep, skipping = [], False
+    for line in inspect.getsource(module).splitlines():
+        if skipping:
+            skipping = line != ")"
+        elif BOUND in line:
+            skipping = line.split("#")[0].rstrip().endswith("(")
+        elif not line.startswith("from __future__"):
+            keep.append(line)
     return "\n".join(keep) + "\n"
 
 

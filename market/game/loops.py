@@ -17,7 +17,14 @@ strategies. The market's step and the environments compose them.
 from __future__ import annotations
 
 from market.game.buffers import record_arrays, table_arrays
-from market.game.dispatch import decide, decide_one, deterministic  # bound when generated
+from market.game.dispatch import (  # bound when generated
+    decide,
+    decide_one,
+    decide_rule,
+    deterministic,
+    member_params,
+    rule_kind,
+)
 from market.game.jit import njit
 from market.game.moves import GOES_ON, at_risk, legal_block, mover, offered, outcome, play_move
 from market.game.rules import BUYER, SELLER, Turn
@@ -99,11 +106,18 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
 def depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng, actions, level,  # noqa: ANN001, ANN201
                 n_moves):
     """:func:`negotiate_rows` for strategies that draw nothing: the same moves, one
-    negotiation at a time, each move one :func:`~market.game.dispatch.decide_one` on
-    scalars. Returns the move and population of an illegal action, -1, -1 if none."""
+    negotiation at a time, each move one :func:`~market.game.dispatch.decide_rule` on
+    scalars (a table's :func:`~market.game.dispatch.decide_one` reads its store). Returns
+    the move and population of an illegal action, -1, -1 if none.
+
+    The members' parameters are read before the loop, and the store is handed only to a
+    table's call: every array an inlined call receives costs two atomic reference counts
+    per move, which made this loop 3-4x the same rules played in registers."""
     P, T = game
     s_group, s_member, s_lo, s_hi = sellers
     b_group, b_member, b_lo, b_hi = buyers
+    s_param = member_params(s_group, s_member, 0, st)
+    b_param = member_params(b_group, b_member, n_groups_s, st)
     M = 2 * T
     for i in range(first.size):
         last_s = last_b = prev_s = prev_b = 0
@@ -111,13 +125,18 @@ def depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng, action
             lo_a, hi_a = legal_block(move, P, T)
             s = mover(move, first[i])
             if s == SELLER:
-                g, m, lo, hi = s_group[i], s_member[i], s_lo[i], s_hi[i]
+                g, m, lo, hi, param = s_group[i], s_member[i], s_lo[i], s_hi[i], s_param[i]
                 offer, own, prv = last_b, last_s, prev_b
             else:
                 g, m, lo, hi = n_groups_s + b_group[i], b_member[i], b_lo[i], b_hi[i]
+                param = b_param[i]
                 offer, own, prv = last_s, last_b, prev_s
-            turn = Turn(s, move, P, T, offer, own, prv, lo, hi, 0.0)
-            a = decide_one(kinds[g], turn, first[i] == s, m, st, g, rng)
+            turn = Turn(s, move, P, T, offer, own, prv, lo, hi, param)
+            k = kinds[g]
+            if rule_kind(k):
+                a = decide_rule(k, turn)
+            else:
+                a = decide_one(k, turn, first[i] == s, m, st, g, rng)
             if a < lo_a or a >= hi_a:
                 return move, g
             actions[i, move] = a
