@@ -213,10 +213,12 @@ def run(repeats: int = 5, quick: bool = False) -> list[BenchRow]:
                      spread=spread(ratios), target=at_most(bound, f"<= {bound:g}x")),
         ]
         _phases(m)  # the pieces called alone load (or compile) on their first call
-        phases = _phases(m)
+        runs = [_phases(m) for _ in range(repeats)]
+        phases = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         total = phases["the model's step"]
         rows.append(BenchRow(
             "bare", f"a period's first step by phase, {label}", total * 1e3, "ms",
             note="; ".join(f"{k} {v * 1e3:,.2f} ms" for k, v in phases.items()
-                           if k != "the model's step") + "; learning: none (no learner)"))
+                           if k != "the model's step")
+                 + f"; learning: none (no learner); medians of {repeats}"))
     return rows
