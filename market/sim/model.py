@@ -33,7 +33,7 @@ from typing import Any
 import mesa
 
 from market.sim import collector, engine, ledger, params, population, revision
-from market.sim.agents import Buyer, Seller, TraderArrays
+from market.sim.agents import TraderArrays, make_agents
 from market.sim.collector import MarketCollector
 from market.sim.ledger import Ledger, Settlement
 from market.sim.state import Market
@@ -56,8 +56,7 @@ class MarketModel(mesa.Model):
         super().__init__(seed=seed, rng=rng)
         self.params = p = params.check(kwargs)
         self.market = Market.build(p, self.rng)
-        self.seller_agents = [Seller(self, i, u) for i, u in enumerate(self.market.uid[0])]
-        self.buyer_agents = [Buyer(self, i, u) for i, u in enumerate(self.market.uid[1])]
+        self.seller_agents, self.buyer_agents = make_agents(self, self.market.uid)
         self.engine = engine_for(self.market, engine)
         self.ledger = Ledger()
         self.period = self.step_in_period = 0  # step_in_period: steps done in the period
