@@ -287,22 +287,27 @@ def parse_range(text: str, name: str) -> tuple[float, float]:
     return lo, hi
 
 
-def table_cells(p: Params) -> float:
+def table_cells(p: Params, copies: bool = False) -> float:
     """Table cells the market's strategies would allocate, as each strategy counts its own
     (:meth:`~strategies.base.Strategy.market_table_cells`: the Q-learners' two roles, clock
     slots, rows and actions).
 
-    Float: the members of a strategy on a side are its count times its share.
+    Float: the members of a strategy on a side are its count times its share. ``copies``:
+    the cells that are in memory twice at their height (:data:`TABLE_CELL_BYTES`) instead.
     """
     market = MarketSetting(rational=p.rational_learners,
                            clock_buckets=p.clock_buckets if p.clock else 1,
                            clock_parts=p.clock_parts,
                            learner_params=p.learner_params)
-    return sum(
-        n * share * specs.parse(spec).cls.market_table_cells(p.protocol, market)
-        for n, mix in ((p.n_buyers, p.buyer_mix), (p.n_sellers, p.seller_mix))
-        for spec, share in (mix or {}).items()
-    )
+    total = 0.0
+    for n, mix in ((p.n_buyers, p.buyer_mix), (p.n_sellers, p.seller_mix)):
+        for spec, share in (mix or {}).items():
+            parsed = specs.parse(spec)
+            # twice: tables read from a file are written before the engine gathers them, and
+            # revision gathers every population's tables again while the old store lives
+            if not copies or parsed.arg is not None or p.revision != "none":
+                total += n * share * parsed.cls.market_table_cells(p.protocol, market)
+    return total
 
 
 def _check_spec_files(p: Params, say: Namer) -> None:
@@ -318,6 +323,12 @@ def _check_spec_files(p: Params, say: Namer) -> None:
 #: bytes per trader: its arrays, its Mesa agent and its share of the model's books (measured
 #: about 600; rounded up)
 TRADER_BYTES = 1024
+#: bytes a Q-table cell holds (float64). A learner's fresh tables (``np.zeros``) are pages the
+#: system gives only when written, so the engine's store, into which they are gathered, is
+#: their one copy in memory: 2,500,000 + 2,500,000 traders, the Sellers Q-learners, peaked
+#: at 10.7 GiB, 7.0 GiB of it tables. Cells are counted twice where two copies live at once
+#: (:func:`table_cells` with ``copies``)
+TABLE_CELL_BYTES = 8
 #: bytes per agent record of the DataCollector (one trader at one collection; measured ~120)
 AGENT_RECORD_BYTES = 160
 #: bytes per step of the model's own records (model variables; measured ~1,300), and per
@@ -335,12 +346,13 @@ def _check_memory(p: Params, say: Namer, steps: int | None) -> None:
 
 
 def memory_estimate(p: Params, steps: int | None = None) -> float:
-    """Bytes a market of ``p`` holds: traders, Q-tables (twice: the learners' tables and their
-    updates), one step's negotiations for every pair at once and, with ``steps``, the
-    model's and agents' records of that many steps."""
+    """Bytes a market of ``p`` holds: traders, Q-tables (:data:`TABLE_CELL_BYTES`), one
+    step's negotiations for every pair at once and, with ``steps``, the model's and agents'
+    records of that many steps."""
     traders = p.n_buyers + p.n_sellers
     pairs = min(p.n_buyers, p.n_sellers)
-    total = traders * TRADER_BYTES + 16 * table_cells(p) + negotiation_bytes(p.protocol, pairs)
+    tables = TABLE_CELL_BYTES * (table_cells(p) + table_cells(p, copies=True))
+    total = traders * TRADER_BYTES + tables + negotiation_bytes(p.protocol, pairs)
     if steps:
         collections = {"step": steps, "period": steps // p.period + 1, "none": 0}[p.agent_data]
         total += collections * traders * AGENT_RECORD_BYTES
