@@ -247,7 +247,7 @@ def _target_one(kind, turn):
 @_njit(cache=True)
 def rule_one(kind, turn):
     """A deterministic rule kind's action for one row (the depth-first loop's), ``turn``
-    with its member's ``param`` already read (:func:`strategies.rule_based.with_param`):
+    with its member's ``param`` already read (:func:`strategies.rule_based.member_params`):
     only scalars cross the call, so the engine's loop pays no reference counting for it."""
     if not ({one_rule_kinds}):
         return -1
