@@ -195,19 +195,32 @@ def fixed_game(specs: Mapping[str, str | Spec]) -> tuple[Protocol, list[str]] | 
     return next(iter(found.values())), sorted(found)
 
 
+def strategy_class(text: str | Spec) -> type[Strategy]:
+    """The class ``text`` names, its argument left unchecked (:func:`parse` checks it, which
+    for ``negmas`` and ``genius`` loads their libraries and plays a trial negotiation)."""
+    if isinstance(text, Spec):
+        return text.cls
+    name, colon, _ = str(text).strip().partition(":")
+    if colon and name not in registry.STRATEGIES and _outside(name):
+        where, _, attr = str(text).strip().rpartition(":")
+        return registry.load(where, attr.strip())
+    return registry.get(name)
+
+
 def why_not_in_book(text: str | Spec) -> str | None:
     """Why the strategy ``text`` names cannot quote in a double auction or a call market
     (None if it can): there a trader acts on a book, not in one negotiation, through its
     compiled decision (``market.sim.auction``); a strategy that decides in Python has none
-    the book's loop can call."""
+    the book's loop can call. Read from the class alone, so a refusal costs no library
+    load."""
     from strategies import compiled
 
-    if compiled.form(parse(text).cls) is None:
+    if compiled.form(strategy_class(text)) is None:
         return "it decides in Python, not through a compiled decision"
     return None
 
 
 def book_strategies() -> list[str]:
     """The registered strategies that can quote in a double auction or a call market (every
-    one with a compiled decision)."""
+    one with a compiled decision), read from their classes (:func:`why_not_in_book`)."""
     return sorted(name for name in registry.STRATEGIES if why_not_in_book(name) is None)

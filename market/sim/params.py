@@ -46,6 +46,7 @@ from market.sim.declared import (
     AGENT_DATA,
     DISTRIBUTIONS,
     FIRST_MOVERS,
+    INSTITUTIONS,
     LEARNER_PARAMS,
     NAMES,
     PARAMETERS,
@@ -119,6 +120,7 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
     def say(name: str) -> str:
         return mapping.get(name, name)
 
+    _refuse_off_book(params, say)
     values = {d.name: value(d, params.get(d.name, d.default), say(d.name)) for d in PARAMETERS}
     if values["clock_buckets"] is None:
         values["clock_buckets"] = min(values["period"], 4)
@@ -145,21 +147,36 @@ def _check_revision(values: dict[str, Any], say: Namer) -> None:
                          f"more (list one at share 0 for mutation to bring it in)")
 
 
-def _check_institution(p: Params, say: Namer) -> None:
-    """A double auction or a call market asks each trader for a quote through its rule
-    (:mod:`market.sim.auction`) through its compiled decision: every strategy of the mixes
-    must have one, and time pressure, which prices the offers of a bilateral negotiation,
-    must be off."""
-    if p.institution == "pairs":
+def _refuse_off_book(params: Mapping[str, Any], say: Namer) -> None:
+    """A double auction or a call market asks each trader for a quote through its compiled
+    decision (:mod:`market.sim.auction`): every strategy of the mixes must have one. Checked
+    on the mixes as given, from each strategy's class, before the mixes' own check, which
+    for ``negmas`` and ``genius`` loads their libraries (seconds, and a progress line before
+    the one line a refusal is); what is malformed is left to that check to word."""
+    institution = params.get("institution", "pairs")
+    if institution == "pairs" or institution not in INSTITUTIONS:
         return
     for side in ("seller_mix", "buyer_mix"):
-        for spec in getattr(p, side):
-            why = specs.why_not_in_book(spec)
+        mix = params.get(side)
+        for spec, share in (mix.items() if isinstance(mix, Mapping) else ()):
+            if isinstance(share, int | float) and share == 0:  # dropped from the mix
+                continue
+            try:
+                why = specs.why_not_in_book(spec)
+            except (UsageError, ValueError, TypeError):
+                continue
             if why:
                 raise ValueError(f"{say(side)}: {spec!r} cannot play in {say('institution')} "
-                                 f"{p.institution} ({why}); there, every strategy must be "
+                                 f"{institution} ({why}); there, every strategy must be "
                                  f"compiled ({', '.join(specs.book_strategies())}, or a rule "
                                  f"of your own)")
+
+
+def _check_institution(p: Params, say: Namer) -> None:
+    """Time pressure, which prices the offers of a bilateral negotiation, must be off in a
+    double auction or a call market (their strategies: :func:`_refuse_off_book`)."""
+    if p.institution == "pairs":
+        return
     if p.protocol.timed:
         raise ValueError(f"{say('institution')} {p.institution} has no offers to discount, "
                          f"cost or break down: time pressure (discounts, costs per offer, "

@@ -311,3 +311,22 @@ def test_a_file_name_a_mix_cannot_hold_says_how_to_name_it(mix, words):
     with pytest.raises(ValueError) as exc:
         p.check_mix("seller_mix", p.parse_mix(mix, "seller_mix"))
     assert words in str(exc.value) and "cannot hold ',' or '='" in str(exc.value)
+
+
+@pytest.mark.parametrize("spec", ["negmas", "genius", "genius:AgentK"])
+def test_a_python_strategy_refused_on_a_book_loads_no_library(spec):
+    """The refusal is read from the strategy's class, before its argument is checked (which
+    loads NegMAS or the ANAC agents and plays a trial negotiation): it is immediate, and a
+    command says it in one line, no loading spinner before it."""
+    import subprocess
+    import sys
+
+    code = (f"import sys\nfrom market.sim import params\ntry:\n"
+            f"    params.check({{'institution': 'call', 'seller_mix': {{{spec!r}: 1.0}}}})\n"
+            f"except ValueError as exc:\n    print(exc)\n"
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            f"('negmas', 'negmas_genius_agents')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert f"{spec!r} cannot play in institution call (it decides in Python" in out[0]
+    assert out[1] == "[]"
