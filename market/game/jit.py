@@ -42,6 +42,45 @@ else:
     IMPORT_ERROR = None
 
 
+def _prefetch_intrinsic() -> Any:
+    """:func:`prefetch` compiled: LLVM's ``llvm.prefetch`` (a read, kept in every cache
+    level) of the address of ``arr[i]``, through numba's public ``intrinsic``."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def prefetch(typingctx: Any, arr: Any, i: Any) -> Any:  # noqa: ARG001
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                           wraparound=False)
+            byte, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]),
+                "llvm.prefetch.p0")
+            builder.call(fn, [builder.bitcast(ptr, byte), i32(0), i32(3), i32(1)])
+            return context.get_dummy_value()
+
+        return types.void(arr, i), codegen
+
+    return prefetch
+
+
+def _no_prefetch(arr: np.ndarray, i: int) -> None:
+    """Without numba, :func:`prefetch` has nothing to ask for."""
+
+
+#: ``prefetch(arr, i)``: ask the memory system now for the cache line of ``arr[i]`` (a 1-d
+#: array), which the code will read a little later; it changes no value. A learner's
+#: decision reads one row of a random member's table per negotiation: past a few thousand
+#: learners those reads miss the caches, and asking for each row eight negotiations ahead
+#: took a mixed market's first step from 3.4-4.0 to 2.5-3.0 ms at 5,000 + 5,000 traders
+#: and from 128-152 to 98-106 ms at 100,000 + 100,000.
+prefetch = _no_prefetch if numba is None else _prefetch_intrinsic()
+
+
 def njit(*args: Any, **kwargs: Any) -> Any:
     """``numba.njit``, its ``cache=True`` guarded (:mod:`market.game.compile_cache`): the
     cache is keyed on every source compiled in, and a damaged or unwritable cache is a
