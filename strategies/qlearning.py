@@ -88,6 +88,14 @@ AHEAD = 8
 
 
 @njit(cache=True, inline="always")
+def _row_at(layout, config, g, t, P, m, is_first, time_left, offer):  # noqa: ANN001, ANN202
+    """Where in the float store the row a mover sees in round ``t`` begins: member ``m``'s
+    table, the slot of its role (and clock), the row of ``offer`` (0: none yet)."""
+    state = 1 + t * P + offer - 1 if offer > 0 else 0
+    return q_at(layout, g, m, _slot(config, g, 0 if is_first else 1, time_left), state, 0)
+
+
+@njit(cache=True, inline="always")
 def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: ANN001, ANN201
     """Epsilon-greedy actions for the negotiations ``rows`` into ``out``.
 
@@ -112,18 +120,15 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
     for i in range(-AHEAD, n):
         if i + AHEAD < n:
             a = rows[i + AHEAD]
-            o = last[1 - side, a]
-            jit.prefetch(fstore, q_at(layout, g, member[a], _slot(
-                config, g, 0 if first[a] == side else 1, time_left[a]),
-                1 + t * P + o - 1 if o > 0 else 0, 0))
+            jit.prefetch(fstore, _row_at(layout, config, g, t, P, member[a], first[a] == side,
+                                         time_left[a], last[1 - side, a]))
         if i < 0:
             continue
         r = rows[i]
         offer = last[1 - side, r]
         c0, c1, accept, reject = _candidates(config, g, side, move, P, T, offer, lo[r], hi[r])
-        state = 1 + t * P + offer - 1 if offer > 0 else 0
-        base = q_at(layout, g, member[r], _slot(config, g, 0 if first[r] == side else 1,
-                                                time_left[r]), state, 0)
+        base = _row_at(layout, config, g, t, P, member[r], first[r] == side, time_left[r],
+                       offer)
         best, count, arg = qtable.greedy_ties(fstore, base, c0, c1, accept, reject, P)
         if best == -np.inf:  # nothing to choose from: every action ties
             out[r] = qtable.pick(rng.random(), A)

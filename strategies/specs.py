@@ -70,23 +70,24 @@ def _where(option: str | None) -> str:
     return f"{option}: " if option else ""
 
 
+def _names_a_file(name: str, colon: str) -> bool:
+    """Whether ``NAME:REST`` is ``WHERE:Class``, a user's strategy, not a registered one."""
+    return bool(colon) and name not in registry.STRATEGIES and _outside(name)
+
+
 def parse(text: str | Spec, option: str | None = None) -> Spec:
     """Check ``text`` and split it; :class:`UsageError` (prefixed by ``option``) if it is bad."""
     if isinstance(text, Spec):
         return text
-    name, colon, arg = str(text).strip().partition(":")
-    if colon and name not in registry.STRATEGIES and _outside(name):
-        where, _, attr = str(text).strip().rpartition(":")  # a class name holds no ':'; a
-        try:  # folder's name may
-            cls = registry.load(where, attr.strip())
-        except UsageError as exc:
-            raise UsageError(f"{_where(option)}{exc}") from None
-        _check(cls, None, option)
-        return Spec(cls.name, None, str(text).strip())
+    text = str(text).strip()
+    name, colon, arg = text.partition(":")
     try:
-        cls = registry.get(name)
+        cls = strategy_class(text)
     except UsageError as exc:
         raise UsageError(f"{_where(option)}{exc}") from None
+    if _names_a_file(name, colon):
+        _check(cls, None, option)
+        return Spec(cls.name, None, text)
     if not colon:
         _check(cls, None, option)
         return Spec(name)
@@ -201,7 +202,7 @@ def strategy_class(text: str | Spec) -> type[Strategy]:
     if isinstance(text, Spec):
         return text.cls
     name, colon, _ = str(text).strip().partition(":")
-    if colon and name not in registry.STRATEGIES and _outside(name):
+    if _names_a_file(name, colon):  # a class name holds no ':'; a folder's name may
         where, _, attr = str(text).strip().rpartition(":")
         return registry.load(where, attr.strip())
     return registry.get(name)

@@ -76,7 +76,7 @@ def _no_prefetch(arr: np.ndarray, i: int) -> None:
 #: array), which the code will read a little later; it changes no value. A learner's
 #: decision reads one row of a random member's table per negotiation: past a few thousand
 #: learners those reads miss the caches, and asking for each row eight negotiations ahead
-#: took a mixed market's first step from 3.4-4.0 to 2.5-3.0 ms at 5,000 + 5,000 traders
+#: took a mixed market's first step from 3.2-4.2 to 2.5-3.4 ms at 5,000 + 5,000 traders
 #: and from 128-152 to 98-106 ms at 100,000 + 100,000.
 prefetch = _no_prefetch if numba is None else _prefetch_intrinsic()
 

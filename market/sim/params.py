@@ -163,7 +163,7 @@ def _refuse_off_book(params: Mapping[str, Any], say: Namer) -> None:
                 continue
             try:
                 why = specs.why_not_in_book(spec)
-            except (UsageError, ValueError, TypeError):
+            except (ValueError, TypeError):  # a UsageError too: worded by the mix's check
                 continue
             if why:
                 raise ValueError(f"{say(side)}: {spec!r} cannot play in {say('institution')} "
@@ -304,27 +304,32 @@ def parse_range(text: str, name: str) -> tuple[float, float]:
     return lo, hi
 
 
-def table_cells(p: Params, copies: bool = False) -> float:
+def table_cells(p: Params) -> float:
     """Table cells the market's strategies would allocate, as each strategy counts its own
     (:meth:`~strategies.base.Strategy.market_table_cells`: the Q-learners' two roles, clock
     slots, rows and actions).
 
-    Float: the members of a strategy on a side are its count times its share. ``copies``:
-    the cells that are in memory twice at their height (:data:`TABLE_CELL_BYTES`) instead.
+    Float: the members of a strategy on a side are its count times its share.
     """
+    return sum(cells for cells, _ in _tables(p))
+
+
+def _tables(p: Params) -> list[tuple[float, bool]]:
+    """Each strategy's table cells, and whether two copies of them live at once: tables read
+    from a file are written before the engine gathers them, and revision gathers every
+    population's tables again while the old store lives (fresh tables are gathered from
+    pages never written, :data:`TABLE_CELL_BYTES`)."""
     market = MarketSetting(rational=p.rational_learners,
                            clock_buckets=p.clock_buckets if p.clock else 1,
                            clock_parts=p.clock_parts,
                            learner_params=p.learner_params)
-    total = 0.0
+    out = []
     for n, mix in ((p.n_buyers, p.buyer_mix), (p.n_sellers, p.seller_mix)):
         for spec, share in (mix or {}).items():
             parsed = specs.parse(spec)
-            # twice: tables read from a file are written before the engine gathers them, and
-            # revision gathers every population's tables again while the old store lives
-            if not copies or parsed.arg is not None or p.revision != "none":
-                total += n * share * parsed.cls.market_table_cells(p.protocol, market)
-    return total
+            out.append((n * share * parsed.cls.market_table_cells(p.protocol, market),
+                        parsed.arg is not None or p.revision != "none"))
+    return out
 
 
 def _check_spec_files(p: Params, say: Namer) -> None:
@@ -344,7 +349,7 @@ TRADER_BYTES = 1024
 #: system gives only when written, so the engine's store, into which they are gathered, is
 #: their one copy in memory: 2,500,000 + 2,500,000 traders, the Sellers Q-learners, peaked
 #: at 10.7 GiB, 7.0 GiB of it tables. Cells are counted twice where two copies live at once
-#: (:func:`table_cells` with ``copies``)
+#: (:func:`_tables`)
 TABLE_CELL_BYTES = 8
 #: bytes per agent record of the DataCollector (one trader at one collection; measured ~120)
 AGENT_RECORD_BYTES = 160
@@ -368,7 +373,7 @@ def memory_estimate(p: Params, steps: int | None = None) -> float:
     records of that many steps."""
     traders = p.n_buyers + p.n_sellers
     pairs = min(p.n_buyers, p.n_sellers)
-    tables = TABLE_CELL_BYTES * (table_cells(p) + table_cells(p, copies=True))
+    tables = TABLE_CELL_BYTES * sum(cells * (2 if twice else 1) for cells, twice in _tables(p))
     total = traders * TRADER_BYTES + tables + negotiation_bytes(p.protocol, pairs)
     if steps:
         collections = {"step": steps, "period": steps // p.period + 1, "none": 0}[p.agent_data]

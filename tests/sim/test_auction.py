@@ -11,7 +11,9 @@ from market.sim import population
 from market.sim.model import MarketModel
 
 #: a rule that quotes its own reservation level and takes any acceptable offer: what it
-#: quotes is known, so the book's rules can be read off the trades
+#: quotes is known, so the book's rules can be read off the trades; and the same rule
+#: stating ``respond`` (which does nothing), which the contract and the engine take as they
+#: take ZIP's
 TRUTHFUL = '''
 from strategies.rule_based import RuleBased
 
@@ -22,6 +24,14 @@ class Truthful(RuleBased):
     @staticmethod
     def target(turn, rng):
         return turn.lo if turn.side == 0 else turn.hi
+
+
+class Listener(Truthful):
+    name = "listener"
+
+    @staticmethod
+    def respond(side, event, member, limit, active, st, g, rng):
+        return
 '''
 
 
@@ -176,29 +186,9 @@ def test_revision_and_common_wallets_work_on_a_book(institution):
     assert wallets.sum() == pytest.approx(earned)  # pooled, nothing lost
 
 
-#: a user's rule that states ``respond`` (which does nothing): the contract and the engine
-#: take it as they take ZIP's
-LISTENER = '''
-from strategies.rule_based import RuleBased
-
-
-class Listener(RuleBased):
-    name = "listener"
-
-    @staticmethod
-    def target(turn, rng):
-        return turn.lo if turn.side == 0 else turn.hi
-
-    @staticmethod
-    def respond(side, event, member, limit, active, st, g, rng):
-        return
-'''
-
-
-def test_a_users_rule_that_states_respond_plays_on_a_book(tmp_path):
-    path = tmp_path / "listener.py"
-    path.write_text(LISTENER)
-    m = MarketModel(institution="cda", seller_mix={f"{path}:Listener": 1},
+def test_a_users_rule_that_states_respond_plays_on_a_book(truthful):
+    listener = truthful.replace(":Truthful", ":Listener")
+    m = MarketModel(institution="cda", seller_mix={listener: 1},
                     buyer_mix={"zi-c": 1}, n_buyers=10, n_sellers=10, seed=0)
     for _ in range(5):
         m.step()
