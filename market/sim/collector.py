@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import partial
 from operator import attrgetter
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import pandas as pd
@@ -50,57 +49,85 @@ class Collected(Protocol):
     last_step: Any
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """What one step's model variables are made of, taken as the step ends.
 
     Taking it costs a few copies of running totals; making the forty-odd
     figures of a row from it costs more than a small market's compiled step,
     so rows are made only when the model table is read (a batch that keeps
     only each run's summary never makes them). ``trades``: the step's
-    :func:`~market.sim.ledger.step_stats` (None: nobody met); ``shares``:
-    per side, the traders per strategy and the strategy changes so far (None
-    when traders do not revise).
+    :func:`~market.sim.ledger.step_stats` (None: nobody met); the totals and
+    the equilibrium are tuples of their fields; each side's earnings are
+    :func:`~market.sim.ledger.earnings_sums`'s; ``counts`` and ``switches``
+    (None when traders do not revise): per side, the traders per strategy
+    and the strategy changes so far.
+
+    Kept as a plain tuple of numbers, strings and arrays nested at most two
+    deep (:func:`snapshot`), which Python's cyclic collector stops tracking
+    at its next young collections. Kept as objects (or nested deeper: the
+    collector untracks one level per pass), each step's snapshot reached the
+    oldest generation, and the full collections that set off, each a walk of
+    every object numba and Mesa hold (120 ms), cost a 50 + 50 market a tenth
+    of its step time.
     """
 
     step: int
     period: int
     pairs: int
     trades: tuple | None
-    period_totals: ledger.Totals
-    run_totals: ledger.Totals
-    equilibrium: Equilibrium
-    earnings: tuple[ledger.SideEarnings, ledger.SideEarnings]
+    period_totals: tuple
+    run_totals: tuple
+    equilibrium: tuple
+    seller_names: tuple[str, ...]
+    seller_sums: np.ndarray
+    seller_counts: np.ndarray
+    seller_mean: float
+    buyer_names: tuple[str, ...]
+    buyer_sums: np.ndarray
+    buyer_counts: np.ndarray
+    buyer_mean: float
     teams: int | None
     wallets: np.ndarray | None
-    shares: tuple[tuple[tuple[str, ...], np.ndarray, int], ...] | None
+    seller_traders: np.ndarray | None
+    seller_switches: int | None
+    buyer_traders: np.ndarray | None
+    buyer_switches: int | None
 
 
-def snapshot(model: Collected, trades: tuple | None) -> Snapshot:
-    """The step just made, as :func:`variables` will read it."""
-    m, books = model.market, model.market.books
-    shares = None
-    if m.params.revision != "none":
-        shares = tuple((tuple(m.names[side]), m.counts(side), m.switches[side])
-                       for side in (SELLER, BUYER))
+def snapshot(model: Collected, trades: tuple | None) -> tuple:
+    """The step just made, as :func:`variables` will read it: a plain tuple in the order of
+    :class:`Snapshot`'s fields."""
+    m = model.market
     teams = m.params.teams
-    return Snapshot(model.steps, model.period, len(model.last_step), trades,
-                    model.ledger.period.copy(), model.ledger.run.copy(),
-                    model.ledger.equilibrium, ledger.earnings_sums(books, m.names), teams,
-                    None if teams is None else m.team_wallets(), shares)
+    eq = model.ledger.equilibrium
+    sellers, buyers = ledger.earnings_sums(m.books, m.names)
+    shares: tuple = (None, None, None, None)
+    if m.params.revision != "none":
+        shares = (m.counts(SELLER), m.switches[SELLER], m.counts(BUYER), m.switches[BUYER])
+    return (model.steps, model.period, len(model.last_step), trades,
+            model.ledger.period.values(), model.ledger.run.values(),
+            (eq.quantity, eq.price_lo, eq.price_hi, eq.max_surplus), *sellers, *buyers,
+            teams, None if teams is None else m.team_wallets(), *shares)
 
 
-def variables(s: Snapshot) -> dict[str, float]:
-    """The model variables of a step: its trades, the period so far, the run so far,
-    earnings; when traders revise, each strategy's share of its side and the strategy
-    changes so far."""
-    so_far = ledger.figures(s.period_totals, s.equilibrium)
+def variables(row: tuple) -> dict[str, float]:
+    """The model variables of a step (``row``: its :func:`snapshot`): its trades, the period
+    so far, the run so far, earnings; when traders revise, each strategy's share of its side
+    and the strategy changes so far."""
+    s = Snapshot(*row)
+    eq = Equilibrium(*s.equilibrium)
+    so_far = ledger.figures(ledger.Totals(*s.period_totals), eq)
     out = ledger.step_figures(s.step, s.period, s.pairs, ledger.trades_of(s.trades), so_far)
-    out.update(ledger.run_columns(ledger.run_figures(s.run_totals, s.equilibrium)))
-    out.update(ledger.earnings(s.earnings, s.teams, s.wallets))
-    for side, (names, counts, switches) in enumerate(s.shares or ()):
+    out.update(ledger.run_columns(ledger.run_figures(ledger.Totals(*s.run_totals), eq)))
+    sides = ((s.seller_names, s.seller_sums, s.seller_counts, s.seller_mean),
+             (s.buyer_names, s.buyer_sums, s.buyer_counts, s.buyer_mean))
+    out.update(ledger.earnings(sides, s.teams, s.wallets))
+    if s.seller_traders is None or s.buyer_traders is None:
+        return out
+    for side, counts, switches in ((SELLER, s.seller_traders, s.seller_switches),
+                                   (BUYER, s.buyer_traders, s.buyer_switches)):
         size = counts.sum()
-        for name, c in zip(names, counts.tolist(), strict=False):
+        for name, c in zip(sides[side][0], counts.tolist(), strict=False):
             out[f"share.{SIDE_NAMES[side]}.{name}"] = c / size
         out[f"switches.{SIDE_NAMES[side]}"] = switches
     return out
@@ -137,8 +164,10 @@ class MarketCollector(DataCollector):
 
     def __init__(self, variables: Iterable[str], period_columns: Iterable[str]) -> None:
         self._variables = list(variables)
-        self._snapshots: list[Snapshot] = []  # steps whose rows are not made yet
-        self._prices: list[tuple[int, int, np.ndarray, PriceGrid]] = []  # likewise
+        self._snapshots: list[tuple] = []  # steps whose rows are not made yet (Snapshot)
+        #: likewise, the steps' deal levels: (step, period, levels, lowest price, price step,
+        #: prices), no object the cyclic collector would track (see Snapshot)
+        self._prices: list[tuple[int, int, np.ndarray, float, float, int]] = []
         super().__init__(
             model_reporters={k: partial(latest, key=k) for k in self._variables},
             agent_reporters={
@@ -184,14 +213,14 @@ class MarketCollector(DataCollector):
     def tables(self) -> dict[str, dict[str, list[Any]]]:
         """Mesa's tables (``periods``, ``prices``, ``shares``), the prices rows made up to
         date first."""
-        for step, period, levels, grid in self._prices:
-            counts = np.bincount(levels, minlength=grid.prices + 1)
+        for step, period, levels, lo, width, prices in self._prices:
+            counts = np.bincount(levels, minlength=prices + 1)
             table = self._tables["prices"]  # straight into Mesa's columns: a row per level
             for level in np.flatnonzero(counts).tolist():
                 table["step"].append(step)
                 table["period"].append(period)
                 table["level"].append(level)
-                table["price"].append(grid.lo + (level - 1.0) * grid.step)
+                table["price"].append(lo + (level - 1.0) * width)
                 table["deals"].append(int(counts[level]))
         self._prices = []
         return self._tables
@@ -254,7 +283,7 @@ class MarketCollector(DataCollector):
     def add_prices(self, step: int, period: int, levels: np.ndarray, grid: PriceGrid) -> None:
         """The ``prices`` rows of a step, one per level among ``levels`` (the deals' levels)
         with how many deals (made when the table is read)."""
-        self._prices.append((step, period, levels, grid))
+        self._prices.append((step, period, levels, grid.lo, grid.step, grid.prices))
 
     def add_period(self, row: dict[str, Any]) -> None:
         """The row of a closed period."""

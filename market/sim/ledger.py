@@ -103,8 +103,13 @@ class Totals:
 
     def copy(self) -> Totals:
         """A copy, as the totals stand."""
-        return Totals(self.deals, self.price_sum, self.price_sq, self.realised, self.buyer,
-                      self.seller, self.max_surplus, self.deviation_sq, self.extramarginal)
+        return Totals(*self.values())
+
+    def values(self) -> tuple[int, float, float, float, float, float, float, float, int]:
+        """The totals as they stand, a plain tuple in the fields' order (``Totals(*t)``
+        makes them again)."""
+        return (self.deals, self.price_sum, self.price_sq, self.realised, self.buyer,
+                self.seller, self.max_surplus, self.deviation_sq, self.extramarginal)
 
     def add(self, s: Settlement) -> None:
         """Enter one settled step."""
