@@ -132,8 +132,26 @@ _compiled = [0]
 _pending: list[int] = []
 
 
-@contextlib.contextmanager
-def compiled_code() -> Iterator[None]:
+class _CompiledCode:
+    """The context manager :func:`compiled_code` returns (a class, not a generator: it is
+    entered around every compiled step, and a generator-based one cost 3.7 us of a small
+    market's 104 us step against 0.4 us)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _compiled[0] += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _compiled[0] -= 1
+        if _compiled[0] == 0:
+            _raise_pending()
+
+
+_COMPILED_CODE = _CompiledCode()
+
+
+def compiled_code() -> contextlib.AbstractContextManager[None]:
     """Around a call into compiled code: Ctrl-C or SIGTERM arriving within it is raised when
     it returns. Raised inside, the signal's exception unwinds through machine code (numba
     calls back into Python) that does not always check for one: a command interrupted
@@ -143,13 +161,7 @@ def compiled_code() -> Iterator[None]:
     compile takes seconds). Where Python drops the exception (a callback from LLVM's C
     code, a weak reference's callback), the signal is delivered again a moment later
     (:func:`_dropped`)."""
-    _compiled[0] += 1
-    try:
-        yield
-    finally:
-        _compiled[0] -= 1
-        if _compiled[0] == 0:
-            _raise_pending()
+    return _COMPILED_CODE
 
 
 def _raise_pending() -> None:

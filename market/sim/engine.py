@@ -208,7 +208,7 @@ class CompiledEngine:
             return StepResult(ps, pb)
         level = ints[3]
         deal = level > 0
-        k = int(deal.sum())
+        k = int(np.count_nonzero(deal))
         record = BatchRecord(m.protocol, actions, ints[2].astype(np.int8), level, ints[4])
         return StepResult(ps, pb, record, packed[5], deal, packed[6, :k], packed[7, :k])
 
