@@ -81,6 +81,76 @@ def _no_prefetch(arr: np.ndarray, i: int) -> None:
 prefetch = _no_prefetch if numba is None else _prefetch_intrinsic()
 
 
+def _generator_intrinsic() -> Any:
+    """:func:`generator` compiled: numba's ``Generator`` made from :func:`rng_handle`'s
+    integers (the fields numba's own unboxing reads through ``ctypes`` on every call), or
+    a ``Generator`` passed through as it is."""
+    from numba.core import cgutils, types
+    from numba.core.imputils import impl_ret_borrowed
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def generator(typingctx: Any, handle: Any) -> Any:  # noqa: ARG001
+        if isinstance(handle, types.NumPyRandomGeneratorType):
+            def same(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                return impl_ret_borrowed(context, builder, signature.return_type, args[0])
+
+            return handle(handle), same
+        if not (isinstance(handle, types.UniTuple) and handle.count == len(_HANDLE_FIELDS)
+                and isinstance(handle.dtype, types.Integer)):
+            return None
+        gen_t = types.NumPyRandomGeneratorType("rng")
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            fields = cgutils.unpack_tuple(builder, args[0])
+            bits = cgutils.create_struct_proxy(types.NumPyRandomBitGeneratorType(
+                "bit_generator"))(context, builder)
+            for name, value in zip(_HANDLE_FIELDS, fields, strict=True):
+                setattr(bits, name, value)
+            gen = cgutils.create_struct_proxy(gen_t)(context, builder)
+            gen.bit_generator = bits._getvalue()  # no parent object, no meminfo: never boxed
+            return gen._getvalue()
+
+        return gen_t(handle), codegen
+
+    return generator
+
+
+#: what numba's ``Generator`` holds of the bit generator, in :func:`rng_handle`'s order
+_HANDLE_FIELDS = ("state_address", "state", "fnptr_next_uint64", "fnptr_next_uint32",
+                  "fnptr_next_double")
+
+
+def rng_handle(rng: np.random.Generator) -> Any:
+    """What a compiled entry point takes in place of ``rng`` (:func:`generator` makes it a
+    ``Generator`` again inside): the addresses of its bit generator's state and functions.
+
+    numba unboxes a ``Generator`` argument through Python (``ctypes`` casts, attribute
+    look-ups) on every call: 9.2 us, a tenth of a 50 + 50 market's step, against 0.4 us
+    for these five integers. The draws are the same, from the same state: the caller
+    keeps ``rng`` alive while the handle is used (its addresses are its bit generator's).
+    Without numba, ``rng`` itself.
+    """
+    if numba is None:
+        return rng
+    import ctypes
+
+    ct = rng.bit_generator.ctypes
+    address = [ctypes.cast(f, ctypes.c_void_p).value or 0
+               for f in (ct.next_uint64, ct.next_uint32, ct.next_double)]
+    return (int(ct.state_address), int(ct.state.value or 0), *address)
+
+
+def _same(rng: Any) -> Any:
+    """Without numba, :func:`generator` has the generator itself."""
+    return rng
+
+
+#: ``generator(rng_or_handle)`` in compiled code: the ``Generator`` of a :func:`rng_handle`
+#: (or a ``Generator`` as it is), so an entry point takes either
+generator = _same if numba is None else _generator_intrinsic()
+
+
 def njit(*args: Any, **kwargs: Any) -> Any:
     """``numba.njit``, its ``cache=True`` guarded (:mod:`market.game.compile_cache`): the
     cache is keyed on every source compiled in, and a damaged or unwritable cache is a
@@ -182,5 +252,5 @@ else:  # pragma: no cover - numba missing
         return rng.permutation(x)
 
 
-__all__ = ["IMPORT_ERROR", "exp", "exp1", "njit", "numba", "permutation", "power", "power1",
-           "prange"]
+__all__ = ["IMPORT_ERROR", "exp", "exp1", "generator", "njit", "numba", "permutation", "power",
+           "power1", "prange", "rng_handle"]

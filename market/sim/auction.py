@@ -187,7 +187,7 @@ def _side_of(a: int, free_s: np.ndarray, free_b: np.ndarray) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def cda_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+def cda_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st, draws):  # noqa: ANN001, ANN201
     """One activation round of the continuous double auction, on the model's arrays.
 
     ``clock``: ``(r, K)``, the step in the period and the period's steps.
@@ -204,6 +204,7 @@ def cda_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st,
 
     Returns what :func:`market.sim.kernel.market_step` returns.
     """
+    rng = jit.generator(draws)
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
@@ -258,7 +259,7 @@ def cda_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st,
 
 
 @njit(cache=True)
-def call_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+def call_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st, draws):  # noqa: ANN001, ANN201
     """One call of the call market (a clearing house), on the model's arrays.
 
     Every trader still holding its unit submits one quote (or none), asked
@@ -272,6 +273,7 @@ def call_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st
     asker. The best bid and ask left unmatched are what the next call shows
     (``offer``). Returns what :func:`market.sim.kernel.market_step` returns.
     """
+    rng = jit.generator(draws)
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers

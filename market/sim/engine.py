@@ -33,12 +33,13 @@ import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from market.compiled import engines
 from market.errors import Notice
-from market.game import loops
+from market.game import jit, loops
 from market.game import protocol as lockstep
 from market.game.moves import OPEN_RANDOM
 from market.game.pressure import Pressure
@@ -94,14 +95,15 @@ def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
     rules = (2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, Pressure())
     kinds = np.zeros(2, np.int64)
+    rng = np.random.default_rng(0)  # alive while its handle is used
+    draws = jit.rng_handle(rng)  # typed as CompiledEngine.step passes it
     if "market_step" in entries:
         module.market_step(rules, -1, side(), side(), np.zeros(0, np.int64), kinds, 1,
-                           store.arrays, np.random.default_rng(0))
+                           store.arrays, draws)
     for entry in ("cda_step", "call_step"):
         if entry in entries:
             getattr(module, entry)(rules, (0, 1), side(), side(), auction.new_book(n, 2),
-                                   np.zeros(0, np.int64), kinds, 1, store.arrays,
-                                   np.random.default_rng(0))
+                                   np.zeros(0, np.int64), kinds, 1, store.arrays, draws)
 
 
 @dataclass
@@ -156,6 +158,7 @@ class CompiledEngine:
     def __init__(self, m: Market) -> None:
         self._market = m
         self._strategies: tuple[Strategy, ...] = ()
+        self._draws: tuple[np.random.Generator, Any] | None = None  # (rng, its handle)
         self.rebind(m)
 
     def rebind(self, m: Market) -> None:
@@ -188,16 +191,19 @@ class CompiledEngine:
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
+        if self._draws is None or self._draws[0] is not rng:  # kept with rng, which it reads
+            self._draws = (rng, jit.rng_handle(rng))
+        draws = self._draws[1]
         try:
             with compiled_code():
                 if m.book is None:
                     packed, actions, bad, bad_g = self.module.market_step(
                         m.rules, time_left_at(m, r), *sides, m.pooled, self.kinds,
-                        self.n_groups_s, self.store.arrays, rng)
+                        self.n_groups_s, self.store.arrays, draws)
                 else:
                     packed, actions, bad, bad_g = self._entry(
                         m.rules, (r, m.params.period), *sides, m.book, m.pooled, self.kinds,
-                        self.n_groups_s, self.store.arrays, rng)
+                        self.n_groups_s, self.store.arrays, draws)
         except Exception as exc:
             raise engines.rule_failed(self._strategies, exc) from exc
         if bad >= 0:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from market.game.buffers import floats, ints
 from market.game.dispatch import learn  # bound when generated
-from market.game.jit import njit
+from market.game.jit import generator, njit
 from market.game.loops import negotiate_rows  # bound when generated
 from market.game.rules import SELLER
 from market.sim import exchange
@@ -31,9 +31,11 @@ SIDE_FIELDS = ("reservation", "strategy", "member", "team", "cash", "earnings", 
 
 
 @njit(cache=True)
-def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_groups_s, st, rng):  # noqa: ANN001, ANN201
+def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_groups_s, st, draws):  # noqa: ANN001, ANN201
     """One market step on the model's arrays. Returns the packed results (:func:`packed`),
-    the actions, and the move and population of an illegal action (-1, -1 if none)."""
+    the actions, and the move and population of an illegal action (-1, -1 if none).
+    ``draws``: the model's generator, or its :func:`~market.game.jit.rng_handle`."""
+    rng = generator(draws)
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
