@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from market.game.dispatch import decide  # bound when generated
-from market.game.jit import njit
+from market.game.jit import generator, njit
 from market.game.moves import (
     GOES_ON,
     OPEN_RANDOM,
@@ -62,14 +62,16 @@ def _play(i, s, a, P, move, last, prev, level, done, ended, pressure, rng):  # n
 
 
 @njit(cache=True)
-def step(env, actions, autoreset, rows_state, seat, kind, st, rng, outs):  # noqa: ANN001, ANN201
+def step(env, actions, autoreset, rows_state, seat, kind, st, draws, outs):  # noqa: ANN001, ANN201
     """One step of every row (see the module docstring); ``actions[i] < 0``: no action
     (a reset row, or the start of all rows). ``env``: ``(side, P, T, open_mode,
     reward_mode, floor, ceiling, pressure)`` (``pressure``: the game's time pressure,
     :class:`~market.game.pressure.Pressure`); ``rows_state``: ``(first, move, last, prev, level,
     done)``, changed in place; ``seat``: the opponent's ``(lo, hi, member,
     time_left)``; writes ``outs``: ``(obs, mask, reward, ended, illegal)``. Returns the
-    move of an illegal action of the opponent, -1 if none."""
+    move of an illegal action of the opponent, -1 if none. ``draws``: the generator, or its
+    :func:`~market.game.jit.rng_handle` (cheaper to pass on every step)."""
+    rng = generator(draws)
     side, P, T, open_mode, reward_mode, floor, ceiling, pressure = env
     first, move, last, prev, level, done = rows_state
     obs, mask, reward, ended, illegal = outs

@@ -141,6 +141,27 @@ def rng_handle(rng: np.random.Generator) -> Any:
     return (int(ct.state_address), int(ct.state.value or 0), *address)
 
 
+class Handles:
+    """The :func:`rng_handle` of the generator a caller is given, made again only when that
+    is another generator: recognised by its state's address, so a model or environment
+    that was copied (with its generator) never draws from the original's state. Call it
+    with the generator the compiled call is about to receive: the handle is good while
+    that generator lives."""
+
+    __slots__ = ("_handle", "_key")
+
+    def __init__(self) -> None:
+        self._key: tuple[int, type] | None = None
+        self._handle: Any = None
+
+    def __call__(self, rng: np.random.Generator) -> Any:
+        bits = rng.bit_generator
+        key = (bits.ctypes.state_address, type(bits))
+        if key != self._key:
+            self._key, self._handle = key, rng_handle(rng)
+        return self._handle
+
+
 def _same(rng: Any) -> Any:
     """Without numba, :func:`generator` has the generator itself."""
     return rng
@@ -252,5 +273,5 @@ else:  # pragma: no cover - numba missing
         return rng.permutation(x)
 
 
-__all__ = ["IMPORT_ERROR", "exp", "exp1", "generator", "njit", "numba", "permutation", "power",
-           "power1", "prange", "rng_handle"]
+__all__ = ["IMPORT_ERROR", "Handles", "exp", "exp1", "generator", "njit", "numba", "permutation",
+           "power", "power1", "prange", "rng_handle"]

@@ -67,6 +67,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from market.compiled.engines import compiled_module
 from market.errors import UsageError
+from market.game import jit
 from market.game.moves import OPEN_RANDOM
 from market.game.rules import SIDE_NAMES, Protocol
 from market.interop.episode import Settings, check_seed, settings_for
@@ -117,6 +118,7 @@ class Rows:
         self.reward = np.zeros(n)
         self.ended = np.zeros(n, dtype=np.bool_)
         self.illegal = np.zeros(n, dtype=np.bool_)
+        self._draws = jit.Handles()  # the generator as the compiled step takes it
 
     def step(self, actions: np.ndarray, rng: np.random.Generator, autoreset: bool) -> None:
         """Advance every row (``actions[i] < 0``: start row ``i`` anew)."""
@@ -126,7 +128,8 @@ class Rows:
         bad = self.module.step(
             env, actions, autoreset,
             (self.first, self.move, self.last, self.prev, self.level, self.done),
-            (self.lo, self.hi, self.member, self.time_left), self.kind, self.store.arrays, rng,
+            (self.lo, self.hi, self.member, self.time_left), self.kind, self.store.arrays,
+            self._draws(rng),
             (self.obs, self.mask, self.reward, self.ended, self.illegal))
         if bad >= 0:
             raise RuntimeError(f"the opponent played an illegal action at move {bad}")

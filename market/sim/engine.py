@@ -33,7 +33,6 @@ import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -158,7 +157,7 @@ class CompiledEngine:
     def __init__(self, m: Market) -> None:
         self._market = m
         self._strategies: tuple[Strategy, ...] = ()
-        self._draws: tuple[np.random.Generator, Any] | None = None  # (rng, its handle)
+        self._draws = jit.Handles()  # the generator as the compiled step takes it
         self.rebind(m)
 
     def rebind(self, m: Market) -> None:
@@ -191,9 +190,7 @@ class CompiledEngine:
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
-        if self._draws is None or self._draws[0] is not rng:  # kept with rng, which it reads
-            self._draws = (rng, jit.rng_handle(rng))
-        draws = self._draws[1]
+        draws = self._draws(rng)
         try:
             with compiled_code():
                 if m.book is None:

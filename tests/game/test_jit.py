@@ -44,3 +44,19 @@ def test_exp_and_power_are_the_compiled_engines_bits():
     y = np.linspace(0.1, 3.0, 997)
     assert np.array_equal(jit.power(np.abs(x) + 1.0, y),
                           [jit.power1(u, v) for u, v in zip(np.abs(x) + 1.0, y, strict=True)])
+
+
+def test_handles_follow_the_generator_they_are_given_even_in_a_copy():
+    """A copied model or environment (its generator copied with it) must not draw from the
+    original's state through a remembered handle."""
+    import copy
+
+    rng = np.random.default_rng(3)
+    handles = jit.Handles()
+    first = handles(rng)
+    assert handles(rng) is first
+    twin = copy.deepcopy((handles, rng))
+    assert twin[0](twin[1]) != first  # another state, another handle
+    x, y = _draws(twin[0](twin[1]), 4), _draws(np.random.default_rng(3), 4)
+    assert np.array_equal(x[0], y[0])
+    assert rng.bit_generator.state == np.random.default_rng(3).bit_generator.state  # untouched
