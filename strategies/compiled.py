@@ -44,6 +44,7 @@ through to another rule.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import sys
 import types
@@ -118,7 +119,7 @@ def stores(states: Sequence[KernelState]) -> tuple[Store, list[KernelState]]:
     def view(store: np.ndarray, g: int, at: int, ndim: int) -> np.ndarray:
         o = layout[g, at]
         shape = tuple(int(x) for x in layout[g, at + 1:at + 1 + ndim])
-        return store[o:o + int(np.prod(shape))].reshape(shape)
+        return store[o:o + math.prod(shape)].reshape(shape)
 
     views = [KernelState(params=view(fstore, g, PARAMS, 2), tables=view(fstore, g, TABLES, 4),
                          wait=view(fstore, g, WAIT, 2), table=view(istore, g, TABLE, 2),

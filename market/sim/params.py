@@ -25,6 +25,7 @@ batch runner, the plots) each keyword's scalar type and default.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import types
@@ -70,6 +71,8 @@ def _kwargs(self: Any) -> dict[str, Any]:
 
 
 def _protocol(self: Any) -> Protocol:
+    """The game's protocol of these parameters (made once: a market's build asked for it a
+    dozen times, each a checked ``Protocol``, a sixth of a small market's build)."""
     return Protocol(self.prices, self.rounds, *self.discounts,
                     **{d.name: getattr(self, d.name) for d in pressure.OTHERS})
 
@@ -89,9 +92,15 @@ def _doc() -> str:
     return "\n".join(lines)
 
 
+def _cached(f: Callable[[Any], Any]) -> functools.cached_property:
+    prop = functools.cached_property(f)
+    prop.__set_name__(None, f.__name__.lstrip("_"))
+    return prop
+
+
 Params = make_dataclass(
     "Params", [(d.name, Any, field(default=d.default)) for d in PARAMETERS], frozen=True,
-    namespace={"kwargs": _kwargs, "protocol": property(_protocol),
+    namespace={"kwargs": _kwargs, "protocol": _cached(_protocol),
                "discounts": property(_discounts), "__doc__": _doc(),
                "__module__": __name__})
 
