@@ -43,7 +43,7 @@ from market.game.jit import njit
 from market.game.moves import legal_block
 from market.game.rules import BUYER, SELLER
 from market.sim import exchange
-from market.sim.kernel import learn_all, packed  # bound when generated
+from market.sim.kernel import learn_all, no_sums, packed, settled_sums  # bound when generated
 
 #: the book's arrays, in the order :func:`cda_step` takes them (:func:`new_book` makes them)
 BOOK_FIELDS = ("quote", "nxt", "prv", "head", "tail", "seen", "left")
@@ -187,10 +187,12 @@ def _side_of(a: int, free_s: np.ndarray, free_b: np.ndarray) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def cda_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st, draws):  # noqa: ANN001, ANN201
+def cda_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+             draws):
     """One activation round of the continuous double auction, on the model's arrays.
 
-    ``clock``: ``(r, K)``, the step in the period and the period's steps.
+    ``clock``: ``(r, K)``, the step in the period and the period's steps; ``centre``: the
+    period's competitive price (the ledger's sums are taken about it).
     Every trader still holding its unit is activated once, in one random
     order of both sides together; an activated trader that still holds its
     unit acts on the book (the module's table). A quote that crosses the best
@@ -254,12 +256,13 @@ def cda_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st,
         n += 1
         if listening:  # the standing quote was accepted
             _tell((offer, 1, opp), sellers, buyers, kinds, n_groups_s, st, rng)
-    return _settled(rules, (ps[:n], pb[:n], level[:n], maker[:n]), sellers, buyers, pooled,
-                    (kinds, n_groups_s, st))
+    return _settled(rules, (ps[:n], pb[:n], level[:n], maker[:n]), centre, sellers, buyers,
+                    pooled, (kinds, n_groups_s, st))
 
 
 @njit(cache=True)
-def call_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st, draws):  # noqa: ANN001, ANN201
+def call_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+              draws):
     """One call of the call market (a clearing house), on the model's arrays.
 
     Every trader still holding its unit submits one quote (or none), asked
@@ -343,12 +346,12 @@ def call_step(rules, clock, sellers, buyers, book, pooled, kinds, n_groups_s, st
             _tell((level[0], 1, -1), sellers, buyers, kinds, n_groups_s, st, rng)
     left[BUYER] = quote[BUYER, by_bid[q]] if q < nb else 0
     left[SELLER] = quote[SELLER, by_ask[q]] if q < ns else 0
-    return _settled(rules, (ps, pb, level, np.full(q, SELLER, np.int64)), sellers, buyers,
-                    pooled, (kinds, n_groups_s, st))
+    return _settled(rules, (ps, pb, level, np.full(q, SELLER, np.int64)), centre, sellers,
+                    buyers, pooled, (kinds, n_groups_s, st))
 
 
 @njit(cache=True, inline="always")
-def _settled(rules, trades, sellers, buyers, pooled, populations):  # noqa: ANN001, ANN201
+def _settled(rules, trades, centre, sellers, buyers, pooled, populations):  # noqa: ANN001, ANN201
     """The step's trades ``(ps, pb, level, maker)`` settled, as the bilateral step returns
     its deals: each trade a negotiation in which the maker's offer at the level was accepted
     (two moves), which its traders' learners learn from (``populations``: ``(kinds,
@@ -369,7 +372,8 @@ def _settled(rules, trades, sellers, buyers, pooled, populations):  # noqa: ANN0
     reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], pooled)
     learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
               (actions, maker, n_moves, level), reward, ints(n, -1), kinds, n_groups_s, st)
-    return packed(ps, pb, maker, level, n_moves, prices, gain_s, gain_b), actions, -1, -1
+    return packed(ps, pb, maker, level, n_moves, prices, gain_s, gain_b), actions, -1, -1, \
+        settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res, centre)
 
 
 @njit(cache=True, inline="always")
@@ -377,4 +381,4 @@ def _refused(n, move, g):  # noqa: ANN001, ANN201
     """What a step returns when population ``g`` played an illegal action at ``move``."""
     e = np.zeros(0, np.int64)
     return packed(e, e, e, e, e, np.zeros(0), np.zeros(0), np.zeros(0)), \
-        np.full((0, 2), -1, np.int32), move, g
+        np.full((0, 2), -1, np.int32), move, g, no_sums()

@@ -29,6 +29,7 @@ built-in strategy, on random mixes and on the documentation's user strategy.
 
 from __future__ import annotations
 
+import math
 import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -46,7 +47,7 @@ from market.game.protocol import Side
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER
 from market.processes import compiled_code
-from market.sim import auction, exchange, kernel
+from market.sim import auction, exchange, kernel, ledger
 from market.sim.state import Market
 from strategies import compiled
 from strategies.base import KernelState, Strategy
@@ -97,11 +98,11 @@ def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
     rng = np.random.default_rng(0)  # alive while its handle is used
     draws = jit.rng_handle(rng)  # typed as CompiledEngine.step passes it
     if "market_step" in entries:
-        module.market_step(rules, -1, side(), side(), np.zeros(0, np.int64), kinds, 1,
+        module.market_step(rules, -1, 0.5, side(), side(), np.zeros(0, np.int64), kinds, 1,
                            store.arrays, draws)
     for entry in ("cda_step", "call_step"):
         if entry in entries:
-            getattr(module, entry)(rules, (0, 1), side(), side(), auction.new_book(n, 2),
+            getattr(module, entry)(rules, (0, 1), 0.5, side(), side(), auction.new_book(n, 2),
                                    np.zeros(0, np.int64), kinds, 1, store.arrays, draws)
 
 
@@ -116,6 +117,8 @@ class StepResult:
     deal: np.ndarray | None = None
     seller_gain: np.ndarray | None = None
     buyer_gain: np.ndarray | None = None
+    #: what the ledger enters of the step (:func:`~market.sim.ledger.settle_sums`)
+    sums: tuple | None = None
 
 
 class LockstepEngine:
@@ -126,8 +129,10 @@ class LockstepEngine:
     def rebind(self, m: Market) -> None:
         """Nothing to do: each strategy reads its own arrays when it acts."""
 
-    def step(self, m: Market, r: int, rng: np.random.Generator) -> StepResult:
-        """Step ``r`` of the period (from 0)."""
+    def step(self, m: Market, r: int, rng: np.random.Generator, centre: float = math.nan
+             ) -> StepResult:
+        """Step ``r`` of the period (from 0); the ledger's sums about ``centre`` (the period's
+        competitive price)."""
         S, B = m.books
         time_left = time_left_at(m, r)
         ps, pb = exchange.pair(S.traded, B.traded, rng)
@@ -146,7 +151,9 @@ class LockstepEngine:
             m.protocol.pressure, S.ledger_arrays, B.ledger_arrays)
         reward = exchange.pay(deal, gain_s, gain_b, m.span, S.team[ps], B.team[pb], m.pooled)
         exchange.learn(m.strategies, m.books, ps, pb, record, reward, tl)
-        return StepResult(ps, pb, record, prices, deal, gain_s, gain_b)
+        sums = ledger.settle_sums(prices, gain_s, gain_b, *exchange.deal_reservations(
+            ps, pb, deal, S.reservation, B.reservation), centre)
+        return StepResult(ps, pb, record, prices, deal, gain_s, gain_b, sums)
 
 
 class CompiledEngine:
@@ -185,8 +192,10 @@ class CompiledEngine:
     def __setstate__(self, state: dict[str, Market]) -> None:
         self.__init__(state["market"])  # type: ignore[misc]
 
-    def step(self, m: Market, r: int, rng: np.random.Generator) -> StepResult:
-        """Step ``r`` of the period (from 0): the institution's step, one compiled call."""
+    def step(self, m: Market, r: int, rng: np.random.Generator, centre: float = math.nan
+             ) -> StepResult:
+        """Step ``r`` of the period (from 0): the institution's step, one compiled call (the
+        ledger's sums about ``centre``, the period's competitive price, computed in it)."""
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
@@ -194,13 +203,13 @@ class CompiledEngine:
         try:
             with compiled_code():
                 if m.book is None:
-                    packed, actions, bad, bad_g = self.module.market_step(
-                        m.rules, time_left_at(m, r), *sides, m.pooled, self.kinds,
+                    packed, actions, bad, bad_g, sums = self.module.market_step(
+                        m.rules, time_left_at(m, r), centre, *sides, m.pooled, self.kinds,
                         self.n_groups_s, self.store.arrays, draws)
                 else:
-                    packed, actions, bad, bad_g = self._entry(
-                        m.rules, (r, m.params.period), *sides, m.book, m.pooled, self.kinds,
-                        self.n_groups_s, self.store.arrays, draws)
+                    packed, actions, bad, bad_g, sums = self._entry(
+                        m.rules, (r, m.params.period), centre, *sides, m.book, m.pooled,
+                        self.kinds, self.n_groups_s, self.store.arrays, draws)
         except Exception as exc:
             raise engines.rule_failed(self._strategies, exc) from exc
         if bad >= 0:
@@ -213,7 +222,7 @@ class CompiledEngine:
         deal = level > 0
         k = int(np.count_nonzero(deal))
         record = BatchRecord(m.protocol, actions, ints[2].astype(np.int8), level, ints[4])
-        return StepResult(ps, pb, record, packed[5], deal, packed[6, :k], packed[7, :k])
+        return StepResult(ps, pb, record, packed[5], deal, packed[6, :k], packed[7, :k], sums)
 
 
 def time_left_at(m: Market, r: int) -> int:

@@ -56,6 +56,23 @@ def openers(n: int, mode: int, rng: np.random.Generator) -> np.ndarray:
     return np.full(n, mode, dtype=np.int64)
 
 
+@njit(cache=True, inline="always")
+def deal_reservations(ps: np.ndarray, pb: np.ndarray, deal: np.ndarray, res_s: np.ndarray,
+                      res_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The Seller's cost and the Buyer's value of each deal of pairs (``ps[i]``, ``pb[i]``),
+    in pair order (what the ledger's margins read)."""
+    k = 0
+    for d in deal:
+        k += d
+    costs, values = np.empty(k), np.empty(k)
+    j = 0
+    for i in range(ps.size):
+        if deal[i]:
+            costs[j], values[j] = res_s[ps[i]], res_b[pb[i]]
+            j += 1
+    return costs, values
+
+
 @njit(cache=True)
 def settle_deals(ps: np.ndarray, pb: np.ndarray, level: np.ndarray, n_moves: np.ndarray,
                  grid: tuple[float, float, float], pressure: Pressure,

@@ -18,12 +18,14 @@ lo, hi)`` (:data:`SIDE_FIELDS`, the order of
 
 from __future__ import annotations
 
+import numpy as np
+
 from market.game.buffers import floats, ints
 from market.game.dispatch import learn  # bound when generated
 from market.game.jit import generator, njit
 from market.game.loops import negotiate_rows  # bound when generated
 from market.game.rules import SELLER
-from market.sim import exchange
+from market.sim import exchange, ledger
 
 #: a side's arrays, in the order :func:`market_step` takes them
 SIDE_FIELDS = ("reservation", "strategy", "member", "team", "cash", "earnings", "trades",
@@ -31,10 +33,13 @@ SIDE_FIELDS = ("reservation", "strategy", "member", "team", "cash", "earnings", 
 
 
 @njit(cache=True)
-def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_groups_s, st, draws):  # noqa: ANN001, ANN201
+def market_step(rules, time_left_now, centre, sellers, buyers, team_size, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+                draws):
     """One market step on the model's arrays. Returns the packed results (:func:`packed`),
-    the actions, and the move and population of an illegal action (-1, -1 if none).
-    ``draws``: the model's generator, or its :func:`~market.game.jit.rng_handle`."""
+    the actions, the move and population of an illegal action (-1, -1 if none), and the
+    ledger's sums of the step (:func:`settled_sums`, about ``centre``, the period's
+    competitive price). ``draws``: the model's generator, or its
+    :func:`~market.game.jit.rng_handle`."""
     rng = generator(draws)
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
@@ -50,14 +55,31 @@ def market_step(rules, time_left_now, sellers, buyers, team_size, kinds, n_group
     if bad >= 0:
         zeros = floats(3, n)
         return packed(ps, pb, first, level, n_moves, zeros[0], zeros[1, :0], zeros[2, :0]), \
-            actions, bad, bad_g
+            actions, bad, bad_g, no_sums()
     prices, deal, gain_s, gain_b = exchange.settle_deals(
         ps, pb, level, n_moves, (grid_lo, grid_step, span), pressure,
         (s_res, s_cash, s_earn, s_trades, s_traded), (b_res, b_cash, b_earn, b_trades, b_traded))
     reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], team_size)
     learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
               (actions, first, n_moves, level), reward, time_left, kinds, n_groups_s, st)
-    return packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b), actions, -1, -1
+    return packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b), actions, -1, -1, \
+        settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res, centre)
+
+
+@njit(cache=True, inline="always")
+def settled_sums(pairs, settled, s_res, b_res, centre):  # noqa: ANN001, ANN201
+    """The ledger's :func:`~market.sim.ledger.settle_sums` of a settled step, computed where
+    it was settled: ``pairs`` ``(ps, pb, deal)``, ``settled`` ``(prices, gain_s, gain_b)``."""
+    ps, pb, deal = pairs
+    costs, values = exchange.deal_reservations(ps, pb, deal, s_res, b_res)
+    return ledger.settle_sums(settled[0], settled[1], settled[2], costs, values, centre)
+
+
+@njit(cache=True, inline="always")
+def no_sums():  # noqa: ANN201
+    """The sums of a step that settled nothing (typed as :func:`settled_sums`)."""
+    none = floats(1, 0)[0]
+    return ledger.settle_sums(none, none, none, none, none, np.nan)
 
 
 @njit(cache=True, inline="always")

@@ -35,7 +35,7 @@ import mesa
 from market.sim import collector, engine, ledger, params, population, revision
 from market.sim.agents import TraderArrays, make_agents
 from market.sim.collector import MarketCollector
-from market.sim.ledger import Ledger, Settlement
+from market.sim.ledger import Ledger
 from market.sim.state import Market
 from market.sim.traces import LastStep
 from market.sim.yardsticks import competitive_equilibrium
@@ -73,16 +73,14 @@ class MarketModel(mesa.Model):
             if self.params.revision != "none":
                 self.revise_strategies()
             self._open_period(self.period + 1)
-        done = self.engine.step(self.market, self.step_in_period, self.rng)
+        done = self.engine.step(self.market, self.step_in_period, self.rng,
+                                self.ledger.equilibrium.price_mid)
         self.market.stepped()
         self.last_step = LastStep(self.market, self.last_step.agents, done.sellers,
                                   done.buyers, done.record, done.prices)
         trades = None
         if done.record is not None:
-            S, B = self.market.books
-            trades = self.ledger.settle(Settlement(
-                done.record, done.deal, done.prices, done.seller_gain, done.buyer_gain,
-                S.reservation[done.sellers[done.deal]], B.reservation[done.buyers[done.deal]]))
+            trades = self.ledger.enter(done.sums)
             self.datacollector.add_prices(self.steps, self.period,
                                           done.record.level[done.deal], self.market.grid)
         self.step_in_period += 1
