@@ -94,17 +94,20 @@ class Snapshot(NamedTuple):
     buyer_switches: int | None
 
 
-def snapshot(model: Collected, trades: tuple | None) -> tuple:
+def snapshot(model: Collected, trades: tuple | None, pairs: int | None = None,
+             earnings: tuple | None = None) -> tuple:
     """The step just made, as :func:`variables` will read it: a plain tuple in the order of
-    :class:`Snapshot`'s fields."""
+    :class:`Snapshot`'s fields. ``pairs`` and ``earnings`` (both sides'
+    :func:`~market.sim.ledger.earnings_sums`) when the caller has them from a step it made
+    among others in one compiled call, else read from the model as it stands."""
     m = model.market
     teams = m.params.teams
     eq = model.ledger.equilibrium
-    sellers, buyers = ledger.earnings_sums(m.books, m.names)
+    sellers, buyers = ledger.earnings_sums(m.books, m.names) if earnings is None else earnings
     shares: tuple = (None, None, None, None)
     if m.params.revision != "none":
         shares = (m.counts(SELLER), m.switches[SELLER], m.counts(BUYER), m.switches[BUYER])
-    return (model.steps, model.period, len(model.last_step), trades,
+    return (model.steps, model.period, len(model.last_step) if pairs is None else pairs, trades,
             model.ledger.period.values(), model.ledger.run.values(),
             (eq.quantity, eq.price_lo, eq.price_hi, eq.max_surplus), *sellers, *buyers,
             teams, None if teams is None else m.team_wallets(), *shares)
@@ -180,15 +183,17 @@ class MarketCollector(DataCollector):
         #: Mesa's private ``_agent_records`` of per-agent tuples stays empty)
         self.recorded: dict[int, dict[str, np.ndarray]] = {}
 
-    def collect(self, model: Collected, trades: tuple | None = None) -> None:  # type: ignore[override]
+    def collect(self, model: Collected, trades: tuple | None = None,  # type: ignore[override]
+                pairs: int | None = None, earnings: tuple | None = None) -> None:
         """What Mesa's ``collect`` does with these reporters, without its per-value cost.
 
         Mesa would call each model reporter and deep-copy its value, which
         cost more than a compiled market step; here the step is kept as a
-        :class:`Snapshot` (``trades``: its :func:`~market.sim.ledger.step_stats`),
-        and its row of ``model_vars`` is made when ``model_vars`` is next read.
+        :class:`Snapshot` (``trades``: its :func:`~market.sim.ledger.step_stats`;
+        ``pairs`` and ``earnings`` as :func:`snapshot` takes them), and its row
+        of ``model_vars`` is made when ``model_vars`` is next read.
         """
-        self._snapshots.append(snapshot(model, trades))
+        self._snapshots.append(snapshot(model, trades, pairs, earnings))
         if model.agents_due:
             self.collect_agents(model)
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import types
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +100,8 @@ def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
     if "market_step" in entries:
         module.market_step(rules, -1, 0.5, side(), side(), np.zeros(0, np.int64), kinds, 1,
                            store.arrays, draws)
+        module.market_steps(1, rules, (0, 1, False), 0.5, side(), side(),
+                            np.zeros(0, np.int64), kinds, 1, store.arrays, draws)
     for entry in ("cda_step", "call_step"):
         if entry in entries:
             getattr(module, entry)(rules, (0, 1), 0.5, side(), side(), auction.new_book(n, 2),
@@ -214,15 +216,92 @@ class CompiledEngine:
             raise engines.rule_failed(self._strategies, exc) from exc
         if bad >= 0:
             raise engines.illegal(self._strategies[bad_g], bad)
-        ints = packed[:5].astype(np.int64)  # exact: indices and levels are far below 2**53
-        ps, pb = ints[0], ints[1]
-        if ps.size == 0:
-            return StepResult(ps, pb)
-        level = ints[3]
-        deal = level > 0
-        k = int(np.count_nonzero(deal))
-        record = BatchRecord(m.protocol, actions, ints[2].astype(np.int8), level, ints[4])
-        return StepResult(ps, pb, record, packed[5], deal, packed[6, :k], packed[7, :k], sums)
+        return _result(m, packed, actions, sums)
+
+    def steps(self, m: Market, r: int, k: int, rng: np.random.Generator, centre: float
+              ) -> Steps:
+        """Steps ``r`` to ``r + k - 1`` of the period (of the bilateral market) in one compiled
+        call (:func:`~market.sim.kernel.market_steps`): what the model records of each, and
+        the last one's negotiations."""
+        S, B = m.books
+        (s_lo, b_lo), (s_hi, b_hi) = m.levels
+        sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
+        draws = self._draws(rng)
+        try:
+            with compiled_code():
+                done, rows, levels, offsets, packed, actions, bad, bad_g = \
+                    self.module.market_steps(k, m.rules, (r, m.params.period, m.params.clock),
+                                             centre, *sides, m.pooled, self.kinds,
+                                             self.n_groups_s, self.store.arrays, draws)
+        except Exception as exc:
+            raise engines.rule_failed(self._strategies, exc) from exc
+        error = engines.illegal(self._strategies[bad_g], bad) if bad >= 0 else None
+        return Steps(done, rows, levels, offsets,
+                     _result(m, packed, actions, None) if error is None else None, error)
+
+
+def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | None
+            ) -> StepResult:
+    """A compiled step's packed results (:func:`~market.sim.kernel.packed`) as a
+    :class:`StepResult`."""
+    ints = packed[:5].astype(np.int64)  # exact: indices and levels are far below 2**53
+    ps, pb = ints[0], ints[1]
+    if ps.size == 0:
+        return StepResult(ps, pb)
+    level = ints[3]
+    deal = level > 0
+    k = int(np.count_nonzero(deal))
+    record = BatchRecord(m.protocol, actions, ints[2].astype(np.int8), level, ints[4])
+    return StepResult(ps, pb, record, packed[5], deal, packed[6, :k], packed[7, :k], sums)
+
+
+@dataclass
+class Steps:
+    """Steps made in one compiled call (:meth:`CompiledEngine.steps`): ``done`` of them, a row
+    each (:func:`~market.sim.kernel.market_steps`), the deals' levels of each, the last
+    step's result (None after an illegal action) and the error to raise after the steps
+    made are recorded (an illegal action)."""
+
+    done: int
+    rows: np.ndarray
+    levels: np.ndarray
+    offsets: np.ndarray
+    last: StepResult | None
+    error: Exception | None
+
+    def records(self, m: Market) -> Iterator[tuple[int, tuple | None, np.ndarray | None,
+                                                    tuple]]:
+        """Each step made, as the model records it: its pairs, its
+        :func:`~market.sim.ledger.settle_sums` and its deals' levels (None when nobody met),
+        and both sides' :func:`~market.sim.ledger.earnings_sums` as it ended (the traders
+        per strategy, read from ``m``, do not change within the call)."""
+        names = (tuple(m.names[SELLER]), tuple(m.names[BUYER]))
+        counts = [ledger.group_means(b.strategy, b.earnings, len(n))[1]
+                  for b, n in zip(m.books, m.names, strict=True)]
+        at, n_s, n_b = kernel.ROW_SUMS, counts[0].size, counts[1].size
+        for j in range(self.done):
+            row = self.rows[j]
+            pairs = int(row[0])
+            sums = levels = None
+            if pairs:
+                values = row[1:at].tolist()
+                sums = (int(values[0]), *values[1:9], int(values[9]))
+                levels = self.levels[self.offsets[j]:self.offsets[j + 1]]
+            yield pairs, sums, levels, (
+                (names[0], row[at:at + n_s], counts[0], float(row[at + n_s])),
+                (names[1], row[at + n_s + 1:at + n_s + 1 + n_b], counts[1],
+                 float(row[at + n_s + 1 + n_b])))
+
+
+def in_one_call(engine: CompiledEngine | LockstepEngine, m: Market) -> bool:
+    """Whether the market's next steps can be made in one compiled call
+    (:meth:`CompiledEngine.steps`): the compiled engine in bilateral bargaining, and nothing
+    the steps in between would have to show (agent data every step, common wallets' team
+    figures, earnings of a trader that changed strategy: the model reads those from the
+    traders' arrays as they stand)."""
+    p = m.params
+    return (engine.name == "compiled" and m.book is None and p.teams is None
+            and p.agent_data != "step" and not any(b.moved for b in m.books))
 
 
 def time_left_at(m: Market, r: int) -> int:

@@ -66,6 +66,66 @@ def market_step(rules, time_left_now, centre, sellers, buyers, team_size, kinds,
         settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res, centre)
 
 
+#: the columns of :func:`market_steps`' rows before the Sellers' earnings: the step's pairs, then
+#: its :func:`~market.sim.ledger.settle_sums`
+ROW_SUMS = 11
+
+
+@njit(cache=True)
+def market_steps(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+                 draws):
+    """Up to ``k`` market steps in one call, each one :func:`market_step`, for a run that needs
+    what the model records of each step but not each step's negotiations: Python's work
+    around a compiled call costs a small market as much as the step itself.
+
+    ``clock``: ``(r0, K, with_clock)``, the first step's place in a period of ``K``
+    steps and whether learners see the clock. Returns how many steps were made
+    (fewer than ``k`` after an illegal action, whose move and population come
+    last, -1 otherwise); one row per step: its pairs, its
+    :func:`~market.sim.ledger.settle_sums` (:data:`ROW_SUMS` columns in all),
+    then each Seller strategy's summed earnings and the Sellers' mean, then the
+    Buyers' (:func:`~market.sim.ledger.group_means`, what the model reads after
+    a step); the deals' levels, step after step (``offsets[j]`` where step
+    ``j``'s begin); and the last step's packed results and actions.
+    """
+    r0, K, with_clock = clock
+    s_strategy, s_earn = sellers[1], sellers[5]
+    b_strategy, b_earn = buyers[1], buyers[5]
+    n_s, n_b = n_groups_s, kinds.size - n_groups_s
+    rows = floats(k, ROW_SUMS + n_s + n_b + 2)
+    levels = ints(k * min(s_strategy.size, b_strategy.size), 0)
+    offsets = ints(k + 1, 0)
+    packed_j, actions_j, bad, bad_g, sums = market_step(
+        rules, K - r0 if with_clock else -1, centre, sellers, buyers, team_size, kinds,
+        n_groups_s, st, draws)
+    for j in range(k):
+        if j > 0:
+            r = r0 + j
+            packed_j, actions_j, bad, bad_g, sums = market_step(
+                rules, K - r if with_clock else -1, centre, sellers, buyers, team_size, kinds,
+                n_groups_s, st, draws)
+        if bad >= 0:
+            return j, rows, levels, offsets, packed_j, actions_j, bad, bad_g
+        row = rows[j]
+        n = packed_j.shape[1]
+        (row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
+         row[10]) = sums
+        row[0] = n
+        at = offsets[j]
+        for i in range(n):
+            if packed_j[3, i] > 0:
+                levels[at] = np.int64(packed_j[3, i])
+                at += 1
+        offsets[j + 1] = at
+        earned, _, mean = ledger.group_means(s_strategy, s_earn, n_s)
+        row[ROW_SUMS:ROW_SUMS + n_s] = earned
+        row[ROW_SUMS + n_s] = mean
+        earned, _, mean = ledger.group_means(b_strategy, b_earn, n_b)
+        row[ROW_SUMS + n_s + 1:ROW_SUMS + n_s + 1 + n_b] = earned
+        row[ROW_SUMS + n_s + 1 + n_b] = mean
+    return k, rows, levels, offsets, packed_j, actions_j, -1, -1
+
+
 @njit(cache=True, inline="always")
 def settled_sums(pairs, settled, s_res, b_res, centre):  # noqa: ANN001, ANN201
     """The ledger's :func:`~market.sim.ledger.settle_sums` of a settled step, computed where

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 import mesa
+import numpy as np
 
 from market.sim import collector, engine, ledger, params, population, revision
 from market.sim.agents import TraderArrays, make_agents
@@ -69,24 +70,55 @@ class MarketModel(mesa.Model):
 
     def step(self) -> None:
         """A new period when due (revising first); pair, negotiate, settle, learn; collect."""
+        self._open_when_due()
+        done = self.engine.step(self.market, self.step_in_period, self.rng,
+                                self.ledger.equilibrium.price_mid)
+        self.market.stepped()
+        self.last_step = self.last_step.after(done)
+        levels = None if done.record is None else done.record.level[done.deal]
+        self._record(len(done.sellers), done.sums, levels)
+
+    def run_model(self) -> None:
+        """Mesa's ``run_model``: step while ``running`` (until ``max_steps``), a period at a
+        time (:meth:`run`)."""
+        while self.running:
+            self.run(self.params.period)
+
+    def run(self, steps: int) -> None:
+        """``steps`` steps (fewer at ``max_steps``): the tables of as many :meth:`step` calls,
+        faster: a period's steps in one compiled call where nothing has to be seen between
+        them (:func:`~market.sim.engine.in_one_call`), else step by step."""
+        steps = params.check_steps(steps)
+        while steps > 0 and self.running:
+            self._open_when_due()  # revising first: who changed strategy decides the way
+            if not engine.in_one_call(self.engine, self.market):
+                self.step()
+                steps -= 1
+                continue
+            k = min(steps, self.params.period - self.step_in_period)
+            if self.params.max_steps is not None:
+                k = min(k, self.params.max_steps - self.steps)
+            steps -= self._steps(k)
+
+    def _steps(self, k: int) -> int:
+        """Up to ``k`` steps of this period in one compiled call, recorded one by one."""
+        made = self.engine.steps(self.market, self.step_in_period, k, self.rng,
+                                 self.ledger.equilibrium.price_mid)
+        self.market.stepped()
+        for pairs, sums, levels, earnings in made.records(self.market):
+            self.steps += 1  # what Mesa's step() does first
+            self._record(pairs, sums, levels, earnings)
+        if made.error is not None:
+            raise made.error
+        self.last_step = self.last_step.after(made.last)
+        return made.done
+
+    def _open_when_due(self) -> None:
+        """At a period's end, before the next step: revise (if the market does), open."""
         if self.step_in_period == self.params.period:
             if self.params.revision != "none":
                 self.revise_strategies()
             self._open_period(self.period + 1)
-        done = self.engine.step(self.market, self.step_in_period, self.rng,
-                                self.ledger.equilibrium.price_mid)
-        self.market.stepped()
-        self.last_step = LastStep(self.market, self.last_step.agents, done.sellers,
-                                  done.buyers, done.record, done.prices)
-        trades = None
-        if done.record is not None:
-            trades = self.ledger.enter(done.sums)
-            self.datacollector.add_prices(self.steps, self.period,
-                                          done.record.level[done.deal], self.market.grid)
-        self.step_in_period += 1
-        self._collect(trades)
-        if self.params.max_steps is not None and self.steps >= self.params.max_steps:
-            self.running = False  # Mesa's run_model (and batch_run) stop here
 
     def _open_period(self, period: int) -> None:
         """Everybody holds a unit again (values and costs redrawn if asked); open the books."""
@@ -96,9 +128,16 @@ class MarketModel(mesa.Model):
         self.ledger.open_period(competitive_equilibrium(m.books[1].reservation,
                                                         m.books[0].reservation))
 
-    def _collect(self, trades: tuple | None) -> None:
-        """The step (``trades``: its prices' statistics); at a period's end its row (and agent
-        data, if due)."""
+    def _record(self, pairs: int, sums: tuple | None, levels: np.ndarray | None,
+                earnings: tuple | None = None) -> None:
+        """Enter a step made (``sums``: its ledger sums, ``levels``: its deals', both None when
+        nobody met); collect it (``earnings`` as it ended, when they cannot be read now), and
+        at a period's end its row (and agent data, if due); stop at ``max_steps``."""
+        trades = None
+        if sums is not None:
+            trades = self.ledger.enter(sums)
+            self.datacollector.add_prices(self.steps, self.period, levels, self.market.grid)
+        self.step_in_period += 1
         closing = self.step_in_period == self.params.period
         due = self.params.agent_data
         self.agents_due = due == "step" or (closing and due == "period")
@@ -108,7 +147,9 @@ class MarketModel(mesa.Model):
             if self.params.revision != "none":
                 self.datacollector.add_shares(revision.share_rows(self.market, self.period,
                                                                   self.steps))
-        self.datacollector.collect(self, trades)
+        self.datacollector.collect(self, trades, pairs, earnings)
+        if self.params.max_steps is not None and self.steps >= self.params.max_steps:
+            self.running = False  # Mesa's run_model (and batch_run) stop here
 
     def revise_strategies(self) -> None:
         """Each side's revisers change strategy by the market's protocol

@@ -40,7 +40,7 @@ from market.errors import UsageError
 from market.game import pressure
 from market.game.protocol import negotiation_bytes
 from market.game.rules import Protocol
-from market.limits import MONEY_MAX, check_memory
+from market.limits import MONEY_MAX, STEPS_MAX, check_memory
 from market.parameters import Param, check_value
 from market.sim import schedules
 from market.sim.declared import (
@@ -243,6 +243,16 @@ def _check_range(name: str, value: Any) -> tuple[float, float]:
 
 
 # --- mixes --------------------------------------------------------------------------------------
+#: what :meth:`~market.sim.model.MarketModel.run` takes
+STEPS = Param("steps", "int", 1, "steps to run", 0, STEPS_MAX)
+
+
+def check_steps(steps: Any) -> int:
+    """A number of steps to run (0 to :data:`~market.limits.STEPS_MAX`); ``ValueError``
+    naming ``steps`` otherwise."""
+    return int(check_value(STEPS, steps))
+
+
 def check_mix(name: str, mix: dict[str, float]) -> dict[str, float]:
     """Strategy shares: known names, non-negative, summing to 1 (zero shares kept: :func:`check`
     drops them unless traders revise)."""

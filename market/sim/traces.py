@@ -71,6 +71,11 @@ class LastStep:
     def __len__(self) -> int:
         return len(self.sellers)
 
+    def after(self, done: Any) -> LastStep:
+        """The pairs of the step ``done`` (the engine's result of it), in the same market."""
+        return LastStep(self.market, self.agents, done.sellers, done.buyers, done.record,
+                        done.prices)
+
     def frame(self) -> pd.DataFrame:
         """Ids, strategies, first mover, rounds used, deal level and price of every pair."""
         ps, pb, rec, books = self.sellers, self.buyers, self.record, self.market.books

@@ -293,10 +293,11 @@ def test_cli_bad_toml_is_exit_2(tmp_path, capsys):
 
 
 def test_cli_exits_1_when_runs_failed(tmp_path, capsys, monkeypatch):
-    def broken(self):
+    def broken(self, *args):
         raise RuntimeError("the machine went away")
 
-    monkeypatch.setattr(market.sim.model.MarketModel, "step", broken)
+    for how in ("step", "run"):  # a run steps through run(), a period at a time
+        monkeypatch.setattr(market.sim.model.MarketModel, how, broken)
     code, out, _ = cli_in_process(capsys, "--param", "n_buyers=5", "--iterations", "1",
                                   "--steps", "2", "--processes", "1",
                                   "--out", str(tmp_path / "f.parquet"))

@@ -241,6 +241,58 @@ def test_a_mix_plays_the_class_its_spec_names(spec, cls):
     assert m.market.strategies[0][0].negotiator_class.__name__ == cls
 
 
+RUNS = {
+    "mixed, clock, redraw": {"buyer_mix": MIXED, "seller_mix": MIXED, "clock": True,
+                             "redraw": True, "period": 7, "max_steps": 33},
+    "revision": {"buyer_mix": MIXED, "seller_mix": {"boulware": 0.5, "averaging": 0.5},
+                 "revision": "imitate", "period": 5},
+    "teams, costs": {"seller_mix": {"boulware": 1.0}, "buyer_mix": {"conceder": 1.0},
+                     "teams": 3, "breakdown": 0.1, "seller_cost": 0.5},
+    "agents every step": {"buyer_mix": MIXED, "agent_data": "step", "period": 4},
+    "double auction": {"seller_mix": {"zi-c": 1.0}, "buyer_mix": {"zip": 1.0},
+                       "institution": "cda"},
+    "lockstep": {"buyer_mix": MIXED, "seller_mix": MIXED, "engine": "lockstep"},
+}
+
+
+@pytest.mark.parametrize("kw", RUNS.values(), ids=RUNS.keys())
+def test_run_makes_the_tables_of_as_many_steps(kw):
+    """``run(n)`` makes a period's steps in one compiled call where it can: every table, the
+    last step's negotiations, the traders' arrays and the generator's state must be what
+    ``n`` calls of ``step()`` leave, however the run is cut."""
+    made = []
+    for cuts in ([40], [3, 1, 4, 0, 32], None):
+        model = MarketModel(n_buyers=16, n_sellers=14, seed=21, **kw)
+        for n in cuts or [1] * 40:
+            if cuts is None:
+                if model.running:
+                    model.step()
+            else:
+                model.run(n)
+        made.append(model)
+    a, b, c = made
+    for m in (a, b):
+        assert m.steps == c.steps and m.running == c.running
+        assert m.rng.bit_generator.state == c.rng.bit_generator.state
+        for x, y in zip(_all_frames(m), _all_frames(c), strict=True):
+            pd.testing.assert_frame_equal(x, y, check_exact=True)
+        for side in (0, 1):
+            np.testing.assert_array_equal(m.market.books[side].earnings,
+                                          c.market.books[side].earnings)
+
+
+def _all_frames(model: MarketModel) -> list[pd.DataFrame]:
+    return [*model.datacollector.frames().values(), model.last_step.frame()]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "10", 10**9])
+def test_run_refuses_a_step_count_it_cannot_make_in_one_line(bad):
+    model = MarketModel(n_buyers=4, n_sellers=4, seed=1)
+    with pytest.raises(ValueError, match=r"^steps must be an integer in \[0, 1000000\] "):
+        model.run(bad)
+    assert model.steps == 0
+
+
 def test_run_model_ends_at_max_steps_as_mesa_expects():
     model = MarketModel(n_buyers=10, n_sellers=10, max_steps=25, seed=3)
     model.run_model()  # Mesa's loop: runs while model.running
