@@ -171,8 +171,8 @@ def run_one(spec: RunSpec, per_step: bool = False) -> RunOutcome:
 
 
 def run_for(model: Any, steps: int) -> None:
-    """``steps`` steps of ``model``: at once with :meth:`MarketModel.run` (a period's steps in
-    one compiled call), or one by one for another Mesa model."""
+    """``steps`` steps of ``model``: with :meth:`~market.sim.model.MarketModel.run` (a
+    period's steps in one compiled call), or one by one for another Mesa model."""
     run = getattr(model, "run", None)
     if callable(run):
         run(steps)
