@@ -98,10 +98,8 @@ def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
     rng = np.random.default_rng(0)  # alive while its handle is used
     draws = jit.rng_handle(rng)  # typed as CompiledEngine.step passes it
     if "market_step" in entries:
-        module.market_step(rules, -1, 0.5, side(), side(), np.zeros(0, np.int64), kinds, 1,
-                           store.arrays, draws)
-        module.market_steps(1, rules, (0, 1, False), 0.5, side(), side(),
-                            np.zeros(0, np.int64), kinds, 1, store.arrays, draws)
+        module.market_step(1, rules, (0, 1, False), 0.5, side(), side(),
+                           np.zeros(0, np.int64), kinds, 1, store.arrays, draws)
     for entry in ("cda_step", "call_step"):
         if entry in entries:
             getattr(module, entry)(rules, (0, 1), 0.5, side(), side(), auction.new_book(n, 2),
@@ -121,6 +119,9 @@ class StepResult:
     buyer_gain: np.ndarray | None = None
     #: what the ledger enters of the step (:func:`~market.sim.ledger.settle_sums`)
     sums: tuple | None = None
+    #: both sides' :func:`~market.sim.ledger.earnings_sums` as the step ended, when the
+    #: compiled step made them (None: read them from the arrays)
+    earnings: tuple | None = None
 
 
 class LockstepEngine:
@@ -198,20 +199,20 @@ class CompiledEngine:
              ) -> StepResult:
         """Step ``r`` of the period (from 0): the institution's step, one compiled call (the
         ledger's sums about ``centre``, the period's competitive price, computed in it)."""
+        if m.book is None:
+            made = self.steps(m, r, 1, rng, centre)
+            if made.error is not None:
+                raise made.error
+            assert made.last is not None
+            return made.last
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
-        draws = self._draws(rng)
         try:
             with compiled_code():
-                if m.book is None:
-                    packed, actions, bad, bad_g, sums = self.module.market_step(
-                        m.rules, time_left_at(m, r), centre, *sides, m.pooled, self.kinds,
-                        self.n_groups_s, self.store.arrays, draws)
-                else:
-                    packed, actions, bad, bad_g, sums = self._entry(
-                        m.rules, (r, m.params.period), centre, *sides, m.book, m.pooled,
-                        self.kinds, self.n_groups_s, self.store.arrays, draws)
+                packed, actions, bad, bad_g, sums = self._entry(
+                    m.rules, (r, m.params.period), centre, *sides, m.book, m.pooled,
+                    self.kinds, self.n_groups_s, self.store.arrays, self._draws(rng))
         except Exception as exc:
             raise engines.rule_failed(self._strategies, exc) from exc
         if bad >= 0:
@@ -221,8 +222,9 @@ class CompiledEngine:
     def steps(self, m: Market, r: int, k: int, rng: np.random.Generator, centre: float
               ) -> Steps:
         """Steps ``r`` to ``r + k - 1`` of the period (of the bilateral market) in one compiled
-        call (:func:`~market.sim.kernel.market_steps`): what the model records of each, and
-        the last one's negotiations."""
+        call (:func:`~market.sim.kernel.market_step`): what the model records of each, and
+        the last one's negotiations (its earnings too, unless a trader changed strategy:
+        then the model reads them, as it counts them, from the arrays)."""
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
@@ -230,14 +232,19 @@ class CompiledEngine:
         try:
             with compiled_code():
                 done, rows, levels, offsets, packed, actions, bad, bad_g = \
-                    self.module.market_steps(k, m.rules, (r, m.params.period, m.params.clock),
-                                             centre, *sides, m.pooled, self.kinds,
-                                             self.n_groups_s, self.store.arrays, draws)
+                    self.module.market_step(k, m.rules, (r, m.params.period, m.params.clock),
+                                            centre, *sides, m.pooled, self.kinds,
+                                            self.n_groups_s, self.store.arrays, draws)
         except Exception as exc:
             raise engines.rule_failed(self._strategies, exc) from exc
-        error = engines.illegal(self._strategies[bad_g], bad) if bad >= 0 else None
-        return Steps(done, rows, levels, offsets,
-                     _result(m, packed, actions, None) if error is None else None, error)
+        made = Steps(done, rows, levels, offsets, None,
+                     engines.illegal(self._strategies[bad_g], bad) if bad >= 0 else None)
+        if made.error is None:
+            moved = any(b.moved for b in m.books)
+            pairs, sums, _, earnings = made.record(m, done - 1)
+            made.last = _result(m, packed, actions, sums)
+            made.last.earnings = None if moved else earnings
+        return made
 
 
 def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | None
@@ -268,29 +275,37 @@ class Steps:
     offsets: np.ndarray
     last: StepResult | None
     error: Exception | None
+    _names: tuple = ()
+    _counts: list[np.ndarray] | None = None
 
     def records(self, m: Market) -> Iterator[tuple[int, tuple | None, np.ndarray | None,
                                                     tuple]]:
-        """Each step made, as the model records it: its pairs, its
+        """Each step made, as the model records it (:meth:`record`)."""
+        for j in range(self.done):
+            yield self.record(m, j)
+
+    def record(self, m: Market, j: int) -> tuple[int, tuple | None, np.ndarray | None, tuple]:
+        """Step ``j`` as the model records it: its pairs, its
         :func:`~market.sim.ledger.settle_sums` and its deals' levels (None when nobody met),
         and both sides' :func:`~market.sim.ledger.earnings_sums` as it ended (the traders
         per strategy, read from ``m``, do not change within the call)."""
-        names = (tuple(m.names[SELLER]), tuple(m.names[BUYER]))
-        counts = [ledger.group_means(b.strategy, b.earnings, len(n))[1]
-                  for b, n in zip(m.books, m.names, strict=True)]
+        if self._counts is None:
+            self._names = (tuple(m.names[SELLER]), tuple(m.names[BUYER]))
+            self._counts = [ledger.group_means(b.strategy, b.earnings, len(n))[1]
+                            for b, n in zip(m.books, m.names, strict=True)]
+        names, counts = self._names, self._counts
         at, n_s, n_b = kernel.ROW_SUMS, counts[0].size, counts[1].size
-        for j in range(self.done):
-            row = self.rows[j]
-            pairs = int(row[0])
-            sums = levels = None
-            if pairs:
-                values = row[1:at].tolist()
-                sums = (int(values[0]), *values[1:9], int(values[9]))
-                levels = self.levels[self.offsets[j]:self.offsets[j + 1]]
-            yield pairs, sums, levels, (
-                (names[0], row[at:at + n_s], counts[0], float(row[at + n_s])),
-                (names[1], row[at + n_s + 1:at + n_s + 1 + n_b], counts[1],
-                 float(row[at + n_s + 1 + n_b])))
+        row = self.rows[j]
+        pairs = int(row[0])
+        sums = levels = None
+        if pairs:
+            values = row[1:at].tolist()
+            sums = (int(values[0]), *values[1:9], int(values[9]))
+            levels = self.levels[self.offsets[j]:self.offsets[j + 1]]
+        return pairs, sums, levels, (
+            (names[0], row[at:at + n_s], counts[0], float(row[at + n_s])),
+            (names[1], row[at + n_s + 1:at + n_s + 1 + n_b], counts[1],
+             float(row[at + n_s + 1 + n_b])))
 
 
 def in_one_call(engine: CompiledEngine | LockstepEngine, m: Market) -> bool:

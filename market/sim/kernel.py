@@ -32,15 +32,13 @@ SIDE_FIELDS = ("reservation", "strategy", "member", "team", "cash", "earnings", 
                "traded", "lo", "hi")
 
 
-@njit(cache=True)
-def market_step(rules, time_left_now, centre, sellers, buyers, team_size, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
-                draws):
+@njit(cache=True, inline="always")
+def one_step(rules, time_left_now, centre, sellers, buyers, team_size, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+             rng):
     """One market step on the model's arrays. Returns the packed results (:func:`packed`),
     the actions, the move and population of an illegal action (-1, -1 if none), and the
     ledger's sums of the step (:func:`settled_sums`, about ``centre``, the period's
-    competitive price). ``draws``: the model's generator, or its
-    :func:`~market.game.jit.rng_handle`."""
-    rng = generator(draws)
+    competitive price)."""
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
@@ -72,14 +70,16 @@ ROW_SUMS = 11
 
 
 @njit(cache=True)
-def market_steps(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
-                 draws):
-    """Up to ``k`` market steps in one call, each one :func:`market_step`, for a run that needs
-    what the model records of each step but not each step's negotiations: Python's work
-    around a compiled call costs a small market as much as the step itself.
+def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+                draws):
+    """Up to ``k`` market steps in one call, each :func:`one_step`, with what the model records
+    of each: a single step (``k`` = 1, :meth:`~market.sim.model.MarketModel.step`) or a
+    period's steps at once (:meth:`~market.sim.model.MarketModel.run`: Python's work around
+    a compiled call costs a small market as much as the step itself).
 
     ``clock``: ``(r0, K, with_clock)``, the first step's place in a period of ``K``
-    steps and whether learners see the clock. Returns how many steps were made
+    steps and whether learners see the clock; ``draws``: the model's generator,
+    or its :func:`~market.game.jit.rng_handle`. Returns how many steps were made
     (fewer than ``k`` after an illegal action, whose move and population come
     last, -1 otherwise); one row per step: its pairs, its
     :func:`~market.sim.ledger.settle_sums` (:data:`ROW_SUMS` columns in all),
@@ -88,6 +88,7 @@ def market_steps(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_g
     a step); the deals' levels, step after step (``offsets[j]`` where step
     ``j``'s begin); and the last step's packed results and actions.
     """
+    rng = generator(draws)
     r0, K, with_clock = clock
     s_strategy, s_earn = sellers[1], sellers[5]
     b_strategy, b_earn = buyers[1], buyers[5]
@@ -95,15 +96,13 @@ def market_steps(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_g
     rows = floats(k, ROW_SUMS + n_s + n_b + 2)
     levels = ints(k * min(s_strategy.size, b_strategy.size), 0)
     offsets = ints(k + 1, 0)
-    packed_j, actions_j, bad, bad_g, sums = market_step(
-        rules, K - r0 if with_clock else -1, centre, sellers, buyers, team_size, kinds,
-        n_groups_s, st, draws)
+    packed_j = floats(8, 0)
+    actions_j = np.full((0, 2 * rules[1]), -1, np.int32)
     for j in range(k):
-        if j > 0:
-            r = r0 + j
-            packed_j, actions_j, bad, bad_g, sums = market_step(
-                rules, K - r if with_clock else -1, centre, sellers, buyers, team_size, kinds,
-                n_groups_s, st, draws)
+        r = r0 + j
+        packed_j, actions_j, bad, bad_g, sums = one_step(
+            rules, K - r if with_clock else -1, centre, sellers, buyers, team_size, kinds,
+            n_groups_s, st, rng)
         if bad >= 0:
             return j, rows, levels, offsets, packed_j, actions_j, bad, bad_g
         row = rows[j]

@@ -76,7 +76,7 @@ class MarketModel(mesa.Model):
         self.market.stepped()
         self.last_step = self.last_step.after(done)
         levels = None if done.record is None else done.record.level[done.deal]
-        self._record(len(done.sellers), done.sums, levels)
+        self._record(len(done.sellers), done.sums, levels, done.earnings)
 
     def run_model(self) -> None:
         """Mesa's ``run_model``: step while ``running`` (until ``max_steps``), a period at a
