@@ -265,7 +265,7 @@ def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | No
 @dataclass
 class Steps:
     """Steps made in one compiled call (:meth:`CompiledEngine.steps`): ``done`` of them, a row
-    each (:func:`~market.sim.kernel.market_steps`), the deals' levels of each, the last
+    each (:func:`~market.sim.kernel.market_step`), the deals' levels of each, the last
     step's result (None after an illegal action) and the error to raise after the steps
     made are recorded (an illegal action)."""
 

@@ -64,7 +64,7 @@ def one_step(rules, time_left_now, centre, sellers, buyers, team_size, kinds, n_
         settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res, centre)
 
 
-#: the columns of :func:`market_steps`' rows before the Sellers' earnings: the step's pairs, then
+#: the columns of :func:`market_step`'s rows before the Sellers' earnings: the step's pairs, then
 #: its :func:`~market.sim.ledger.settle_sums`
 ROW_SUMS = 11
 
