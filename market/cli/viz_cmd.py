@@ -158,13 +158,18 @@ def run(args: argparse.Namespace) -> int:
     url = base + PAGES[args.page]
     root = Path(tempfile.gettempdir())
     remove_stale_folders(root)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=root))
+    tmp: Path | None = None
     try:
+        # a signal that landed inside mkdtemp, once the folder was made but before it was
+        # returned, left the folder behind (seen once in a fresh-clone run): held back till here
+        with deferred_signals():
+            tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=root))
         (tmp / MARKER).write_text("the browser view's asset links; removed when it stops\n")
         cdn = offline_cdn(tmp / "cdn")
         return _serve(args, base, url, cdn)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def remove_stale_folders(root: Path) -> list[Path]:
