@@ -458,3 +458,26 @@ def test_a_signal_while_python_shuts_down_keeps_the_commands_exit_code():
     out = subprocess.run([sys.executable, "-c", LATE_SIGNAL], cwd=ROOT, capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 3, (out.returncode, out.stderr)
+
+
+SWALLOWED = """
+import os, signal, time
+from market.processes import guard_process, sigterm_exits
+guard_process()
+try:  # a library's start-up that catches everything, the Ctrl-C with it
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(1)
+except KeyboardInterrupt:
+    pass
+try:
+    with sigterm_exits():
+        print("the command ran on")
+except KeyboardInterrupt:
+    print("interrupted at the command's start")
+"""
+
+
+def test_a_ctrl_c_swallowed_while_a_command_starts_still_ends_it():
+    out = subprocess.run([sys.executable, "-c", SWALLOWED], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.strip() == "interrupted at the command's start", (out.stdout, out.stderr)
