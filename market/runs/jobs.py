@@ -156,7 +156,7 @@ def run_one(spec: RunSpec, per_step: bool = False) -> RunOutcome:
         with warnings.catch_warnings():  # the batch says it once, not every run in every worker
             warnings.simplefilter("ignore", LockstepNotice)
             model = cls(**kwargs, seed=spec.seed)
-        run_for(model, spec.steps)
+        model.run(spec.steps)  # a period's steps in one compiled call where it can
         summary = model.summary()
         row.update({str(k): _number(v) for k, v in summary.items()})
         row["error"] = None
@@ -168,17 +168,6 @@ def run_one(spec: RunSpec, per_step: bool = False) -> RunOutcome:
         if os.environ.get("NEGOTIATION_DEBUG"):
             row["error"] += "\n" + traceback.format_exc()
     return RunOutcome(row, steps_df, spec.key())
-
-
-def run_for(model: Any, steps: int) -> None:
-    """``steps`` steps of ``model``: with :meth:`~market.sim.model.MarketModel.run` (a
-    period's steps in one compiled call), or one by one for another Mesa model."""
-    run = getattr(model, "run", None)
-    if callable(run):
-        run(steps)
-    else:
-        for _ in range(steps):
-            model.step()
 
 
 def _number(v: Any) -> float:

@@ -58,8 +58,8 @@ class Snapshot(NamedTuple):
     only each run's summary never makes them). ``trades``: the step's
     :func:`~market.sim.ledger.step_stats` (None: nobody met); the totals and
     the equilibrium are tuples of their fields; each side's earnings are
-    :func:`~market.sim.ledger.earnings_sums`'s; ``counts`` and ``switches``
-    (None when traders do not revise): per side, the traders per strategy
+    :func:`~market.sim.ledger.earnings_sums`'s; each side's ``traders`` and
+    ``switches`` (None when traders do not revise): per side, the traders per strategy
     and the strategy changes so far.
 
     Kept as a plain tuple of numbers, strings and arrays nested at most two

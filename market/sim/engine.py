@@ -204,7 +204,11 @@ class CompiledEngine:
             if made.error is not None:
                 raise made.error
             assert made.last is not None
-            return made.last
+            done = made.last
+            _, done.sums, _, earnings = made.record(m, 0)
+            # a trader that changed strategy: the model reads earnings as it counts them
+            done.earnings = None if any(b.moved for b in m.books) else earnings
+            return done
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
@@ -222,9 +226,8 @@ class CompiledEngine:
     def steps(self, m: Market, r: int, k: int, rng: np.random.Generator, centre: float
               ) -> Steps:
         """Steps ``r`` to ``r + k - 1`` of the period (of the bilateral market) in one compiled
-        call (:func:`~market.sim.kernel.market_step`): what the model records of each, and
-        the last one's negotiations (its earnings too, unless a trader changed strategy:
-        then the model reads them, as it counts them, from the arrays)."""
+        call (:func:`~market.sim.kernel.market_step`): what the model records of each
+        (:meth:`Steps.record`), and the last one's negotiations."""
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
@@ -237,14 +240,10 @@ class CompiledEngine:
                                             self.n_groups_s, self.store.arrays, draws)
         except Exception as exc:
             raise engines.rule_failed(self._strategies, exc) from exc
-        made = Steps(done, rows, levels, offsets, None,
-                     engines.illegal(self._strategies[bad_g], bad) if bad >= 0 else None)
-        if made.error is None:
-            moved = any(b.moved for b in m.books)
-            pairs, sums, _, earnings = made.record(m, done - 1)
-            made.last = _result(m, packed, actions, sums)
-            made.last.earnings = None if moved else earnings
-        return made
+        if bad >= 0:
+            return Steps(done, rows, levels, offsets, None,
+                         engines.illegal(self._strategies[bad_g], bad))
+        return Steps(done, rows, levels, offsets, _result(m, packed, actions, None), None)
 
 
 def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | None
