@@ -32,38 +32,6 @@ SIDE_FIELDS = ("reservation", "strategy", "member", "team", "cash", "earnings", 
                "traded", "lo", "hi")
 
 
-@njit(cache=True, inline="always")
-def one_step(rules, time_left_now, centre, sellers, buyers, team_size, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
-             rng):
-    """One market step on the model's arrays. Returns the packed results (:func:`packed`),
-    the actions, the move and population of an illegal action (-1, -1 if none), and the
-    ledger's sums of the step (:func:`settled_sums`, about ``centre``, the period's
-    competitive price)."""
-    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
-    s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
-    b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
-    ps, pb = exchange.pair(s_traded, b_traded, rng)
-    n = ps.size
-    first = exchange.openers(n, open_mode, rng)
-    time_left = ints(n, time_left_now)
-    actions, level, n_moves, bad, bad_g = negotiate_rows(
-        (P, T), first, (s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps]),
-        (b_strategy[pb], b_member[pb], b_lo[pb], b_hi[pb]), time_left, kinds, n_groups_s, st,
-        rng, pressure)
-    if bad >= 0:
-        zeros = floats(3, n)
-        return packed(ps, pb, first, level, n_moves, zeros[0], zeros[1, :0], zeros[2, :0]), \
-            actions, bad, bad_g, no_sums()
-    prices, deal, gain_s, gain_b = exchange.settle_deals(
-        ps, pb, level, n_moves, (grid_lo, grid_step, span), pressure,
-        (s_res, s_cash, s_earn, s_trades, s_traded), (b_res, b_cash, b_earn, b_trades, b_traded))
-    reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], team_size)
-    learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
-              (actions, first, n_moves, level), reward, time_left, kinds, n_groups_s, st)
-    return packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b), actions, -1, -1, \
-        settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res, centre)
-
-
 #: the columns of :func:`market_step`'s rows before the Sellers' earnings: the step's pairs, then
 #: its :func:`~market.sim.ledger.settle_sums`
 ROW_SUMS = 11
@@ -72,10 +40,11 @@ ROW_SUMS = 11
 @njit(cache=True)
 def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
                 draws):
-    """Up to ``k`` market steps in one call, each :func:`one_step`, with what the model records
-    of each: a single step (``k`` = 1, :meth:`~market.sim.model.MarketModel.step`) or a
-    period's steps at once (:meth:`~market.sim.model.MarketModel.run`: Python's work around
-    a compiled call costs a small market as much as the step itself).
+    """Up to ``k`` market steps in one call (each: pair, negotiate, settle, pay, learn), with
+    what the model records of each: a single step (``k`` = 1,
+    :meth:`~market.sim.model.MarketModel.step`) or a period's steps at once
+    (:meth:`~market.sim.model.MarketModel.run`: Python's work around a compiled call costs
+    a small market as much as the step itself).
 
     ``clock``: ``(r0, K, with_clock)``, the first step's place in a period of ``K``
     steps and whether learners see the clock; ``draws``: the model's generator,
@@ -86,42 +55,58 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     then each Seller strategy's summed earnings and the Sellers' mean, then the
     Buyers' (:func:`~market.sim.ledger.group_means`, what the model reads after
     a step); the deals' levels, step after step (``offsets[j]`` where step
-    ``j``'s begin); and the last step's packed results and actions.
+    ``j``'s begin); and the last step's packed results (:func:`packed`) and actions.
     """
     rng = generator(draws)
     r0, K, with_clock = clock
-    s_strategy, s_earn = sellers[1], sellers[5]
-    b_strategy, b_earn = buyers[1], buyers[5]
+    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
+    s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
+    b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     n_s, n_b = n_groups_s, kinds.size - n_groups_s
     rows = floats(k, ROW_SUMS + n_s + n_b + 2)
     levels = ints(k * min(s_strategy.size, b_strategy.size), 0)
     offsets = ints(k + 1, 0)
     packed_j = floats(8, 0)
-    actions_j = np.full((0, 2 * rules[1]), -1, np.int32)
-    for j in range(k):
-        r = r0 + j
-        packed_j, actions_j, bad, bad_g, sums = one_step(
-            rules, K - r if with_clock else -1, centre, sellers, buyers, team_size, kinds,
-            n_groups_s, st, rng)
+    actions_j = np.full((0, 2 * T), -1, np.int32)
+    for j in range(k):  # the step's body written here, not inlined from a function: numba's
+        ps, pb = exchange.pair(s_traded, b_traded, rng)  # inlining cost 3 s of cold compile
+        n = ps.size
+        first = exchange.openers(n, open_mode, rng)
+        time_left = ints(n, K - r0 - j if with_clock else -1)
+        actions_j, level, n_moves, bad, bad_g = negotiate_rows(
+            (P, T), first, (s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps]),
+            (b_strategy[pb], b_member[pb], b_lo[pb], b_hi[pb]), time_left, kinds, n_groups_s,
+            st, rng, pressure)
         if bad >= 0:
+            zeros = floats(3, n)
+            packed_j = packed(ps, pb, first, level, n_moves, zeros[0], zeros[1, :0],
+                              zeros[2, :0])
             return j, rows, levels, offsets, packed_j, actions_j, bad, bad_g
+        prices, deal, gain_s, gain_b = exchange.settle_deals(
+            ps, pb, level, n_moves, (grid_lo, grid_step, span), pressure,
+            (s_res, s_cash, s_earn, s_trades, s_traded),
+            (b_res, b_cash, b_earn, b_trades, b_traded))
+        reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], team_size)
+        learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
+                  (actions_j, first, n_moves, level), reward, time_left, kinds, n_groups_s, st)
+        packed_j = packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b)
         row = rows[j]
-        n = packed_j.shape[1]
-        (row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
-         row[10]) = sums
         row[0] = n
+        (row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
+         row[10]) = settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res, centre)
         at = offsets[j]
         for i in range(n):
-            if packed_j[3, i] > 0:
-                levels[at] = np.int64(packed_j[3, i])
+            if level[i] > 0:
+                levels[at] = level[i]
                 at += 1
         offsets[j + 1] = at
-        earned, _, mean = ledger.group_means(s_strategy, s_earn, n_s)
-        row[ROW_SUMS:ROW_SUMS + n_s] = earned
-        row[ROW_SUMS + n_s] = mean
-        earned, _, mean = ledger.group_means(b_strategy, b_earn, n_b)
-        row[ROW_SUMS + n_s + 1:ROW_SUMS + n_s + 1 + n_b] = earned
-        row[ROW_SUMS + n_s + 1 + n_b] = mean
+        at = ROW_SUMS
+        for strategy, earn, n_g in ((s_strategy, s_earn, n_s), (b_strategy, b_earn, n_b)):
+            earned, _, mean = ledger.group_means(strategy, earn, n_g)
+            for g in range(n_g):  # element by element: a slice's copy compiles numba's
+                row[at + g] = earned[g]  # shape-mismatch message (seconds of cold compile)
+            row[at + n_g] = mean
+            at += n_g + 1
     return k, rows, levels, offsets, packed_j, actions_j, -1, -1
 
 
