@@ -71,8 +71,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
     module holds (:data:`GAME_TEMPLATES`, the two-agent game's). A rule numba cannot
     compile is a :class:`~market.errors.CompileError` naming its strategy."""
     if jit.numba is None:
-        raise CompileError(f"numba cannot be imported ({_first_line(jit.IMPORT_ERROR)}); "
-                           "the compiled market engine needs it: pip install 'numba>=0.60'")
+        raise jit.missing("the compiled market engine")
     forms = forms_for(strategies)
     module = compiled.engine_module(forms, tuple(templates))
     with _lock:
@@ -114,7 +113,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
         except Exception as exc:
             reraise_signal(exc)
             raise CompileError(f"numba cannot compile the market engine on this machine "
-                               f"({type(exc).__name__}: {_first_line(exc)})") from exc
+                               f"({type(exc).__name__}: {jit.first_line(exc)})") from exc
         if started and on_compile is None:  # the wait's end, as its start was said
             what = "the market engine" if todo else "the strategies' rules"
             print(f"compiled {what} in {time.perf_counter() - started[0]:.0f} s",
@@ -213,7 +212,3 @@ def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray |
         raise illegal(strategies[bad_g], bad)
     return BatchRecord(protocol, actions, opens.astype(np.int8), level, n_moves)
 
-
-def _first_line(exc: BaseException | None) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from market.errors import CompileError
 from market.game import compile_cache
 
 try:  # numba is a dependency; a broken install must end in one line, not a traceback
@@ -40,6 +41,22 @@ except Exception as exc:  # pragma: no cover - exercised through a subprocess te
     prange = range
 else:
     IMPORT_ERROR = None
+
+#: the numba this project is tested with (pyproject.toml's pin: the guarded cache and the
+#: generator handle use numba's internals), as pip takes it
+NUMBA_REQUIREMENT = "numba>=0.68,<0.69"
+
+
+def first_line(exc: BaseException | None) -> str:
+    """The first line of an exception's message (its type's name if it has none)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def missing(what: str) -> CompileError:
+    """The one line when numba cannot be imported and ``what`` needs it."""
+    return CompileError(f"numba cannot be imported ({first_line(IMPORT_ERROR)}); {what} "
+                        f"needs it: pip install '{NUMBA_REQUIREMENT}'")
 
 
 def _prefetch_intrinsic() -> Any:

@@ -31,9 +31,8 @@ from collections.abc import Callable
 import numpy as np
 
 from market.errors import CompileError, reraise_signal
-from market.game import episodes, generated
+from market.game import episodes, generated, jit
 from market.game.generated import announce_compiles
-from market.game.jit import IMPORT_ERROR as _IMPORT_ERROR
 from market.game.jit import numba
 from market.game.pressure import Pressure
 from market.processes import compiled_code
@@ -98,8 +97,7 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
     if _module is not None:
         return
     if numba is None:
-        raise CompileError(f"numba cannot be imported ({_first_line(_IMPORT_ERROR)}); "
-                           "the training kernel needs it: pip install 'numba>=0.60'")
+        raise jit.missing("the training kernel")
     try:
         with announce_compiles(on_compile):
             module = compiled_module()
@@ -107,7 +105,7 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
     except Exception as exc:
         reraise_signal(exc)
         raise CompileError(f"numba cannot compile the training kernel on this machine "
-                           f"({type(exc).__name__}: {_first_line(exc)})") from exc
+                           f"({type(exc).__name__}: {jit.first_line(exc)})") from exc
     _module = module
 
 
@@ -168,7 +166,3 @@ def _call(module, q, rng, counts, eps, lr, first0, learns, gamma, stale_first, e
                    pressure,
                    (int(first0), bool(stale_first), float(starts)))
 
-
-def _first_line(exc: BaseException | None) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
