@@ -79,12 +79,12 @@ class Snapshot(NamedTuple):
     run_totals: tuple
     equilibrium: tuple
     seller_names: tuple[str, ...]
-    seller_sums: np.ndarray
-    seller_counts: np.ndarray
+    seller_sums: tuple[float, ...]
+    seller_counts: tuple[int, ...]
     seller_mean: float
     buyer_names: tuple[str, ...]
-    buyer_sums: np.ndarray
-    buyer_counts: np.ndarray
+    buyer_sums: tuple[float, ...]
+    buyer_counts: tuple[int, ...]
     buyer_mean: float
     teams: int | None
     wallets: np.ndarray | None

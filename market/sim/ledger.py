@@ -1,6 +1,6 @@
 """The market's books: running totals of the trading period and of the run, and their figures.
 
-Every settled step is entered once (:meth:`Ledger.settle`) into two
+Every settled step is entered once (:meth:`Ledger.enter`, its :func:`settle_sums`) into two
 :class:`Totals` of the same kind, the period's and the run's: deals, the
 sum and the sum of squares of prices, the realised surplus and each side's
 part of it, and the maximum surplus the competitive equilibrium offered.
@@ -32,13 +32,15 @@ How to add a market metric
    printed table, with ``show=True``), the batch table and, with
    ``plot=N``, as the N-th panel of ``run.py plot``'s figure per swept
    parameter.
-2. If it needs a running sum not kept yet, add a field to :class:`Totals`
-   and one line to :meth:`Totals.add`; a :class:`Settlement` carries the
-   whole negotiation record (rounds used, first movers, moves), the deal
-   prices and both sides' gains, so most sums need nothing more.
-3. Only if it needs data a settlement does not carry, add a field to
-   :class:`Settlement` and fill it where the model settles a step
-   (:mod:`market.sim.exchange`): the second and last file to touch.
+2. If it needs a running sum not kept yet, add a field to :class:`Totals`,
+   compute the step's sum in :func:`settle_sums` (the one compiled function
+   every engine and institution calls where a step settles: the deal
+   prices, both sides' gains, the deals' costs and values, the period's
+   competitive price) and add it in :meth:`Totals.enter`.
+3. Only if it needs data a settled step does not carry, pass it to
+   :func:`settle_sums` where the steps settle (:mod:`market.sim.kernel`,
+   :mod:`market.sim.auction` and, for the lockstep path,
+   :mod:`market.sim.engine`).
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ class Settlement:
         return self.prices[self.deal]
 
 
-@dataclass
+@dataclass(slots=True)
 class Totals:
     """Running totals over some steps (a trading period, or the whole run)."""
 
@@ -101,45 +103,24 @@ class Totals:
     #: is below the competitive price, or a Seller whose cost is above it)
     extramarginal: int = 0
 
-    def copy(self) -> Totals:
-        """A copy, as the totals stand."""
-        return Totals(*self.values())
-
     def values(self) -> tuple[int, float, float, float, float, float, float, float, int]:
         """The totals as they stand, a plain tuple in the fields' order (``Totals(*t)``
         makes them again)."""
         return (self.deals, self.price_sum, self.price_sq, self.realised, self.buyer,
                 self.seller, self.max_surplus, self.deviation_sq, self.extramarginal)
 
-    def add(self, s: Settlement) -> None:
-        """Enter one settled step."""
-        self.add_sums(step_sums(s))
-
-    def add_sums(self, sums: Totals) -> None:
-        """Enter one step's sums (:func:`step_sums`)."""
-        self.deals += sums.deals
-        self.price_sum += sums.price_sum
-        self.price_sq += sums.price_sq
-        self.seller += sums.seller
-        self.buyer += sums.buyer
-        self.realised += sums.realised
-        self.deviation_sq += sums.deviation_sq
-        self.extramarginal += sums.extramarginal
-
-
-def step_sums(s: Settlement, centre: float = math.nan) -> Totals:
-    """One settled step's sums, as :class:`Totals`; ``centre``: the period's competitive price
-    (NaN: none, and no distances from it)."""
-    return totals_of(settle_sums(s.prices, s.seller_gain, s.buyer_gain, s.costs, s.values,
-                                 centre))
-
-
-def totals_of(sums: tuple) -> Totals:
-    """A step's :func:`settle_sums` as :class:`Totals` (added to the period's and the run's)."""
-    deals, price_sum, price_sq, _, _, _, seller, buyer, deviation_sq, extramarginal = sums
-    return Totals(deals=int(deals), price_sum=price_sum, price_sq=price_sq,
-                  seller=seller, buyer=buyer, realised=seller + buyer,
-                  deviation_sq=deviation_sq, extramarginal=int(extramarginal))
+    def enter(self, sums: tuple) -> None:
+        """Enter one step's :func:`settle_sums` (read from its tuple: a step's entry is on
+        every step's path)."""
+        deals, price_sum, price_sq, _, _, _, seller, buyer, deviation_sq, extramarginal = sums
+        self.deals += int(deals)
+        self.price_sum += price_sum
+        self.price_sq += price_sq
+        self.seller += seller
+        self.buyer += buyer
+        self.realised += seller + buyer
+        self.deviation_sq += deviation_sq
+        self.extramarginal += int(extramarginal)
 
 
 @njit(cache=True)
@@ -248,9 +229,8 @@ class Ledger:
     def enter(self, sums: tuple) -> tuple:
         """Enter a step's :func:`settle_sums` (about this period's competitive price); returns
         its :func:`step_stats`."""
-        totals = totals_of(sums)
-        self.period.add_sums(totals)
-        self.run.add_sums(totals)
+        self.period.enter(sums)
+        self.run.enter(sums)
         return sums[:8]
 
     def period_figures(self) -> dict[str, float]:
@@ -435,7 +415,7 @@ def _earnings_key(side: int, name: str) -> str:
 
 #: one side's earnings, the run so far: strategy names, the sum and count of its traders'
 #: earnings per strategy, and the side's mean (:func:`earnings_sums`)
-SideEarnings = tuple[tuple[str, ...], np.ndarray, np.ndarray, float]
+SideEarnings = tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...], float]
 
 
 def earnings_sums(books: Sequence[TraderArrays], names: Sequence[Sequence[str]]
@@ -449,7 +429,8 @@ def earnings_sums(books: Sequence[TraderArrays], names: Sequence[Sequence[str]]
         sums, counts, mean = group_means(book.strategy, book.under_current(), len(names[side]))
         if book.moved:  # a strategy's mean counts what was earned under it; the side's, all
             mean = float(book.earnings.mean()) if len(book) else math.nan
-        out.append((tuple(names[side]), sums, counts, float(mean)))
+        out.append((tuple(names[side]), tuple(sums.tolist()), tuple(counts.tolist()),
+                    float(mean)))
     return out[0], out[1]
 
 
@@ -464,7 +445,7 @@ def earnings(sums: Sequence[SideEarnings], teams: int | None = None,
     out = {}
     for side in (SELLER, BUYER):
         names, totals, counts, mean = sums[side]
-        for name, total, count in zip(names, totals.tolist(), counts.tolist(), strict=True):
+        for name, total, count in zip(names, totals, counts, strict=True):
             if count:
                 out[_earnings_key(side, name)] = total / count
         out[_SIDE_KEYS[side]] = mean
