@@ -44,13 +44,17 @@ def results_table(rows: Sequence[dict[str, Any]], params: Sequence[str],
             if k not in seen:
                 seen.add(k)
                 metrics.append(k)
-    cols = [*ID_COLUMNS, *params, *metrics, ERROR]
-    table = pd.DataFrame([{c: r.get(c) for c in cols} for r in rows], columns=cols)
-    for c in ID_COLUMNS:
-        table[c] = table[c].astype("int64")
-    for c in metrics:
-        table[c] = pd.to_numeric(table[c], errors="coerce").astype("float64")
-    table[ERROR] = table[ERROR].astype("object").where(table[ERROR].notna(), None)
+    def column(c: str) -> list[Any]:
+        return [r.get(c) for r in rows]
+
+    # column by column, each made once (a frame's column set again and converted cost
+    # 0.3 ms each: 8 ms for a table of 8 runs, a fifth of a short batch)
+    data: dict[str, Any] = {c: np.array(column(c), dtype=np.int64) for c in ID_COLUMNS}
+    data.update({c: column(c) for c in params})  # their types as pandas infers them
+    data.update({c: np.asarray(pd.to_numeric(column(c), errors="coerce"), dtype=np.float64)
+                 for c in metrics})
+    data[ERROR] = pd.Series([None if pd.isna(e) else e for e in column(ERROR)], dtype=object)
+    table = pd.DataFrame(data, columns=[*ID_COLUMNS, *params, *metrics, ERROR])
     table.attrs["batch"] = {"params": params, "metrics": metrics, **meta}
     return table
 
