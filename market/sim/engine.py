@@ -283,8 +283,7 @@ class Steps:
         per strategy, read from ``m``, do not change within the call). The rows are read
         as Python numbers once (a numpy scalar or slice a field cost 3.7 us a step)."""
         names = (tuple(m.names[SELLER]), tuple(m.names[BUYER]))
-        counts = [tuple(ledger.group_means(b.strategy, b.earnings, len(n))[1].tolist())
-                  for b, n in zip(m.books, m.names, strict=True)]
+        counts = [tuple(m.counts(side).tolist()) for side in (SELLER, BUYER)]
         at, n_s, n_b = kernel.ROW_SUMS, len(counts[0]), len(counts[1])
         offsets = self.offsets.tolist()
         for j, row in enumerate(self.rows[:self.done].tolist()):
