@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from market.sim.model import MarketModel
 
     t0 = time.perf_counter()
-    model = MarketModel(**p.kwargs(), seed=args.seed, engine=args.engine)
+    model = MarketModel(p, seed=args.seed, engine=args.engine)
     t1 = time.perf_counter()  # built: a first run's compile is its own line, not the run's
     _run_steps(model, args.steps, quiet=args.json)
     seconds, build = time.perf_counter() - t1, t1 - t0

@@ -47,15 +47,18 @@ class MarketModel(mesa.Model):
 
     The keywords are the market's declared parameters
     (:class:`~market.sim.params.Params` says each one's meaning), checked by
-    :func:`market.sim.params.check`; ``engine`` picks how a step runs (the
-    same tables either way); ``seed`` and ``rng`` are Mesa's.
+    :func:`market.sim.params.check` (or given, positionally, as that check
+    returned them); ``engine`` picks how a step runs (the same tables either
+    way); ``seed`` and ``rng`` are Mesa's.
     """
 
     @params.declare_signature
-    def __init__(self, *, engine: str = "auto", seed: int | None = None, rng: Any = None,
-                 **kwargs: Any) -> None:
+    def __init__(self, checked: params.Params | None = None, /, *, engine: str = "auto",
+                 seed: int | None = None, rng: Any = None, **kwargs: Any) -> None:
         super().__init__(seed=seed, rng=rng)
-        self.params = p = params.check(kwargs)
+        if checked is None or kwargs or not isinstance(checked, params.Params):
+            checked = params.check(kwargs, checked=checked)
+        self.params = p = checked
         self.market = Market.build(p, self.rng)
         self.seller_agents, self.buyer_agents = make_agents(self, self.market.uid)
         self.engine = engine_for(self.market, engine)
@@ -124,9 +127,8 @@ class MarketModel(mesa.Model):
         """Everybody holds a unit again (values and costs redrawn if asked); open the books."""
         self.period, self.step_in_period = period, 0
         self.market.open_period(period == 0, self.rng)
-        m = self.market
-        self.ledger.open_period(competitive_equilibrium(m.books[1].reservation,
-                                                        m.books[0].reservation))
+        self.ledger.open_period(competitive_equilibrium(self.buyers.reservation,
+                                                        self.sellers.reservation))
 
     def _record(self, pairs: int, sums: tuple | None, levels: np.ndarray | None,
                 earnings: tuple | None = None) -> None:

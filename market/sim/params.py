@@ -109,8 +109,10 @@ Namer = Callable[[str], str]
 
 
 def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
-          steps: int | None = None) -> Params:
-    """Check ``params`` (missing ones take their defaults) and return them normalised.
+          steps: int | None = None, checked: Params | None = None) -> Params:
+    """Check ``params`` (missing ones take their defaults) and return them normalised; or
+    ``checked``, what this returned before (a command checked them against its own flags),
+    as it is, with no parameter beside it.
 
     ``ValueError`` (a :class:`~market.errors.UsageError` for a file or the
     memory) naming the first bad parameter and its allowed range. ``names``
@@ -120,6 +122,10 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
     Mixes come back with their shares normalised to sum to 1 and zero shares
     dropped; ranges as floats; ``clock_buckets`` resolved.
     """
+    if checked is not None:  # handed on whole: alone
+        if params or not isinstance(checked, Params):
+            raise TypeError("checked parameters (Params, as check returns them) come alone")
+        return checked
     unknown = [k for k in params if k not in NAMES]
     if unknown:
         raise ValueError(f"unknown market parameter {unknown[0]!r} "

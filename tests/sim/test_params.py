@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from market.errors import UsageError
@@ -330,3 +331,19 @@ def test_a_python_strategy_refused_on_a_book_loads_no_library(spec):
                          check=True).stdout.splitlines()
     assert f"{spec!r} cannot play in institution call (it decides in Python" in out[0]
     assert out[1] == "[]"
+
+
+def test_parameters_a_command_checked_reach_the_model_as_they_are():
+    """``run.py market`` checks its flags once (naming them in messages) and hands the result
+    to the model whole: the same market as from keywords, never checked twice, and nothing
+    beside it."""
+    p = params.check({"n_buyers": 6, "n_sellers": 4, "seller_mix": {"boulware": 1.0}})
+    handed, typed = MarketModel(p, seed=2), MarketModel(**p.kwargs(), seed=2)
+    assert handed.params is p and typed.params == p
+    handed.run(6)
+    typed.run(6)
+    pd.testing.assert_frame_equal(handed.datacollector.get_model_vars_dataframe(),
+                                  typed.datacollector.get_model_vars_dataframe())
+    for bad in (lambda: MarketModel(p, n_buyers=5), lambda: MarketModel({"n_buyers": 5})):
+        with pytest.raises(TypeError, match="come alone"):
+            bad()
