@@ -54,7 +54,8 @@ def run(repeats: int = 5, quick: bool = False) -> list[BenchRow]:
     from market.runs import batch
 
     steps = 20 if quick else 100
-    runs = 4 if quick else 8
+    runs = 4 if quick else 32  # a batch's own few ms (its table, the pool's latency) weigh as
+    #                            little as in a long batch (8 runs a repeat: a fifth and more)
     pools = {n: batch.process_pool(n) for n in (1, 2)}
     try:
         for n, pool in pools.items():  # start and warm every worker
