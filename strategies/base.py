@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from market.game import compile_cache
-from market.game.jit import njit
+from market.compiled import compile_cache
+from market.compiled.jit import njit
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES, Observation, Protocol, side_index
 
@@ -181,7 +181,7 @@ class Strategy:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Record the digest of the file the class is defined in, as it is now: the compiled
         code made from its rule is named by it, even if the file is edited later in this
-        process's life (:func:`market.game.compile_cache.remember`)."""
+        process's life (:func:`market.compiled.compile_cache.remember`)."""
         super().__init_subclass__(**kwargs)
         with contextlib.suppress(TypeError, OSError):
             compile_cache.remember(inspect.getfile(cls))

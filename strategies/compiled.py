@@ -32,7 +32,7 @@ digest of every source compiled into it (each rule, every function it
 calls, the loops, the form modules it calls), so an edit to any of them, a
 user's module included, names a new file and compiles anew: a cache can
 never play an old rule. The files live in a cache folder of their own
-(:func:`market.game.generated.cache_dir`, which says how they are named and pruned).
+(:func:`market.compiled.generated.cache_dir`, which says how they are named and pruned).
 
 Kinds are numbered per engine module; two classes with the same rule
 (Boulware and Conceder differ only in a parameter) share one kind and one
@@ -54,9 +54,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from market.compiled import generated, jit
+from market.compiled.jit import njit
 from market.errors import CompileError, StrategyFailed, reraise_signal
-from market.game import generated, jit
-from market.game.jit import njit
 from market.game.record import BatchRecord
 from market.game.rules import Observation, Turn
 from strategies.base import (
@@ -269,7 +269,7 @@ from __future__ import annotations
 _DISPATCH = '''
 
 # --- the switch, generated from the strategies' forms ----------------------------------------
-from market.game.jit import njit as _njit  # noqa: E402
+from market.compiled.jit import njit as _njit  # noqa: E402
 from market.game.rules import Turn as _Turn  # noqa: E402
 from strategies.base import PARAMS as _PARAMS  # noqa: E402
 from strategies.base import param_at as _param_at  # noqa: E402
@@ -303,7 +303,7 @@ def respond(kind, side, event, member, limit, active, st, g, rng):
 _SWITCH = '''
 
 # --- the switch, generated: each kind calls its strategy's own compiled module ----------------
-from market.game.jit import njit as _njit  # noqa: E402
+from market.compiled.jit import njit as _njit  # noqa: E402
 from strategies.rule_based import member_params  # noqa: E402, F401
 
 {bindings}

@@ -26,7 +26,7 @@ negotiation's.
 
 from __future__ import annotations
 
-from market.game.jit import njit
+from market.compiled.jit import njit
 from market.game.rules import SELLER, Turn
 from strategies.base import Classifier
 from strategies.hardliner import Hardliner

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from market.game import jit, qtable
-from market.game.jit import njit
+from market.compiled import jit
+from market.compiled.jit import njit
+from market.game import qtable
 from market.game.moves import legal_block
 from market.game.rules import SIDE_NAMES, Protocol
 from market.game.table_files import load_tables

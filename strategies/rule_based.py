@@ -20,7 +20,7 @@ last round, otherwise accept or counter-offer the target, :func:`action`),
 and every form the project runs is derived from it (:mod:`strategies.compiled`):
 the batch decision of the lockstep path and the two-agent game, the market
 engine, the tournament and the environments. Helpers a rule calls must be
-compiled too (``market.game.jit.njit``); those below are.
+compiled too (``market.compiled.jit.njit``); those below are.
 
 The default accept rule is the one shared by the classic tactics: take an
 offer inside the mover's reservation range that is at least as good as its
@@ -35,8 +35,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from market.compiled.jit import njit
 from market.errors import UsageError
-from market.game.jit import njit
 from market.game.rules import SELLER, Observation, Turn
 from strategies._ranges import offer_bounds1
 from strategies.base import PARAMS, param_at

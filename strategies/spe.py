@@ -16,9 +16,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from market.compiled.jit import njit
 from market.game import qtable
 from market.game.evaluation import spe
-from market.game.jit import njit
 from market.game.rules import Protocol
 from market.limits import check_memory
 from strategies.base import Classifier, KernelState, table_at

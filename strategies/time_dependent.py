@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from market.game import jit
+from market.compiled import jit
 from market.game.rules import SELLER, Turn
 from strategies._ranges import per_member
 from strategies.base import Classifier, KernelState

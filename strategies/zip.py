@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from market.game.jit import njit
+from market.compiled.jit import njit
 from market.game.rules import BUYER, SELLER, Turn
 from strategies.base import Classifier, KernelState, MarketSetting, param_at
 from strategies.rule_based import RuleBased, bounds

@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from market.bench import BenchRow, at_most, spread
-from market.game.jit import njit
+from market.compiled.jit import njit
 from market.game.moves import GOES_ON, OPEN_RANDOM, mover, offered, outcome
 from market.game.rules import SELLER, Turn
 from market.sim import exchange

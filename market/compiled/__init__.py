@@ -1,8 +1,11 @@
-"""Compiling: the strategies' rules generated into the game's loops, below the market.
+"""Compiling, below the game: numba, its guarded cache, the modules generated from sources.
 
-:mod:`~market.compiled.engines` holds the one entry point that generates,
-loads or compiles a set of strategies with the compiled loops, and the
-compiled two-agent game every caller outside the market plays
-(:func:`~market.compiled.engines.negotiate`). It imports the game and the
-strategies, never the market (:mod:`market.sim`) nor Mesa.
+The machinery that exists to compile, in one home that knows no game, no
+strategy and no market: :mod:`~market.compiled.jit` (numba imported once,
+the ``njit`` every cached function goes through, the numeric functions both
+market paths share, the generator handle), :mod:`~market.compiled.compile_cache`
+(numba's cache, guarded: never old code, never a traceback from a bad file)
+and :mod:`~market.compiled.generated` (modules named by the digest of their
+sources). The game compiles through it; :mod:`market.engines`, above the
+strategies, generates their rules into the game's loops with it.
 """

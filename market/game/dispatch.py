@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.game.jit import njit
+from market.compiled.jit import njit
 
 
 @njit(cache=True)

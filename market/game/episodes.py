@@ -4,7 +4,7 @@ Everything that plays the two-agent game on Q-tables for training runs
 here: a seed's episodes (epsilon-greedy moves, the first mover
 alternating), its Bellman updates, the per-episode statistics, and the
 greedy test (the same loop with learning off). :mod:`market.game.kernel`
-compiles it through :mod:`market.game.generated`, so an edit to anything
+compiles it through :mod:`market.compiled.generated`, so an edit to anything
 it inlines (the learners' update and greedy choice in
 :mod:`market.game.qtable`) is always compiled in, whatever numba's cache
 holds.
@@ -44,8 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from market.compiled.jit import njit, prange
 from market.game import moves, qtable
-from market.game.jit import njit, prange
 from market.game.pressure import Pressure
 
 _SHIFT_U = np.uint64(11)

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from market.compiled.jit import generator, njit
 from market.game.dispatch import decide  # bound when generated
-from market.game.jit import generator, njit
 from market.game.moves import (
     GOES_ON,
     OPEN_RANDOM,
@@ -70,7 +70,7 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, draws, outs):  # n
     done)``, changed in place; ``seat``: the opponent's ``(lo, hi, member,
     time_left)``; writes ``outs``: ``(obs, mask, reward, ended, illegal)``. Returns the
     move of an illegal action of the opponent, -1 if none. ``draws``: the generator, or its
-    :func:`~market.game.jit.rng_handle` (cheaper to pass on every step)."""
+    :func:`~market.compiled.jit.rng_handle` (cheaper to pass on every step)."""
     rng = generator(draws)
     side, P, T, open_mode, reward_mode, floor, ceiling, pressure = env
     first, move, last, prev, level, done = rows_state

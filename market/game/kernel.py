@@ -2,7 +2,7 @@
 
 :mod:`market.game.episodes` holds the loop (a seed's episodes, its Bellman
 updates, its statistics, the greedy test) and documents its draws; this
-module compiles it through :mod:`market.game.generated` into a module named
+module compiles it through :mod:`market.compiled.generated` into a module named
 by the digest of every source it inlines, checks the arguments of the one
 compiled signature, and holds the lock its thread pool needs.
 :mod:`market.game.training` decides *what* to run (schemes, snapshots,
@@ -30,10 +30,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from market.compiled import generated, jit
+from market.compiled.generated import announce_compiles
+from market.compiled.jit import numba
 from market.errors import CompileError, reraise_signal
-from market.game import episodes, generated, jit
-from market.game.generated import announce_compiles
-from market.game.jit import numba
+from market.game import episodes
 from market.game.pressure import Pressure
 from market.processes import compiled_code
 

@@ -16,6 +16,7 @@ strategies. The market's step and the environments compose them.
 
 from __future__ import annotations
 
+from market.compiled.jit import njit
 from market.game.buffers import record_arrays, table_arrays
 from market.game.dispatch import (  # bound when generated
     decide,
@@ -25,7 +26,6 @@ from market.game.dispatch import (  # bound when generated
     member_params,
     rule_kind,
 )
-from market.game.jit import njit
 from market.game.moves import GOES_ON, at_risk, legal_block, mover, offered, outcome, play_move
 from market.game.rules import BUYER, SELLER, Turn
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.game.jit import njit
+from market.compiled.jit import njit
 
 #: who opens: drawn per negotiation (the two sides are 0 and 1)
 OPEN_RANDOM = -1

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.game import jit, moves
+from market.compiled import jit
+from market.game import moves
 from market.game.rules import Protocol
 
 

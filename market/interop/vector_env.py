@@ -65,9 +65,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('market.interop.vector_env needs Gymnasium: pip install -e ".[rl]"') \
         from exc
 
-from market.compiled.engines import compiled_module
+from market.compiled import jit
+from market.engines import compiled_module
 from market.errors import UsageError
-from market.game import jit
 from market.game.moves import OPEN_RANDOM
 from market.game.rules import SIDE_NAMES, Protocol
 from market.interop.episode import Settings, check_seed, settings_for

@@ -119,7 +119,7 @@ def play_pairing(
     buyer_range: tuple[int, int],
 ) -> dict[str, float]:
     """Play ``repetitions`` negotiations with each first mover in one batch; mean outcomes."""
-    from market.compiled import engines  # numba's loading: not for checking the arguments
+    from market import engines  # numba's loading: not for checking the arguments
 
     n = 2 * repetitions
     first = np.where(np.arange(n) < repetitions, SELLER, BUYER)

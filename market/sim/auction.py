@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.game import jit
+from market.compiled import jit
+from market.compiled.jit import njit
 from market.game.buffers import ints
 from market.game.dispatch import decide, respond, responds, tabled  # bound when generated
-from market.game.jit import njit
 from market.game.moves import legal_block
 from market.game.rules import BUYER, SELLER
 from market.sim import exchange

@@ -37,9 +37,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.compiled import engines
+from market import engines
+from market.compiled import jit
 from market.errors import Notice
-from market.game import jit, loops
+from market.game import loops
 from market.game import protocol as lockstep
 from market.game.moves import OPEN_RANDOM
 from market.game.pressure import Pressure
@@ -69,7 +70,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
                     on_compile: Callable[[], None] | None = None,
                     institution: str = "pairs") -> types.ModuleType:
     """The generated module that runs a market of these strategies (and every built-in one)
-    compiled: :func:`market.compiled.engines.compiled_module` with the market's steps
+    compiled: :func:`market.engines.compiled_module` with the market's steps
     (:data:`TEMPLATES`), loaded from numba's cache or compiled (``on_compile`` is called
     first, only then), the ``institution``'s step among them."""
     return engines.compiled_module(strategies, on_compile, (ENTRIES[institution],),

@@ -21,9 +21,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from market.game import jit, moves
+from market.compiled import jit
+from market.compiled.jit import njit
+from market.game import moves
 from market.game.grid import PriceGrid
-from market.game.jit import njit
 from market.game.moves import OPEN_RANDOM
 from market.game.pressure import Pressure
 from market.game.record import BatchRecord

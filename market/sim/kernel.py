@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from market.compiled.jit import generator, njit
 from market.game.buffers import floats, ints
 from market.game.dispatch import learn  # bound when generated
-from market.game.jit import generator, njit
 from market.game.loops import negotiate_rows  # bound when generated
 from market.game.rules import SELLER
 from market.sim import exchange, ledger
@@ -48,7 +48,7 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
 
     ``clock``: ``(r0, K, with_clock)``, the first step's place in a period of ``K``
     steps and whether learners see the clock; ``draws``: the model's generator,
-    or its :func:`~market.game.jit.rng_handle`. Returns how many steps were made
+    or its :func:`~market.compiled.jit.rng_handle`. Returns how many steps were made
     (fewer than ``k`` after an illegal action, whose move and population come
     last, -1 otherwise); one row per step: its pairs, its
     :func:`~market.sim.ledger.settle_sums` (:data:`ROW_SUMS` columns in all),

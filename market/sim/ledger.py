@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from market.game.jit import njit
+from market.compiled.jit import njit
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES
 from market.sim.yardsticks import Equilibrium, efficiency, surplus_split

@@ -179,7 +179,7 @@ def test_a_notice_while_the_command_starts_is_one_plain_line(monkeypatch):
     import warnings
 
     import market.cli as cli
-    from market.game.compile_cache import CacheNotice
+    from market.compiled.compile_cache import CacheNotice
 
     def starting() -> None:
         warnings.warn("numba has no cache folder it may write to", CacheNotice, stacklevel=2)

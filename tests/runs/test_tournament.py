@@ -87,7 +87,7 @@ def test_same_seed_same_matrix_and_pairings_independent_of_the_field():
 
 
 def test_one_negotiate_call_per_pairing(monkeypatch):
-    from market.compiled import engines
+    from market import engines
 
     calls = []
     real = engines.negotiate

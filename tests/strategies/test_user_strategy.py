@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import strategies
-from market.compiled import engines
+from market import engines
+from market.compiled import generated
 from market.errors import CompileError
-from market.game import generated
 from market.game.pressure import Pressure
 from market.sim import engine
 from market.sim.model import MarketModel
@@ -75,7 +75,7 @@ def test_an_edited_rule_is_compiled_anew_never_played_stale(place, tmp_path, req
     """Wherever numba keeps its cache: our cache folder, or numba's user folder when the
     package and the rule's folder are read-only. (Under ``NUMBA_CACHE_DIR``: the kernel-edit
     test in tests/game/test_kernel.py; every placement on small modules:
-    tests/game/test_compile_cache.py.)"""
+    tests/compiled/test_compile_cache.py.)"""
     rules = tmp_path / "rules"
     rules.mkdir()
     path = rules / "edited.py"

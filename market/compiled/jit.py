@@ -13,7 +13,7 @@ needs ``exp`` or ``power`` calls :func:`exp` and :func:`power` here, which run
 the same compiled code the engine inlines (:func:`exp1`, :func:`power1`).
 
 Every ``cache=True`` here and in the project goes through :func:`njit`, whose
-cache can never play old code (:mod:`market.game.compile_cache`).
+cache can never play old code (:mod:`market.compiled.compile_cache`).
 
 When numba cannot be imported, :func:`njit` leaves functions as plain Python
 (the lockstep path still runs; the compiled engine refuses with one line).
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from market.compiled import compile_cache
 from market.errors import CompileError
-from market.game import compile_cache
 
 try:  # numba is a dependency; a broken install must end in one line, not a traceback
     import numba
@@ -190,7 +190,7 @@ generator = _same if numba is None else _generator_intrinsic()
 
 
 def njit(*args: Any, **kwargs: Any) -> Any:
-    """``numba.njit``, its ``cache=True`` guarded (:mod:`market.game.compile_cache`): the
+    """``numba.njit``, its ``cache=True`` guarded (:mod:`market.compiled.compile_cache`): the
     cache is keyed on every source compiled in, and a damaged or unwritable cache is a
     notice, not an error; ``nogil`` by default. Signatures given (``njit("f8(f8)")`` or a
     list of them) are compiled at once, through that cache, as numba does. Without numba,

@@ -1,7 +1,7 @@
 """numba's on-disk cache, guarded: never old code, never a traceback from a bad cache file.
 
 Every function the project compiles with ``cache=True`` (through
-:func:`market.game.jit.njit`) keeps its machine code in numba's cache with
+:func:`market.compiled.jit.njit`) keeps its machine code in numba's cache with
 three guards numba's own ``FunctionCache`` lacks:
 
 - **Keyed on every source compiled in.** numba keys a cache entry on the
@@ -19,7 +19,7 @@ three guards numba's own ``FunctionCache`` lacks:
   compiled in memory for this run, with one notice line, instead of failing
   on ``Permission denied``.
 
-The generated modules (:mod:`market.game.generated`) are named by the same
+The generated modules (:mod:`market.compiled.generated`) are named by the same
 digest, so their own cache files can never be stale either.
 """
 

@@ -25,8 +25,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from market.compiled import jit
 from market.errors import CompileError, StrategyFailed, failed, reraise_signal
-from market.game import fastgame, jit, loops
+from market.game import fastgame, loops
 from market.game import protocol as lockstep
 from market.game.pressure import Pressure
 from market.game.protocol import IllegalAction, Side
@@ -92,7 +93,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
             print(compiling_words(extra, stage[0] == "built-in", bool(todo)), file=sys.stderr,
                   flush=True)
 
-        from market.game.generated import announce_compiles
+        from market.compiled.generated import announce_compiles
 
         try:
             with announce_compiles(announce):

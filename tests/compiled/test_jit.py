@@ -1,11 +1,11 @@
-"""The compiled helpers every path shares (market.game.jit): same numbers, whatever the path."""
+"""The compiled helpers every path shares (market.compiled.jit): same numbers, whatever the path."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from market.game import jit
+from market.compiled import jit
 
 pytestmark = pytest.mark.skipif(jit.numba is None, reason="numba is not installed")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from market.game import compile_cache, generated
+from market.compiled import compile_cache, generated
 
 
 def _fake(folder, name: str, used: float | None) -> None:
@@ -70,8 +70,8 @@ def test_a_damaged_generated_module_is_written_anew_with_one_notice(damage, tmp_
 PROBE = '''
 import sys, warnings
 warnings.simplefilter("always")
-from market.game import generated
-text = ("from market.game.jit import njit\\n\\n\\n@njit(cache=True)\\n"
+from market.compiled import generated
+text = ("from market.compiled.jit import njit\\n\\n\\n@njit(cache=True)\\n"
         "def f(x):\\n    return x + 1\\n")
 print(generated.module("probe", text).f(1), generated.cache_dir())
 '''
@@ -148,7 +148,7 @@ def test_the_compiled_game_runs_on_the_signature_its_warm_up_compiled():
     import numpy as np
 
     import strategies
-    from market.compiled import engines
+    from market import engines
     from market.game.protocol import Side
     from market.game.rules import Protocol
 

@@ -1,4 +1,4 @@
-"""numba's cache, guarded (market.game.compile_cache): never old code, never a traceback.
+"""numba's cache, guarded (market.compiled.compile_cache): never old code, never a traceback.
 
 Small modules compiled with the project's ``njit(cache=True)`` in a fresh
 process each run: a function inlined from another file is edited between
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow  # end-to-end: run by CI, skippable locally (-m 'n
 ROOT = Path(__file__).resolve().parents[2]
 
 A = """
-from market.game.jit import njit
+from market.compiled.jit import njit
 
 
 @njit(cache=True, inline="always")
@@ -32,7 +32,7 @@ def g(x):
 """
 
 B = """
-from market.game.jit import njit
+from market.compiled.jit import njit
 from a import g
 
 
@@ -108,7 +108,7 @@ DAMAGES = {
 }
 
 #: one function per damage, each with its own cache files
-MANY = "from market.game.jit import njit\n" + "".join(
+MANY = "from market.compiled.jit import njit\n" + "".join(
     f"\n\n@njit(cache=True)\ndef h{k}(x):\n    return x * {k + 2}\n" for k in range(len(DAMAGES)))
 CALL_MANY = ("import warnings; warnings.simplefilter('always'); import many; "
              f"print(*[getattr(many, 'h' + str(k))(1) for k in range({len(DAMAGES)})])")

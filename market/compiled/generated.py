@@ -20,7 +20,7 @@ and a ``.used`` marker touched on every load, from which :func:`prune`
 removes what has not been used for a while. A damaged generated file is
 written anew; a damaged numba cache file of it is removed and the function
 compiled afresh by the guard every cached function has
-(:mod:`market.game.compile_cache`), never reported on every run.
+(:mod:`market.compiled.compile_cache`), never reported on every run.
 
 A *template* is an ordinary module of compiled functions whose stand-in
 imports (lines marked :data:`BOUND`) are replaced by generated definitions;
@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from market.game import compile_cache, jit
+from market.compiled import compile_cache, jit
 
 #: marks a template's stand-in import, replaced by the generated definitions
 BOUND = "# bound when generated"
