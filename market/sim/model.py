@@ -56,8 +56,8 @@ class MarketModel(mesa.Model):
     def __init__(self, checked: params.Params | None = None, /, *, engine: str = "auto",
                  seed: int | None = None, rng: Any = None, **kwargs: Any) -> None:
         super().__init__(seed=seed, rng=rng)
-        if kwargs or not isinstance(checked, params.Params):  # what check returned, alone
-            checked = params.check(kwargs, checked=checked)  # (else it refuses)
+        if kwargs or not isinstance(checked, params.Params):  # keywords: checked here (and
+            checked = params.check(kwargs, checked=checked)  # checked Params with company refused)
         self.params = p = checked
         self.market = Market.build(p, self.rng)
         self.seller_agents, self.buyer_agents = make_agents(self, self.market.uid)
