@@ -102,15 +102,41 @@ def snapshot(model: Collected, trades: tuple | None, pairs: int | None = None,
     among others in one compiled call, else read from the model as it stands."""
     m = model.market
     teams = m.params.teams
-    eq = model.ledger.equilibrium
     sellers, buyers = ledger.earnings_sums(m.books, m.names) if earnings is None else earnings
-    shares: tuple = (None, None, None, None)
-    if m.params.revision != "none":
-        shares = (m.counts(SELLER), m.switches[SELLER], m.counts(BUYER), m.switches[BUYER])
     return (model.steps, model.period, len(model.last_step) if pairs is None else pairs, trades,
-            model.ledger.period.values(), model.ledger.run.values(),
-            (eq.quantity, eq.price_lo, eq.price_hi, eq.max_surplus), *sellers, *buyers,
-            teams, None if teams is None else m.team_wallets(), *shares)
+            model.ledger.period.values(), model.ledger.run.values(), _equilibrium(model),
+            *sellers, *buyers, teams, None if teams is None else m.team_wallets(),
+            *_shares(m))
+
+
+def _equilibrium(model: Collected) -> tuple:
+    eq = model.ledger.equilibrium
+    return eq.quantity, eq.price_lo, eq.price_hi, eq.max_surplus
+
+
+def _shares(m: Market) -> tuple:
+    """A snapshot's last four fields: each side's traders per strategy and its strategy
+    changes so far, when traders revise."""
+    if m.params.revision == "none":
+        return None, None, None, None
+    return m.counts(SELLER), m.switches[SELLER], m.counts(BUYER), m.switches[BUYER]
+
+
+#: the first field of a :meth:`MarketCollector.collect_steps` entry among the snapshots
+_STEPS = "steps"
+
+
+def _snapshots(kept: tuple) -> Iterator[tuple]:
+    """The snapshots of an entry of :meth:`MarketCollector.collect_steps`: each step's, as
+    :func:`snapshot` took it on the step's own (the books entered step by step again)."""
+    _, first, period, rows, names_s, names_b, counts_s, counts_b, period_totals, run_totals, \
+        eq, *shares = kept
+    books = ledger.Ledger(period_totals, run_totals)
+    tally = (names_s, names_b), (counts_s, counts_b)
+    for j, (pairs, sums, sellers, buyers) in enumerate(ledger.read_rows(rows, *tally)):
+        trades = None if sums is None else books.enter(sums)
+        yield (first + j, period, pairs, trades, books.period.values(), books.run.values(), eq,
+               *sellers, *buyers, None, None, *shares)
 
 
 def variables(row: tuple) -> dict[str, float]:
@@ -168,9 +194,10 @@ class MarketCollector(DataCollector):
     def __init__(self, variables: Iterable[str], period_columns: Iterable[str]) -> None:
         self._variables = list(variables)
         self._snapshots: list[tuple] = []  # steps whose rows are not made yet (Snapshot)
-        #: likewise, the steps' deal levels: (step, period, levels, lowest price, price step,
-        #: prices), no object the cyclic collector would track (see Snapshot)
-        self._prices: list[tuple[int, int, np.ndarray, float, float, int]] = []
+        #: likewise, the steps' deal levels: (first step, period, levels, where each step's
+        #: begin and the last ends, lowest price, price step, prices), no object the cyclic
+        #: collector would track (see Snapshot)
+        self._prices: list[tuple[int, int, np.ndarray, tuple, float, float, int]] = []
         super().__init__(
             model_reporters={k: partial(latest, key=k) for k in self._variables},
             agent_reporters={
@@ -197,6 +224,22 @@ class MarketCollector(DataCollector):
         if model.agents_due:
             self.collect_agents(model)
 
+    def collect_steps(self, model: Collected, rows: np.ndarray, levels: np.ndarray,
+                      offsets: np.ndarray) -> None:
+        """Steps made in one compiled call before the model's next, with no agent data due:
+        kept as the call wrote them (``rows``: one per step; ``levels``: the deals' levels,
+        step ``j``'s from ``offsets[j]``), with the books as they stood before them. Their
+        rows are made when read, as if collected one by one (a batch that keeps only each
+        run's summary never makes them: they cost a small market a quarter of its step)."""
+        first, m = model.steps + 1, model.market
+        (names_s, names_b), (counts_s, counts_b) = m.tally()  # kept flat (see Snapshot)
+        self._snapshots.append((_STEPS, first, model.period, rows, names_s, names_b, counts_s,
+                                counts_b, model.ledger.period.values(),
+                                model.ledger.run.values(), _equilibrium(model), *_shares(m)))
+        grid = m.grid
+        self._prices.append((first, model.period, levels, tuple(offsets.tolist()), grid.lo,
+                             grid.step, grid.prices))
+
     @property
     def model_vars(self) -> dict[str, list[Any]]:
         """Mesa's lists of each variable's values, one per step (what its frames and
@@ -204,10 +247,11 @@ class MarketCollector(DataCollector):
         if self._snapshots:
             pending, self._snapshots = self._snapshots, []
             columns = self._model_vars
-            for snap in pending:
-                row = variables(snap)
-                for key in self._variables:
-                    columns[key].append(row.get(key, math.nan))
+            for kept in pending:
+                for snap in _snapshots(kept) if kept[0] is _STEPS else (kept,):
+                    row = variables(snap)
+                    for key in self._variables:
+                        columns[key].append(row.get(key, math.nan))
         return self._model_vars
 
     @model_vars.setter
@@ -218,15 +262,16 @@ class MarketCollector(DataCollector):
     def tables(self) -> dict[str, dict[str, list[Any]]]:
         """Mesa's tables (``periods``, ``prices``, ``shares``), the prices rows made up to
         date first."""
-        for step, period, levels, lo, width, prices in self._prices:
-            counts = np.bincount(levels, minlength=prices + 1)
+        for first, period, levels, offsets, lo, width, prices in self._prices:
             table = self._tables["prices"]  # straight into Mesa's columns: a row per level
-            for level in np.flatnonzero(counts).tolist():
-                table["step"].append(step)
-                table["period"].append(period)
-                table["level"].append(level)
-                table["price"].append(lo + (level - 1.0) * width)
-                table["deals"].append(int(counts[level]))
+            for j in range(len(offsets) - 1):
+                counts = np.bincount(levels[offsets[j]:offsets[j + 1]], minlength=prices + 1)
+                for level in np.flatnonzero(counts).tolist():
+                    table["step"].append(first + j)
+                    table["period"].append(period)
+                    table["level"].append(level)
+                    table["price"].append(lo + (level - 1.0) * width)
+                    table["deals"].append(int(counts[level]))
         self._prices = []
         return self._tables
 
@@ -288,7 +333,8 @@ class MarketCollector(DataCollector):
     def add_prices(self, step: int, period: int, levels: np.ndarray, grid: PriceGrid) -> None:
         """The ``prices`` rows of a step, one per level among ``levels`` (the deals' levels)
         with how many deals (made when the table is read)."""
-        self._prices.append((step, period, levels, grid.lo, grid.step, grid.prices))
+        self._prices.append((step, period, levels, (0, len(levels)), grid.lo, grid.step,
+                             grid.prices))
 
     def add_period(self, row: dict[str, Any]) -> None:
         """The row of a closed period."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import types
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -206,7 +206,7 @@ class CompiledEngine:
                 raise made.error
             assert made.last is not None
             done = made.last
-            _, done.sums, _, earnings = next(made.records(m))
+            _, done.sums, _, earnings = made.last_record(m)
             # a trader that changed strategy: the model reads earnings as it counts them
             done.earnings = None if any(b.moved for b in m.books) else earnings
             return done
@@ -276,27 +276,14 @@ class Steps:
     last: StepResult | None
     error: Exception | None
 
-    def records(self, m: Market) -> Iterator[tuple[int, tuple | None, np.ndarray | None,
-                                                    tuple]]:
-        """Each step made, as the model records it: its pairs, its
+    def last_record(self, m: Market) -> tuple[int, tuple | None, np.ndarray | None, tuple]:
+        """The last step made, as the model records it: its pairs, its
         :func:`~market.sim.ledger.settle_sums` and its deals' levels (None when nobody met),
-        and both sides' :func:`~market.sim.ledger.earnings_sums` as it ended (the traders
-        per strategy, read from ``m``, do not change within the call). The rows are read
-        as Python numbers once (a numpy scalar or slice a field cost 3.7 us a step)."""
-        names = (tuple(m.names[SELLER]), tuple(m.names[BUYER]))
-        counts = [tuple(m.counts(side).tolist()) for side in (SELLER, BUYER)]
-        at, n_s, n_b = kernel.ROW_SUMS, len(counts[0]), len(counts[1])
-        offsets = self.offsets.tolist()
-        for j, row in enumerate(self.rows[:self.done].tolist()):
-            pairs = int(row[0])
-            sums = levels = None
-            if pairs:
-                sums = (int(row[1]), *row[2:10], int(row[10]))
-                levels = self.levels[offsets[j]:offsets[j + 1]]
-            yield pairs, sums, levels, (
-                (names[0], tuple(row[at:at + n_s]), counts[0], row[at + n_s]),
-                (names[1], tuple(row[at + n_s + 1:at + n_s + 1 + n_b]), counts[1],
-                 row[at + n_s + 1 + n_b]))
+        and both sides' :func:`~market.sim.ledger.earnings_sums` as it ended."""
+        j = self.done - 1
+        pairs, sums, sellers, buyers = next(ledger.read_rows(self.rows[j:j + 1], *m.tally()))
+        levels = self.levels[self.offsets[j]:self.offsets[j + 1]] if pairs else None
+        return pairs, sums, levels, (sellers, buyers)
 
 
 def in_one_call(engine: CompiledEngine | LockstepEngine, m: Market) -> bool:

@@ -32,9 +32,8 @@ SIDE_FIELDS = ("reservation", "strategy", "member", "team", "cash", "earnings", 
                "traded", "lo", "hi")
 
 
-#: the columns of :func:`market_step`'s rows before the Sellers' earnings: the step's pairs, then
-#: its :func:`~market.sim.ledger.settle_sums`
-ROW_SUMS = 11
+#: the columns of :func:`market_step`'s rows before the Sellers' earnings (the books read them)
+ROW_SUMS = ledger.ROW_SUMS
 
 
 @njit(cache=True)

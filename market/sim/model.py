@@ -104,13 +104,20 @@ class MarketModel(mesa.Model):
             steps -= self._steps(k)
 
     def _steps(self, k: int) -> int:
-        """Up to ``k`` steps of this period in one compiled call, recorded one by one."""
+        """Up to ``k`` steps of this period in one compiled call: all but the last collected
+        as the call wrote them and entered into the books, the last recorded as a step."""
         made = self.engine.steps(self.market, self.step_in_period, k, self.rng,
                                  self.ledger.equilibrium.price_mid)
         self.market.stepped()
-        for pairs, sums, levels, earnings in made.records(self.market):
-            self.steps += 1  # what Mesa's step() does first
-            self._record(pairs, sums, levels, earnings)
+        if made.done > 1:  # no period closes, no agent data is due, none is the max_steps'th
+            head = made.rows[:made.done - 1]
+            self.datacollector.collect_steps(self, head, made.levels, made.offsets[:made.done])
+            self.ledger.enter_rows(head)
+            self.steps += made.done - 1  # what Mesa's step() does first
+            self.step_in_period += made.done - 1
+        if made.done:
+            self.steps += 1
+            self._record(*made.last_record(self.market))
         if made.error is not None:
             raise made.error
         self.last_step = self.last_step.after(made.last)

@@ -64,17 +64,20 @@ def test_team_earnings_are_collected_every_step_and_add_up():
     assert sellers == pytest.approx(model.sellers.earnings.sum())
 
 
-@pytest.mark.parametrize("kw", [{}, {"revision": "moran", "teams": 3, "common_wallet": True}])
-def test_rows_made_when_read_are_the_rows_of_each_step(kw):
-    """The collector keeps each step and makes its row when the table is read: reading after
-    every step (as the browser view does) or once at the end gives the same tables."""
+@pytest.mark.parametrize("way", ["step", "run"])
+@pytest.mark.parametrize("kw", [{}, {"revision": "moran", "teams": 3, "common_wallet": True},
+                                {"revision": "imitate"}])
+def test_rows_made_when_read_are_the_rows_of_each_step(kw, way):
+    """The collector keeps each step (or a compiled call's steps, through ``run``) and makes
+    its rows when the table is read: reading after every call (as the browser view does) or
+    once at the end gives the same tables."""
     mix = {"averaging": 0.5, "zi-c": 0.5}
     eager = MarketModel(n_buyers=12, n_sellers=10, period=4, seller_mix=mix, seed=5, **kw)
     lazy = MarketModel(n_buyers=12, n_sellers=10, period=4, seller_mix=mix, seed=5, **kw)
-    for _ in range(13):
-        eager.step()
+    for n in [1] * 13 if way == "step" else [3, 2, 5, 3]:
+        for model in (eager, lazy):
+            model.step() if way == "step" else model.run(n)
         eager.datacollector.frames()
-        lazy.step()
     for name, frame in eager.datacollector.frames().items():
         assert frame.equals(lazy.datacollector.frames()[name]), name
     model = eager.datacollector.get_model_vars_dataframe()
@@ -83,12 +86,13 @@ def test_rows_made_when_read_are_the_rows_of_each_step(kw):
     assert prices["deals"].sum() == eager.summary()["deals"]
 
 
-@pytest.mark.parametrize("kw", [{}, {"revision": "imitate", "teams": 2}])
+@pytest.mark.parametrize("kw", [{}, {"revision": "imitate", "teams": 2}, {"revision": "imitate"}])
 def test_a_long_run_leaves_nothing_per_step_for_the_cyclic_collector(kw):
-    """What a step keeps (its snapshot, its prices) is plain tuples of numbers and arrays,
-    which Python's collector stops tracking: kept as objects, they reached the oldest
-    generation, whose full collections (a walk of everything numba and Mesa hold) cost a
-    small market a tenth of its step."""
+    """What a step keeps (its snapshot, its prices; a compiled call's steps, through ``run``)
+    is plain tuples of numbers and arrays, nested at most two deep, which Python's collector
+    stops tracking within two passes (one level a pass): kept as objects, they reached the
+    oldest generation, whose full collections (a walk of everything numba and Mesa hold)
+    cost a small market a tenth of its step."""
     import gc
 
     model = MarketModel(n_sellers=20, n_buyers=20, period=5, seed=3,
@@ -96,10 +100,13 @@ def test_a_long_run_leaves_nothing_per_step_for_the_cyclic_collector(kw):
     for _ in range(20):
         model.step()
     gc.collect()
+    gc.collect()
     before = len(gc.get_objects())
-    for _ in range(400):
+    for _ in range(200):
         model.step()
+    model.run(1000)  # a period's steps a compiled call (the teams market: step by step)
+    gc.collect()
     gc.collect()
     grown = len(gc.get_objects()) - before
-    assert grown < 100, f"{grown} tracked objects more after 400 steps"
-    assert len(model.datacollector.get_model_vars_dataframe()) == 421
+    assert grown < 50, f"{grown} tracked objects more after 1,200 steps"
+    assert len(model.datacollector.get_model_vars_dataframe()) == 1221
