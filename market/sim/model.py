@@ -39,7 +39,6 @@ from market.sim.collector import MarketCollector
 from market.sim.ledger import Ledger
 from market.sim.state import Market
 from market.sim.traces import LastStep
-from market.sim.yardsticks import competitive_equilibrium
 
 
 class MarketModel(mesa.Model):
@@ -134,8 +133,7 @@ class MarketModel(mesa.Model):
         """Everybody holds a unit again (values and costs redrawn if asked); open the books."""
         self.period, self.step_in_period = period, 0
         self.market.open_period(period == 0, self.rng)
-        self.ledger.open_period(competitive_equilibrium(self.buyers.reservation,
-                                                        self.sellers.reservation))
+        self.ledger.open_period(self.market.equilibrium)
 
     def _record(self, pairs: int, sums: tuple | None, levels: np.ndarray | None,
                 earnings: tuple | None = None) -> None:

@@ -20,6 +20,7 @@ from market.game.rules import BUYER, SELLER, Protocol
 from market.sim import auction, exchange, ledger, population, schedules
 from market.sim.agents import TraderArrays, agent_columns
 from market.sim.params import Params
+from market.sim.yardsticks import Equilibrium, competitive_equilibrium
 from strategies.base import Strategy
 
 #: the first mover's code in the compiled step, by the ``first`` parameter's value
@@ -62,6 +63,8 @@ class Market:
     #: None in bilateral bargaining
     book: tuple[np.ndarray, ...] | None = field(default=None, init=False)
     _wallets: np.ndarray | None = field(default=None, init=False, repr=False)
+    #: the period's competitive equilibrium, found again only when values and costs are drawn
+    equilibrium: Equilibrium = field(init=False)
 
     def __post_init__(self) -> None:
         self.protocol, self.open_mode = self.params.protocol, OPENERS[self.params.first]
@@ -104,8 +107,9 @@ class Market:
 
     # --- the period ---------------------------------------------------------------------------
     def open_period(self, first: bool, rng: np.random.Generator) -> None:
-        """Everybody holds a unit again (values and costs redrawn if asked); the period's
-        payoffs count from here; the book, if any, is empty."""
+        """Everybody holds a unit again (values and costs redrawn if asked, and the period's
+        competitive equilibrium found again); the period's payoffs count from here; the
+        book, if any, is empty."""
         if self.book is not None:
             auction.clear_book(self.book)
         if not first:
@@ -115,6 +119,9 @@ class Market:
                 for book in self.books:
                     book.reservation[:] = population.draw(self.params, book.side, len(book), rng)
                 self.levels = population.acceptable_levels(self.grid, *self.books)
+        if first or self.params.redraw:
+            self.equilibrium = competitive_equilibrium(self.books[BUYER].reservation,
+                                                       self.books[SELLER].reservation)
         if self.params.revision != "none":
             self.period_base = (self.books[SELLER].earnings.copy(),
                                 self.books[BUYER].earnings.copy())
