@@ -297,6 +297,19 @@ def in_one_call(engine: CompiledEngine | LockstepEngine, m: Market) -> bool:
             and p.agent_data != "step" and not any(b.moved for b in m.books))
 
 
+#: at most this many steps in one compiled call (its rows: a few dozen numbers a step)
+CALL_STEPS = 10_000
+
+
+def across_periods(m: Market) -> bool:
+    """Whether one compiled call may run on into the next periods (:func:`in_one_call`
+    holding): nothing happens between periods but everybody holding a unit again, which
+    the call does itself (no values redrawn, no strategy revised, no agent data due at a
+    period's end)."""
+    p = m.params
+    return not p.redraw and p.revision == "none" and p.agent_data == "none"
+
+
 def time_left_at(m: Market, r: int) -> int:
     """The steps left in the period at its step ``r``, as learners see them on the market
     clock (-1: no clock)."""

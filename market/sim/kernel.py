@@ -46,7 +46,10 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     a small market as much as the step itself).
 
     ``clock``: ``(r0, K, with_clock)``, the first step's place in a period of ``K``
-    steps and whether learners see the clock; ``draws``: the model's generator,
+    steps and whether learners see the clock; the steps may run on into the next
+    periods, each opening with every trader holding its unit again (what
+    :meth:`~market.sim.state.Market.open_period` does when nothing else changes between
+    periods: :func:`~market.sim.engine.across_periods`); ``draws``: the model's generator,
     or its :func:`~market.compiled.jit.rng_handle`. Returns how many steps were made
     (fewer than ``k`` after an illegal action, whose move and population come
     last, -1 otherwise); one row per step: its pairs, its
@@ -63,15 +66,21 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     n_s, n_b = n_groups_s, kinds.size - n_groups_s
     rows = floats(k, ROW_SUMS + n_s + n_b + 2)
-    levels = ints(k * min(s_strategy.size, b_strategy.size), 0)
+    periods = (r0 + k - 1) // K + 1  # each trader deals at most once a period
+    levels = ints(periods * min(s_strategy.size, b_strategy.size), 0)
     offsets = ints(k + 1, 0)
     packed_j = floats(8, 0)
     actions_j = np.full((0, 2 * T), -1, np.int32)
     for j in range(k):  # the step's body written here, not inlined from a function: numba's
-        ps, pb = exchange.pair(s_traded, b_traded, rng)  # inlining cost 3 s of cold compile
+        r = (r0 + j) % K  # inlining cost 3 s of cold compile
+        if r == 0 and j > 0:  # a new period: everybody holds a unit again
+            for traded in (s_traded, b_traded):
+                for i in range(traded.size):
+                    traded[i] = False
+        ps, pb = exchange.pair(s_traded, b_traded, rng)
         n = ps.size
         first = exchange.openers(n, open_mode, rng)
-        time_left = ints(n, K - r0 - j if with_clock else -1)
+        time_left = ints(n, K - r if with_clock else -1)
         actions_j, level, n_moves, bad, bad_g = negotiate_rows(
             (P, T), first, (s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps]),
             (b_strategy[pb], b_member[pb], b_lo[pb], b_hi[pb]), time_left, kinds, n_groups_s,

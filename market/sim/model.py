@@ -89,7 +89,8 @@ class MarketModel(mesa.Model):
     def run(self, steps: int) -> None:
         """``steps`` steps (fewer at ``max_steps``): the tables of as many :meth:`step` calls,
         faster: a period's steps in one compiled call where nothing has to be seen between
-        them (:func:`~market.sim.engine.in_one_call`), else step by step."""
+        them (:func:`~market.sim.engine.in_one_call`), and on into the next periods where
+        nothing happens between periods (:func:`~market.sim.engine.across_periods`)."""
         steps = params.check_steps(steps)
         while steps > 0 and self.running:
             self._open_when_due()  # revising first: who changed strategy decides the way
@@ -97,23 +98,32 @@ class MarketModel(mesa.Model):
                 self.step()
                 steps -= 1
                 continue
-            k = min(steps, self.params.period - self.step_in_period)
+            k = min(steps, engine.CALL_STEPS)
+            if not engine.across_periods(self.market):
+                k = min(k, self.params.period - self.step_in_period)
             if self.params.max_steps is not None:
                 k = min(k, self.params.max_steps - self.steps)
             steps -= self._steps(k)
 
     def _steps(self, k: int) -> int:
-        """Up to ``k`` steps of this period in one compiled call: all but the last collected
-        as the call wrote them and entered into the books, the last recorded as a step."""
+        """Up to ``k`` steps in one compiled call: all but the last collected as the call wrote
+        them and entered into the books, a period's part at a time (each period closed and
+        the next opened as the call did), the last recorded as a step."""
         made = self.engine.steps(self.market, self.step_in_period, k, self.rng,
                                  self.ledger.equilibrium.price_mid)
         self.market.stepped()
-        if made.done > 1:  # no period closes, no agent data is due, none is the max_steps'th
-            head = made.rows[:made.done - 1]
-            self.datacollector.collect_steps(self, head, made.levels, made.offsets[:made.done])
-            self.ledger.enter_rows(head)
-            self.steps += made.done - 1  # what Mesa's step() does first
-            self.step_in_period += made.done - 1
+        j = 0
+        while j < made.done - 1:  # no agent data is due, none is the max_steps'th
+            n = min(made.done - 1 - j, self.params.period - self.step_in_period)
+            rows = made.rows[j:j + n]
+            self.datacollector.collect_steps(self, rows, made.levels, made.offsets[j:j + n + 1])
+            self.ledger.enter_rows(rows)
+            self.steps += n  # what Mesa's step() does first
+            self.step_in_period += n
+            j += n
+            if self.step_in_period == self.params.period:
+                self._close_period()
+                self._open_period(self.period + 1, opened=True)
         if made.done:
             self.steps += 1
             self._record(*made.last_record(self.market))
@@ -129,11 +139,21 @@ class MarketModel(mesa.Model):
                 self.revise_strategies()
             self._open_period(self.period + 1)
 
-    def _open_period(self, period: int) -> None:
-        """Everybody holds a unit again (values and costs redrawn if asked); open the books."""
+    def _open_period(self, period: int, opened: bool = False) -> None:
+        """Everybody holds a unit again (values and costs redrawn if asked; ``opened``: a
+        compiled call did it); open the books."""
         self.period, self.step_in_period = period, 0
-        self.market.open_period(period == 0, self.rng)
+        if not opened:
+            self.market.open_period(period == 0, self.rng)
         self.ledger.open_period(self.market.equilibrium)
+
+    def _close_period(self) -> None:
+        """The closed period's row (and its shares, when traders revise)."""
+        self.datacollector.add_period({"period": self.period, "last_step": self.steps,
+                                       **self.ledger.period_figures()})
+        if self.params.revision != "none":
+            self.datacollector.add_shares(revision.share_rows(self.market, self.period,
+                                                              self.steps))
 
     def _record(self, pairs: int, sums: tuple | None, levels: np.ndarray | None,
                 earnings: tuple | None = None) -> None:
@@ -149,11 +169,7 @@ class MarketModel(mesa.Model):
         due = self.params.agent_data
         self.agents_due = due == "step" or (closing and due == "period")
         if closing:
-            self.datacollector.add_period({"period": self.period, "last_step": self.steps,
-                                           **self.ledger.period_figures()})
-            if self.params.revision != "none":
-                self.datacollector.add_shares(revision.share_rows(self.market, self.period,
-                                                                  self.steps))
+            self._close_period()
         self.datacollector.collect(self, trades, pairs, earnings)
         if self.params.max_steps is not None and self.steps >= self.params.max_steps:
             self.running = False  # Mesa's run_model (and batch_run) stop here

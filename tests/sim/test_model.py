@@ -249,6 +249,8 @@ RUNS = {
     "teams, costs": {"seller_mix": {"boulware": 1.0}, "buyer_mix": {"conceder": 1.0},
                      "teams": 3, "breakdown": 0.1, "seller_cost": 0.5},
     "agents every step": {"buyer_mix": MIXED, "agent_data": "step", "period": 4},
+    "no agent data, across periods": {"buyer_mix": MIXED, "seller_mix": MIXED, "clock": True,
+                                      "agent_data": "none", "period": 3, "max_steps": 35},
     "double auction": {"seller_mix": {"zi-c": 1.0}, "buyer_mix": {"zip": 1.0},
                        "institution": "cda"},
     "lockstep": {"buyer_mix": MIXED, "seller_mix": MIXED, "engine": "lockstep"},
@@ -279,6 +281,28 @@ def test_run_makes_the_tables_of_as_many_steps(kw):
         for side in (0, 1):
             np.testing.assert_array_equal(m.market.books[side].earnings,
                                           c.market.books[side].earnings)
+
+
+TWO = {"averaging": 0.5, "boulware": 0.5}
+
+
+@pytest.mark.parametrize(("kw", "calls"), [
+    ({"agent_data": "none"}, 1),
+    ({"agent_data": "period"}, 10),
+    ({"agent_data": "none", "redraw": True}, 10),
+    ({"agent_data": "none", "revision": "imitate", "seller_mix": TWO}, 10),
+])
+def test_run_goes_on_across_periods_in_one_call_when_nothing_happens_between(kw, calls,
+                                                                             monkeypatch):
+    """A batch's market (no agent data, nothing redrawn or revised) runs all its steps in one
+    compiled call, the periods opening inside it; otherwise a period a call."""
+    model = MarketModel(n_buyers=10, n_sellers=10, period=4, seed=2, **kw)
+    made = []
+    steps = model.engine.steps
+    monkeypatch.setattr(model.engine, "steps", lambda *a: made.append(a[2]) or steps(*a))
+    model.run(40)
+    assert len(made) == calls and sum(made) == 40 and model.period == 9
+    assert len(model.datacollector.get_table_dataframe("periods")) == 10
 
 
 def _all_frames(model: MarketModel) -> list[pd.DataFrame]:
