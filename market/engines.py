@@ -17,6 +17,7 @@ the same generation.
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -44,15 +45,23 @@ GAME_TEMPLATES = (loops, fastgame)
 def forms_for(strategies: Sequence[Strategy] = ()) -> list[compiled.Form]:
     """The forms a module is generated for: every compiled strategy of the package (by
     name), then those of ``strategies`` from elsewhere (a user's), each form once."""
+    return list(_forms(tuple(registry.STRATEGIES.values()),
+                       tuple({type(s): None for s in strategies})))
+
+
+@functools.lru_cache(maxsize=64)
+def _forms(registered: tuple[type[Strategy], ...], extra: tuple[type[Strategy], ...]
+           ) -> tuple[compiled.Form, ...]:
+    """:func:`forms_for`, by the classes registered and those of the strategies (the same
+    classes, the same forms: a market's build looks them up, 0.05 ms of a batch run's 5)."""
     seen: dict[tuple, compiled.Form] = {}
-    package = sorted((cls for cls in registry.STRATEGIES.values()
-                      if not registry.from_user(cls)), key=lambda c: c.name)
-    extra = sorted((type(s) for s in strategies), key=lambda c: (c.name, c.__qualname__))
-    for cls in (*package, *extra):
+    package = sorted((cls for cls in registered if not registry.from_user(cls)),
+                     key=lambda c: c.name)
+    for cls in (*package, *sorted(extra, key=lambda c: (c.name, c.__qualname__))):
         f = compiled.form(cls)
         if f is not None and f.key not in seen:
             seen[f.key] = f
-    return list(seen.values())
+    return tuple(seen.values())
 
 
 def compiled_module(strategies: Sequence[Strategy] = (),

@@ -96,38 +96,33 @@ class Store:
 
 def stores(states: Sequence[KernelState]) -> tuple[Store, list[KernelState]]:
     """The flat stores of these populations and each population's views into them."""
-    layout = np.zeros((len(states), LAYOUT_COLUMNS), dtype=np.int64)
-    floats: list[np.ndarray] = []
-    ints: list[np.ndarray] = []
-    sizes = {"f": 0, "i": 0}
-
-    def place(g: int, at: int, arr: np.ndarray, kind: str) -> None:
-        layout[g, at] = sizes[kind]
-        layout[g, at + 1:at + 1 + arr.ndim] = arr.shape
-        (floats if kind == "f" else ints).append(arr.reshape(-1))
-        sizes[kind] += arr.size
-
+    places: list[tuple[int, int, str, str, tuple[int, ...]]] = []  # in the stores' order
+    parts: dict[str, list[np.ndarray]] = {"f": [], "i": []}
     for g, st in enumerate(states):
-        place(g, PARAMS, np.asarray(st.params, dtype=np.float64), "f")
-        place(g, TABLES, np.asarray(st.tables, dtype=np.float64), "f")
-        place(g, WAIT, np.asarray(st.wait, dtype=np.float64), "f")
-        place(g, TABLE, np.asarray(st.table, dtype=np.int64), "i")
-        place(g, PLAYED, np.asarray(st.played, dtype=np.int64), "i")
-    fstore = np.concatenate(floats) if floats else np.zeros(0)
-    istore = np.concatenate(ints) if ints else np.zeros(0, dtype=np.int64)
-
-    def view(store: np.ndarray, g: int, at: int, ndim: int) -> np.ndarray:
-        o = layout[g, at]
-        shape = tuple(int(x) for x in layout[g, at + 1:at + 1 + ndim])
-        return store[o:o + math.prod(shape)].reshape(shape)
-
-    views = [KernelState(params=view(fstore, g, PARAMS, 2), tables=view(fstore, g, TABLES, 4),
-                         wait=view(fstore, g, WAIT, 2), table=view(istore, g, TABLE, 2),
-                         played=view(istore, g, PLAYED, 1), config=st.config)
-             for g, st in enumerate(states)]
+        for at, name, kind in _FIELDS:
+            arr = np.asarray(getattr(st, name), dtype=np.float64 if kind == "f" else np.int64)
+            places.append((g, at, name, kind, arr.shape))
+            parts[kind].append(arr.reshape(-1))
+    flat = {"f": np.concatenate(parts["f"]) if parts["f"] else np.zeros(0),
+            "i": np.concatenate(parts["i"]) if parts["i"] else np.zeros(0, dtype=np.int64)}
+    rows = [[0] * LAYOUT_COLUMNS for _ in states]  # the layout, as Python numbers first
+    views: list[dict[str, np.ndarray]] = [{} for _ in states]
+    sizes = {"f": 0, "i": 0}
+    for g, at, name, kind, shape in places:
+        o, size = sizes[kind], math.prod(shape)
+        rows[g][at:at + 1 + len(shape)] = (o, *shape)
+        views[g][name] = flat[kind][o:o + size].reshape(shape)
+        sizes[kind] += size
+    layout = np.array(rows, dtype=np.int64).reshape(len(states), LAYOUT_COLUMNS)
     config = (np.stack([np.asarray(st.config, dtype=np.int64) for st in states]) if states
               else np.zeros((0, 8), dtype=np.int64))
-    return Store(fstore, istore, layout, config), views
+    return (Store(flat["f"], flat["i"], layout, config),
+            [KernelState(**v, config=st.config) for v, st in zip(views, states, strict=True)])
+
+
+#: a population's arrays in the stores: (layout column, field, store: floats or integers)
+_FIELDS = ((PARAMS, "params", "f"), (TABLES, "tables", "f"), (WAIT, "wait", "f"),
+           (TABLE, "table", "i"), (PLAYED, "played", "i"))
 
 
 # --- what a class compiles to --------------------------------------------------------------------
