@@ -17,7 +17,7 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from market.cli import common
 from market.cli.common import add_flags, discounts, emit_json, flag_dest, int_in, path_text
@@ -34,6 +34,9 @@ from market.files import (
 from market.jsonable import finite
 from market.limits import STEPS_MAX
 from market.sim.declared import ENGINES, INSTITUTION_WORDS, PARAMETERS, flag_names
+
+if TYPE_CHECKING:  # the model is imported late: Mesa is heavy
+    from market.sim.model import MarketModel
 
 HELP = "run a market of many Buyers and Sellers with mixed strategies"
 
@@ -118,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_steps(model: Any, steps: int, quiet: bool) -> None:
+def _run_steps(model: MarketModel, steps: int, quiet: bool) -> None:
     """``steps`` steps, a period at a time (``model.run``: a period's steps in one compiled
     call where it can), the bar moving with each."""
     with progress_bar("market", steps, "steps", quiet=quiet) as update:

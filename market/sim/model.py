@@ -221,4 +221,6 @@ def engine_for(market: Market, kind: str) -> engine.CompiledEngine | engine.Lock
     cls, missing = engine.choose(market.strategies, kind, market.params.institution)
     if missing and kind == "auto":
         engine.say_lockstep(missing)
-    return cls(market) if cls is engine.CompiledEngine else cls()
+    if cls is engine.CompiledEngine:
+        return engine.CompiledEngine(market)
+    return engine.LockstepEngine()
