@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import types
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,6 +123,11 @@ class StepResult:
     #: both sides' :func:`~market.sim.ledger.earnings_sums` as the step ended, when the
     #: compiled step made them (None: read them from the arrays)
     earnings: tuple | None = None
+
+    @property
+    def levels(self) -> np.ndarray | None:
+        """The deals' levels, in pair order (None when nobody met)."""
+        return None if self.record is None else self.record.level[self.deal]
 
 
 class LockstepEngine:
@@ -226,9 +231,10 @@ class CompiledEngine:
 
     def steps(self, m: Market, r: int, k: int, rng: np.random.Generator, centre: float
               ) -> Steps:
-        """Steps ``r`` to ``r + k - 1`` of the period (of the bilateral market) in one compiled
-        call (:func:`~market.sim.kernel.market_step`): what the model records of each
-        (:meth:`Steps.records`), and the last one's negotiations."""
+        """``k`` steps of the bilateral market from step ``r`` of the period (on into the next
+        periods if ``k`` reaches past its end) in one compiled call
+        (:func:`~market.sim.kernel.market_step`): their rows (:meth:`Steps.parts`,
+        :meth:`Steps.last_record`), and the last one's negotiations."""
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
@@ -276,6 +282,16 @@ class Steps:
     last: StepResult | None
     error: Exception | None
 
+    def parts(self, r: int, K: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The steps made but the last, a period's part at a time (``r``: the first step's
+        place in a period of ``K`` steps): each part's rows, and where its steps' deal levels
+        begin (and the last ends) in :attr:`levels`."""
+        j = 0
+        while j < self.done - 1:
+            n = min(self.done - 1 - j, K - r)
+            yield self.rows[j:j + n], self.offsets[j:j + n + 1]
+            j, r = j + n, 0
+
     def last_record(self, m: Market) -> tuple[int, tuple | None, np.ndarray | None, tuple]:
         """The last step made, as the model records it: its pairs, its
         :func:`~market.sim.ledger.settle_sums` and its deals' levels (None when nobody met),
@@ -299,6 +315,9 @@ def in_one_call(engine: CompiledEngine | LockstepEngine, m: Market) -> bool:
 
 #: at most this many steps in one compiled call (its rows: a few dozen numbers a step)
 CALL_STEPS = 10_000
+#: room for at most this many deals' levels in one compiled call (8 bytes each; a trader
+#: deals once a period)
+CALL_DEALS = 1_000_000
 
 
 def across_periods(m: Market) -> bool:
@@ -308,6 +327,17 @@ def across_periods(m: Market) -> bool:
     period's end)."""
     p = m.params
     return not p.redraw and p.revision == "none" and p.agent_data == "none"
+
+
+def call_steps(m: Market, r: int, wanted: int) -> int:
+    """How many of ``wanted`` steps the next compiled call makes from step ``r`` of the
+    period: to the period's end, or on across periods (:func:`across_periods`) while its
+    buffers stay small (:data:`CALL_STEPS`, :data:`CALL_DEALS`)."""
+    K = m.params.period
+    if not across_periods(m):
+        return min(wanted, K - r)
+    periods = max(1, CALL_DEALS // max(1, min(len(book) for book in m.books)))
+    return min(wanted, CALL_STEPS, K - r + (periods - 1) * K)
 
 
 def time_left_at(m: Market, r: int) -> int:

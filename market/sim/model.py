@@ -42,14 +42,10 @@ from market.sim.traces import LastStep
 
 
 class MarketModel(mesa.Model):
-    """Many Sellers and Buyers bargaining in pairs with pluggable strategies.
-
-    The keywords are the market's declared parameters
-    (:class:`~market.sim.params.Params` says each one's meaning), checked by
-    :func:`market.sim.params.check` (or given, positionally, as that check
-    returned them); ``engine`` picks how a step runs (the same tables either
-    way); ``seed`` and ``rng`` are Mesa's.
-    """
+    """Many Sellers and Buyers bargaining in pairs with pluggable strategies: the keywords are
+    the market's declared parameters (:class:`~market.sim.params.Params`), checked by
+    :func:`market.sim.params.check` (or given, positionally, as it returned them); ``engine``
+    picks how a step runs (the same tables either way); ``seed`` and ``rng`` are Mesa's."""
 
     @params.declare_signature
     def __init__(self, checked: params.Params | None = None, /, *, engine: str = "auto",
@@ -77,50 +73,39 @@ class MarketModel(mesa.Model):
                                 self.ledger.equilibrium.price_mid)
         self.market.stepped()
         self.last_step = self.last_step.after(done)
-        levels = None if done.record is None else done.record.level[done.deal]
-        self._record(len(done.sellers), done.sums, levels, done.earnings)
+        self._record(len(done.sellers), done.sums, done.levels, done.earnings)
 
     def run_model(self) -> None:
-        """Mesa's ``run_model``: step while ``running`` (until ``max_steps``), a period at a
-        time (:meth:`run`)."""
+        """Mesa's ``run_model``: a period at a time (:meth:`run`) while ``running``."""
         while self.running:
             self.run(self.params.period)
 
     def run(self, steps: int) -> None:
         """``steps`` steps (fewer at ``max_steps``): the tables of as many :meth:`step` calls,
-        faster: a period's steps in one compiled call where nothing has to be seen between
-        them (:func:`~market.sim.engine.in_one_call`), and on into the next periods where
-        nothing happens between periods (:func:`~market.sim.engine.across_periods`)."""
+        faster: in one compiled call where nothing has to be seen between them, up to a
+        period's end or on (:func:`~market.sim.engine.call_steps`)."""
         steps = params.check_steps(steps)
+        if self.params.max_steps is not None:  # where the model stops running
+            steps = min(steps, self.params.max_steps - self.steps)
         while steps > 0 and self.running:
             self._open_when_due()  # revising first: who changed strategy decides the way
             if not engine.in_one_call(self.engine, self.market):
                 self.step()
                 steps -= 1
                 continue
-            k = min(steps, engine.CALL_STEPS)
-            if not engine.across_periods(self.market):
-                k = min(k, self.params.period - self.step_in_period)
-            if self.params.max_steps is not None:
-                k = min(k, self.params.max_steps - self.steps)
-            steps -= self._steps(k)
+            steps -= self._steps(engine.call_steps(self.market, self.step_in_period, steps))
 
     def _steps(self, k: int) -> int:
-        """Up to ``k`` steps in one compiled call: all but the last collected as the call wrote
-        them and entered into the books, a period's part at a time (each period closed and
-        the next opened as the call did), the last recorded as a step."""
+        """Up to ``k`` steps in one compiled call: all but the last kept as it wrote them and
+        entered into the books, a period's part at a time; the last recorded as a step."""
         made = self.engine.steps(self.market, self.step_in_period, k, self.rng,
                                  self.ledger.equilibrium.price_mid)
         self.market.stepped()
-        j = 0
-        while j < made.done - 1:  # no agent data is due, none is the max_steps'th
-            n = min(made.done - 1 - j, self.params.period - self.step_in_period)
-            rows = made.rows[j:j + n]
-            self.datacollector.collect_steps(self, rows, made.levels, made.offsets[j:j + n + 1])
+        for rows, offsets in made.parts(self.step_in_period, self.params.period):
+            self.datacollector.collect_steps(self, rows, made.levels, offsets)
             self.ledger.enter_rows(rows)
-            self.steps += n  # what Mesa's step() does first
-            self.step_in_period += n
-            j += n
+            self.steps += len(rows)  # what Mesa's step() does first
+            self.step_in_period += len(rows)
             if self.step_in_period == self.params.period:
                 self._close_period()
                 self._open_period(self.period + 1, opened=True)
@@ -140,8 +125,7 @@ class MarketModel(mesa.Model):
             self._open_period(self.period + 1)
 
     def _open_period(self, period: int, opened: bool = False) -> None:
-        """Everybody holds a unit again (values and costs redrawn if asked; ``opened``: a
-        compiled call did it); open the books."""
+        """A period opens: everybody holds a unit again (``opened``: a compiled call did)."""
         self.period, self.step_in_period = period, 0
         if not opened:
             self.market.open_period(period == 0, self.rng)
@@ -176,24 +160,18 @@ class MarketModel(mesa.Model):
 
     def revise_strategies(self) -> None:
         """Each side's revisers change strategy by the market's protocol
-        (:mod:`~market.sim.revision`); :meth:`step` runs it at each period's end when the
-        market revises; call it to revise now."""
+        (:mod:`~market.sim.revision`): at each period's end when the market revises, or now."""
         if revision.revise_market(self.market, self.rng):
             self.engine.rebind(self.market)
 
     def set_strategy(self, side: int | str, traders: Any, strategy: int | str,
                      like: Any = None) -> None:
         """Traders ``traders`` (indices into ``side``'s arrays) play ``strategy`` from the next
-        step on: a name of the side's mix, its index in ``market.names[side]``, or a new spec,
-        which joins the mix as a new population (with the compiled engine, only a strategy
-        that has a compiled decision).
-
-        Each starts as a fresh member of that strategy (a learner with fresh
-        tables, its parameters as the market draws them), or, with ``like``
-        (one trader per mover, already playing ``strategy``), as a copy of
-        that trader's member. Nothing is rebuilt or compiled: the engine
-        reads each trader's strategy from its arrays.
-        """
+        step on (a name of the side's mix, its index in ``market.names[side]``, or a new spec,
+        which joins the mix; compiled engine: one with a compiled decision), each a fresh
+        member (fresh tables, parameters drawn as the market draws them) or, with ``like``
+        (one trader per mover, already playing it), a copy of that trader's member. Nothing
+        is rebuilt or compiled: the engine reads each trader's strategy from its arrays."""
         m = self.market
         if population.set_strategy(m.books, m.names, m.strategies, side, traders, strategy,
                                    like, self.params, self.rng,
