@@ -109,28 +109,38 @@ class TraderArrays:
         return len(self.reservation)
 
 
+def fixed_columns(books: Sequence[TraderArrays], uid: Sequence[np.ndarray]
+                  ) -> dict[str, np.ndarray]:
+    """The agent columns that never change in a market (ids, sides, teams), made once: every
+    record of the agents' state shares them."""
+    s, b = books[SELLER], books[BUYER]
+    return {"unique_id": np.concatenate(uid),
+            "side": np.repeat(np.array(SIDE_NAMES, dtype=object), [len(s), len(b)]),
+            "team": np.concatenate([s.team, b.team])}
+
+
 def agent_columns(books: Sequence[TraderArrays], names: Sequence[np.ndarray],
-                  uid: Sequence[np.ndarray], wallets: np.ndarray | None = None
+                  fixed: dict[str, np.ndarray], wallets: np.ndarray | None = None
                   ) -> dict[str, np.ndarray]:
     """Every trader's state as columns (Sellers first, then Buyers), read from the arrays.
 
-    ``books``, ``names`` (object arrays of strategy names) and ``uid`` (agent
-    ids) are indexed by side; ``wallets``: earnings per team id under a
-    common wallet (None: each trader's wallet is its own earnings).
+    ``books`` and ``names`` (object arrays of strategy names) are indexed by
+    side; ``fixed``: the market's :func:`fixed_columns`; ``wallets``: earnings
+    per team id under a common wallet (None: each trader's wallet is its own
+    earnings).
     """
     s, b = books[SELLER], books[BUYER]
     earnings = np.concatenate([s.earnings, b.earnings])
-    team = np.concatenate([s.team, b.team])
     return {
-        "unique_id": np.concatenate(uid),
-        "side": np.repeat(np.array(SIDE_NAMES, dtype=object), [len(s), len(b)]),
+        "unique_id": fixed["unique_id"],
+        "side": fixed["side"],
         "strategy": np.concatenate([names[SELLER][s.strategy], names[BUYER][b.strategy]]),
         "reservation": np.concatenate([s.reservation, b.reservation]),
-        "wallet": earnings if wallets is None else wallets[team],
+        "wallet": earnings if wallets is None else wallets[fixed["team"]],
         "earnings": earnings,
         "cash": np.concatenate([s.cash, b.cash]),
         "trades": np.concatenate([s.trades, b.trades]),
-        "team": team,
+        "team": fixed["team"],
     }
 
 

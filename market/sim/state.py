@@ -18,7 +18,7 @@ import pandas as pd
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol
 from market.sim import auction, exchange, ledger, population, schedules
-from market.sim.agents import TraderArrays, agent_columns
+from market.sim.agents import TraderArrays, agent_columns, fixed_columns
 from market.sim.params import Params
 from market.sim.yardsticks import Equilibrium, competitive_equilibrium
 from strategies.base import Strategy
@@ -63,6 +63,8 @@ class Market:
     #: None in bilateral bargaining
     book: tuple[np.ndarray, ...] | None = field(default=None, init=False)
     _wallets: np.ndarray | None = field(default=None, init=False, repr=False)
+    #: the agent columns that never change (:func:`~market.sim.agents.fixed_columns`)
+    _fixed: dict[str, np.ndarray] | None = field(default=None, init=False, repr=False)
     #: the period's competitive equilibrium, found again only when values and costs are drawn
     equilibrium: Equilibrium = field(init=False)
 
@@ -173,7 +175,9 @@ class Market:
         """Every trader's state as columns (Sellers first, then Buyers), read from the arrays:
         what the collector records."""
         wallets = self.team_wallets() if self.common_wallet else None
-        return agent_columns(self.books, self.name_arrays(), self.uid, wallets)
+        if self._fixed is None:
+            self._fixed = fixed_columns(self.books, self.uid)
+        return agent_columns(self.books, self.name_arrays(), self._fixed, wallets)
 
     def agents_now(self) -> pd.DataFrame:
         """The live agent-level state, one row per trader (its collected history is
