@@ -283,12 +283,19 @@ class QLearning(Compiled):
                 raise ValueError(f"Q-tables need 1 or 2 roles (got {tables.shape[1]})")
         self.tables = np.ascontiguousarray(tables, dtype=float)
         self.learning = bool(learning)
-        per = lambda x: np.broadcast_to(np.asarray(x, dtype=float), (self.n_members,)).copy()  # noqa: E731
-        self.lr, self.gamma = per(lr), per(gamma)
-        self.epsilon_start, self.epsilon_end = per(epsilon_start), per(epsilon_end)
-        self.epsilon_decay = per(epsilon_decay)
+        self.lr, self.gamma = self._per_member(lr), self._per_member(gamma)
+        self.epsilon_start = self._per_member(epsilon_start)
+        self.epsilon_end = self._per_member(epsilon_end)
+        self.epsilon_decay = self._per_member(epsilon_decay)
         self.played = np.zeros(self.n_members, dtype=np.int64)
         self.params = {"role_aware": self.tables.shape[1] == 2, "learning": self.learning}
+
+    def _per_member(self, x: Any) -> np.ndarray:
+        """A rate for every member: one for all, or one each (a fresh array either way)."""
+        a = np.asarray(x, dtype=float)
+        if a.ndim == 0:
+            return np.full(self.n_members, float(a))
+        return np.broadcast_to(a, (self.n_members,)).copy()
 
     @classmethod
     def spec_params(cls, arg: str, side: int | str, protocol: Protocol) -> dict[str, Any]:
