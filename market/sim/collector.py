@@ -103,10 +103,17 @@ def snapshot(model: Collected, trades: tuple | None, pairs: int | None = None,
     m = model.market
     teams = m.params.teams
     sellers, buyers = ledger.earnings_sums(m.books, m.names) if earnings is None else earnings
-    return (model.steps, model.period, len(model.last_step) if pairs is None else pairs, trades,
-            model.ledger.period.values(), model.ledger.run.values(), _equilibrium(model),
-            *sellers, *buyers, teams, None if teams is None else m.team_wallets(),
-            *_shares(m))
+    return _snapshot(model.steps, model.period,
+                     len(model.last_step) if pairs is None else pairs, trades, model.ledger,
+                     _equilibrium(model), (sellers, buyers),
+                     (teams, None if teams is None else m.team_wallets()), _shares(m))
+
+
+def _snapshot(step: int, period: int, pairs: int, trades: tuple | None, books: ledger.Ledger,
+              eq: tuple, earnings: tuple, teams: tuple, shares: tuple) -> tuple:
+    """A step's :class:`Snapshot`, as a plain tuple in its fields' order."""
+    return (step, period, pairs, trades, books.period.values(), books.run.values(), eq,
+            *earnings[0], *earnings[1], *teams, *shares)
 
 
 def _equilibrium(model: Collected) -> tuple:
@@ -135,8 +142,8 @@ def _snapshots(kept: tuple) -> Iterator[tuple]:
     tally = (names_s, names_b), (counts_s, counts_b)
     for j, (pairs, sums, sellers, buyers) in enumerate(ledger.read_rows(rows, *tally)):
         trades = None if sums is None else books.enter(sums)
-        yield (first + j, period, pairs, trades, books.period.values(), books.run.values(), eq,
-               *sellers, *buyers, None, None, *shares)
+        yield _snapshot(first + j, period, pairs, trades, books, eq, (sellers, buyers),
+                        (None, None), tuple(shares))
 
 
 def variables(row: tuple) -> dict[str, float]:

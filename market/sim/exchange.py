@@ -1,5 +1,6 @@
 """Around the negotiations of a step: who meets whom, deals changing hands, learners' pay.
 
+:func:`hold_units` gives every trader its unit back as a period opens,
 :func:`pair` matches the traders still holding their unit at random,
 :func:`openers` draws who opens each negotiation, :func:`settle_deals` moves
 money between the paired traders' arrays for every deal (cash, earnings,
@@ -36,6 +37,16 @@ from strategies.base import Strategy
 #: who opens: drawn per negotiation (the game's rule, :data:`market.game.moves.OPEN_RANDOM`),
 #: or always one side
 OPEN_SELLER, OPEN_BUYER = SELLER, BUYER
+
+
+@njit(cache=True)
+def hold_units(traded_s: np.ndarray, traded_b: np.ndarray) -> None:
+    """A new trading period: every trader holds its unit again (one unit per trader per
+    period). The model opens each period with it; the compiled step too, when one call runs
+    on into the next period."""
+    for traded in (traded_s, traded_b):
+        for i in range(traded.size):
+            traded[i] = False
 
 
 @njit(cache=True)

@@ -73,10 +73,8 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     actions_j = np.full((0, 2 * T), -1, np.int32)
     for j in range(k):  # the step's body written here, not inlined from a function: numba's
         r = (r0 + j) % K  # inlining cost 3 s of cold compile
-        if r == 0 and j > 0:  # a new period: everybody holds a unit again
-            for traded in (s_traded, b_traded):
-                for i in range(traded.size):
-                    traded[i] = False
+        if r == 0 and j > 0:  # a new period
+            exchange.hold_units(s_traded, b_traded)
         ps, pb = exchange.pair(s_traded, b_traded, rng)
         n = ps.size
         first = exchange.openers(n, open_mode, rng)

@@ -115,8 +115,7 @@ class Market:
         if self.book is not None:
             auction.clear_book(self.book)
         if not first:
-            for book in self.books:
-                book.traded[:] = False
+            exchange.hold_units(self.books[SELLER].traded, self.books[BUYER].traded)
             if self.params.redraw:
                 for book in self.books:
                     book.reservation[:] = population.draw(self.params, book.side, len(book), rng)
