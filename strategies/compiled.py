@@ -264,6 +264,7 @@ from __future__ import annotations
 _DISPATCH = '''
 
 # --- the switch, generated from the strategies' forms ----------------------------------------
+from market.compiled.jit import borrowed as _borrowed  # noqa: E402
 from market.compiled.jit import njit as _njit  # noqa: E402
 from market.game.rules import Turn as _Turn  # noqa: E402
 from strategies.base import PARAMS as _PARAMS  # noqa: E402
@@ -276,6 +277,7 @@ from strategies.rule_based import action as _action  # noqa: E402
 @_njit(cache=True)
 def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):
     """Actions of population ``g`` (of kind ``kind``) for ``rows`` into ``out``."""
+    rows, table, seat, st, out = _borrowed((rows, table, seat, st, out))  # jit.borrowed
 {decide_cases}
     for r in rows:  # an unknown kind plays an illegal action, which every caller refuses
         out[r] = -1
@@ -284,6 +286,8 @@ def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):
 @_njit(cache=True)
 def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
     """Learning of population ``g`` (of kind ``kind``) from finished negotiations ``rows``."""
+    rows, record, member, reward, time_left, st = _borrowed(
+        (rows, record, member, reward, time_left, st))
 {learn_cases}
     return
 
@@ -291,6 +295,7 @@ def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
 @_njit(cache=True)
 def respond(kind, side, event, member, limit, active, st, g, rng):
     """A member of population ``g`` (of kind ``kind``) hears a book's public ``event``."""
+    st = _borrowed(st)
 {respond_cases}
     return
 '''

@@ -17,6 +17,10 @@ trading period (-1: no clock), per negotiation; ``st`` ``(fstore, istore,
 layout, config)``: every population's arrays (:class:`strategies.compiled.Store`);
 ``g`` the population; ``record`` ``(actions, first, n_moves, level)``:
 finished negotiations; ``turn``: one row's :class:`~market.game.rules.Turn`.
+
+A strategy's generated entry points lend these arrays to its rule for the
+call (:func:`market.compiled.jit.borrowed`): a rule reads and writes them in
+place, and keeps none of them after it returns.
 """
 
 from __future__ import annotations

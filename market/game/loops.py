@@ -16,7 +16,7 @@ strategies. The market's step and the environments compose them.
 
 from __future__ import annotations
 
-from market.compiled.jit import njit
+from market.compiled.jit import borrowed, njit
 from market.game.buffers import record_arrays, table_arrays
 from market.game.dispatch import (  # bound when generated
     decide,
@@ -61,10 +61,34 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
         bad, bad_g = depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng,
                                  actions, level, n_moves)
         return actions, level, n_moves, bad, bad_g
+    bad, bad_g = breadth_first(game, first, sellers, buyers, time_left, kinds, n_groups_s, st,
+                               rng, pressure, (actions, level, n_moves),
+                               table_arrays(n, kinds.size))
+    return actions, level, n_moves, bad, bad_g
+
+
+@njit(cache=True)
+def breadth_first(game, first, sellers, buyers, time_left, kinds, n_groups_s, st, rng,  # noqa: ANN001, ANN201
+                  pressure, record, table):
+    """:func:`negotiate_rows` for strategies that draw: move by move, every running
+    negotiation's mover deciding in its population's group, in the protocol's order
+    (Sellers' groups first, each group's rows ascending). ``record``: the arrays it fills;
+    ``table``: its state (:func:`~market.game.buffers.table_arrays`). Returns the move and
+    population of an illegal action, -1, -1 if none.
+
+    Every array is lent for the call (:func:`~market.compiled.jit.borrowed`): the loop
+    slices, hands on and inlines them at every move, which counted two atomic references
+    each time."""
+    P, T = game
+    first, sellers, buyers, time_left, kinds, st, record, table = borrowed(
+        (first, sellers, buyers, time_left, kinds, st, record, table))
+    actions, level, n_moves = record
+    last, prev, chosen, running, count, key, order = table
+    n = first.size
+    M = 2 * T
     s_group, s_member, s_lo, s_hi = sellers
     b_group, b_member, b_lo, b_hi = buyers
     n_groups = kinds.size
-    last, prev, chosen, running, count, key, order = table_arrays(n, n_groups)
     n_running = n
     for move in range(M):
         if n_running == 0:
@@ -96,10 +120,10 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
             decide(kinds[g], s, move, game, rg, (last, prev, first), seat, st, g, rng, chosen)
             for r in rg:
                 if chosen[r] < lo_a or chosen[r] >= hi_a:
-                    return actions, level, n_moves, move, g
+                    return move, g
         n_running = play_move(move, P, pressure, running, n_running, chosen,
                               (first, last, prev), (actions, level, n_moves), rng)
-    return actions, level, n_moves, -1, -1
+    return -1, -1
 
 
 @njit(cache=True)
@@ -111,9 +135,12 @@ def depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng, action
     the move and population of an illegal action, -1, -1 if none.
 
     The members' parameters are read before the loop, and the store is handed only to a
-    table's call: every array an inlined call receives costs two atomic reference counts
-    per move, which made this loop 3-4x the same rules played in registers."""
+    table's call; the arrays are lent (:func:`~market.compiled.jit.borrowed`): every array
+    an inlined call receives otherwise costs two atomic reference counts per move, which
+    made this loop 3-4x the same rules played in registers."""
     P, T = game
+    first, sellers, buyers, kinds, st, actions, level, n_moves = borrowed(
+        (first, sellers, buyers, kinds, st, actions, level, n_moves))
     s_group, s_member, s_lo, s_hi = sellers
     b_group, b_member, b_lo, b_hi = buyers
     s_param = member_params(s_group, s_member, 0, st)

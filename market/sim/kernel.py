@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.compiled.jit import generator, njit
+from market.compiled.jit import borrowed, generator, njit
 from market.game.buffers import floats, ints
 from market.game.dispatch import learn  # bound when generated
 from market.game.loops import negotiate_rows  # bound when generated
@@ -60,6 +60,7 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     ``j``'s begin); and the last step's packed results (:func:`packed`) and actions.
     """
     rng = generator(draws)
+    sellers, buyers, team_size, kinds, st = borrowed((sellers, buyers, team_size, kinds, st))
     r0, K, with_clock = clock
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers

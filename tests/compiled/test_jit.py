@@ -60,3 +60,29 @@ def test_handles_follow_the_generator_they_are_given_even_in_a_copy():
     x, y = _draws(twin[0](twin[1]), 4), _draws(np.random.default_rng(3), 4)
     assert np.array_equal(x[0], y[0])
     assert rng.bit_generator.state == np.random.default_rng(3).bit_generator.state  # untouched
+
+
+@jit.njit
+def _lend_and_write(arrays):  # noqa: ANN001, ANN202
+    (a, (b, k)), c = jit.borrowed(arrays)
+    total = 0.0
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            total += a[i, j]
+            a[i, j] = -a[i, j]
+    b[:] = k
+    c[0] = total
+    return total + b.sum()
+
+
+def test_lent_arrays_are_the_callers_own_data_read_and_written_in_place():
+    """What compiled code reads and writes through ``borrowed`` (the arrays of nested tuples,
+    a strided view among them; scalars passed through) is the caller's arrays themselves."""
+    base = np.arange(24.0).reshape(4, 6)
+    a = base[::2, 1::2]  # strided: the lent view keeps shape and strides
+    b, c = np.zeros(3, dtype=np.int64), np.zeros(1)
+    expected = a.sum()
+    assert _lend_and_write(((a, (b, 7)), c)) == expected + 21
+    assert np.array_equal(base[::2, 1::2], -np.arange(24.0).reshape(4, 6)[::2, 1::2])
+    assert (b == 7).all() and c[0] == expected
+    assert base[1].tolist() == list(np.arange(6.0, 12.0))  # rows not in the view untouched
