@@ -24,6 +24,7 @@ above its value or sell below its cost (not individually rational).
 
 from __future__ import annotations
 
+from market.compiled.jit import integer
 from market.game.rules import Turn
 from strategies.base import Classifier
 from strategies.rule_based import RuleBased, better_or_equal, bounds
@@ -42,7 +43,7 @@ class ZeroIntelligenceConstrained(RuleBased):
         """One uniform random level inside its range (the default accept rule then takes a
         crossing offer inside the range, and at the final decision any offer inside it)."""
         lo, hi = bounds(turn)
-        return rng.integers(lo, hi + 1)
+        return integer(rng, lo, hi + 1)
 
 
 class ZeroIntelligenceUnconstrained(RuleBased):
@@ -54,7 +55,7 @@ class ZeroIntelligenceUnconstrained(RuleBased):
     @staticmethod
     def target(turn: Turn, rng: object) -> int:
         """One uniform random level anywhere on the grid."""
-        return rng.integers(1, turn.prices + 1)
+        return integer(rng, 1, turn.prices + 1)
 
     @staticmethod
     def accepts(turn: Turn, target: int) -> bool:

@@ -337,5 +337,52 @@ else:  # pragma: no cover - numba missing
         return rng.permutation(x)
 
 
-__all__ = ["IMPORT_ERROR", "Handles", "borrowed", "exp", "exp1", "generator", "njit", "numba",
-           "permutation", "power", "power1", "prange", "rng_handle"]
+def integer(rng: np.random.Generator, low: int, high: int) -> int:
+    """One draw of ``rng.integers(low, high)`` (``low`` to ``high - 1``): the same number, from
+    the same state, in Python and in compiled code.
+
+    Compiled, numba's scalar ``Generator.integers`` fills a one-element array and
+    returns its item: an allocation and its release per draw, which was most of a
+    ZI-C trader's decision. Its compiled form here (:func:`_integer_compiled`) is numba's
+    own bounded draw on scalars: the same branches, the same draws."""
+    return int(rng.integers(low, high))
+
+
+if numba is not None:
+    from numba.core import types as _types
+    from numba.extending import overload
+    from numba.np.random.random_methods import (
+        bounded_lemire_uint64,
+        buffered_bounded_lemire_uint32,
+        next_uint32,
+        next_uint64,
+    )
+
+    @overload(integer, jit_options={"cache": True})
+    def _integer_compiled(rng: Any, low: Any, high: Any) -> Any:
+        """numba's ``integers(low, high)`` for an int64 (numba's ``random_bounded_uint64_fill``
+        of one item), without the array."""
+        if not isinstance(rng, _types.NumPyRandomGeneratorType):
+            return None
+
+        def draw(rng: Any, low: Any, high: Any) -> Any:  # noqa: ANN401
+            if low >= high:
+                raise ValueError("integer: low >= high")
+            low, top = np.int64(low), np.int64(high) - np.int64(1)
+            span = np.uint64(top - low)
+            bitgen = rng.bit_generator
+            if span == 0:
+                return low
+            if span <= 0xFFFFFFFF:
+                if span == 0xFFFFFFFF:
+                    return np.int64(low + next_uint32(bitgen))
+                return np.int64(low + buffered_bounded_lemire_uint32(bitgen, span))
+            if span == 0xFFFFFFFFFFFFFFFF:
+                return np.int64(low + next_uint64(bitgen))
+            return np.int64(low + bounded_lemire_uint64(bitgen, span))
+
+        return draw
+
+
+__all__ = ["IMPORT_ERROR", "Handles", "borrowed", "exp", "exp1", "generator", "integer", "njit",
+           "numba", "permutation", "power", "power1", "prange", "rng_handle"]

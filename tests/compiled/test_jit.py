@@ -86,3 +86,24 @@ def test_lent_arrays_are_the_callers_own_data_read_and_written_in_place():
     assert np.array_equal(base[::2, 1::2], -np.arange(24.0).reshape(4, 6)[::2, 1::2])
     assert (b == 7).all() and c[0] == expected
     assert base[1].tolist() == list(np.arange(6.0, 12.0))  # rows not in the view untouched
+
+
+@jit.njit
+def _integers(rng, bounds):  # noqa: ANN001, ANN202
+    out = np.empty(bounds.shape[0], dtype=np.int64)
+    for i in range(bounds.shape[0]):
+        out[i] = jit.integer(rng, bounds[i, 0], bounds[i, 1])
+    return out
+
+
+def test_an_integer_draw_is_numpys_draw_from_the_same_state_compiled_or_not():
+    """``jit.integer`` (a ZI trader's quote) draws what ``rng.integers(low, high)`` draws, in
+    compiled code and in Python, and leaves the generator where numpy leaves it: spans of
+    one value, small ones, 2**32 and wider."""
+    bounds = np.array([[3, 4], [1, 6], [-5, 5], [0, 2**32], [0, 2**32 + 1], [7, 2**40],
+                       [-(2**62), 2**62], [1, 101]] * 25, dtype=np.int64)
+    a, b, c = (np.random.default_rng(21) for _ in range(3))
+    expected = [int(a.integers(lo, hi)) for lo, hi in bounds]
+    assert _integers(b, bounds).tolist() == expected
+    assert [jit.integer(c, int(lo), int(hi)) for lo, hi in bounds] == expected
+    assert a.bit_generator.state == b.bit_generator.state == c.bit_generator.state
