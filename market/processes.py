@@ -244,7 +244,15 @@ _arrived: list[int] = []
 def _starting(signum: int, frame: Any) -> None:
     """Python's own Ctrl-C handler, remembering the signal: if whatever it lands in swallows
     the ``KeyboardInterrupt``, the command still ends as :func:`sigterm_exits` begins (a
-    ``train`` interrupted 0.3 s after its start ran on, once in a few suite runs under load)."""
+    ``train`` interrupted 0.3 s after its start ran on, once in a few suite runs under load).
+
+    Landing in the import system's own code (an import that C code asked for, such as a
+    Cython module's), the signal is delivered again in a moment instead: raised there, it
+    reaches that C code, which may print it as a traceback above the command's line and
+    go on (seen once in a batch interrupted 0.3 s after its start)."""
+    if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        _again(signum)
+        return
     _arrived.append(signum)
     raise KeyboardInterrupt
 

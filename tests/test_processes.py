@@ -381,6 +381,36 @@ def test_a_ctrl_c_python_drops_while_a_command_starts_comes_again():
     assert out.stdout.startswith("interrupted after 0."), (out.stdout, out.stderr)
 
 
+
+IN_THE_IMPORT_SYSTEM = """
+import signal, sys, time
+from market import processes
+processes.guard_process()  # what run.py does first, before the command's imports
+here = {}
+exec(compile("import sys\\ndef frame():\\n    return sys._getframe()\\n",
+             "<frozen importlib._bootstrap>", "exec"), here)
+started = time.monotonic()
+try:
+    processes._starting(signal.SIGINT, here["frame"]())  # Ctrl-C lands in the import system
+    print("not raised there")
+    time.sleep(5)
+except KeyboardInterrupt:
+    print("interrupted after %.2f s" % (time.monotonic() - started))
+"""
+
+
+def test_a_ctrl_c_landing_in_the_import_system_at_start_up_is_raised_a_moment_later():
+    """Raised inside the import system's own code (an import asked for by C code), a start-up
+    Ctrl-C reached that C code, which printed it as a traceback above the command's line:
+    there it is delivered again a moment later, and raised in the command's own code."""
+    out = subprocess.run([sys.executable, "-c", IN_THE_IMPORT_SYSTEM], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    lines = out.stdout.splitlines()
+    assert lines[0] == "not raised there", (out.stdout, out.stderr)
+    assert lines[1].startswith("interrupted after 0."), (out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr, out.stderr
+
 FOREVER = '''
 from strategies.rule_based import RuleBased
 
