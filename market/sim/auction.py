@@ -120,14 +120,18 @@ def best(book: tuple, side: int, prices: int) -> int:
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _decide_one(kind, side, game, clock, trader, view, st, g, rng, scratch):  # noqa: ANN001, ANN201
     """One trader's action through its population's compiled decision (the same call the
     bilateral loops make, on a one-row table), and the move and rounds it was asked at:
     ``game`` the game's ``(P, T)``, ``clock`` ``(r, K)``, ``trader`` ``(member, lo, hi)``,
     ``view`` what it sees ``(offer, own, prev)``. A rule's rounds are the period's steps; a
     table player's (a learner's) are the game's own ``T``, its step in the period counted up
-    to the last of them."""
+    to the last of them.
+
+    A call of its own that lends its arrays (:func:`~market.compiled.jit.borrowed`):
+    inlined, the thirteen arrays it hands on were counted at every activation."""
+    st, scratch = jit.borrowed((st, scratch))
     member, lo, hi = trader
     offer, own, prev = view
     P, T = game
@@ -207,6 +211,8 @@ def cda_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_group
     Returns what :func:`market.sim.kernel.market_step` returns.
     """
     rng = jit.generator(draws)
+    sellers, buyers, book, pooled, kinds, st = jit.borrowed(
+        (sellers, buyers, book, pooled, kinds, st))  # the model's, lent for the call
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
@@ -277,6 +283,8 @@ def call_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_grou
     (``offer``). Returns what :func:`market.sim.kernel.market_step` returns.
     """
     rng = jit.generator(draws)
+    sellers, buyers, book, pooled, kinds, st = jit.borrowed(
+        (sellers, buyers, book, pooled, kinds, st))  # the model's, lent for the call
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
