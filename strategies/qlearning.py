@@ -86,6 +86,9 @@ def _nth(c0, c1, accept, P, k):  # noqa: ANN001, ANN202
 
 #: how many negotiations ahead a learner's decision asks for the table row it will read
 AHEAD = 8
+#: an explorer's mark in the actions until it draws its action (no action is negative but
+#: -1, which an unreadable table row gives, and the loops refuse)
+EXPLORES = -2
 
 
 @njit(cache=True, inline="always")
@@ -138,8 +141,9 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
             arg = qtable.nth_tie(fstore, base, c0, c1, accept, P, best, arg,
                                  qtable.pick(rng.random(), count))
         out[r] = arg
-    # exploration: one uniform per row, then the explorers' random candidate
-    explore = np.zeros(rows.size, dtype=np.bool_)
+    # exploration: one uniform per row, then the explorers' random candidate. An explorer is
+    # marked in ``out`` until it draws (no array of flags: one allocation per call, a fifth of
+    # a small market's step allocations); a greedy action is never EXPLORES
     explorers = 0
     for i in range(rows.size):
         m = member[rows[i]]
@@ -148,8 +152,9 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
             start, end = fstore[param_at(layout, g, m, 2)], fstore[param_at(layout, g, m, 3)]
             decay = fstore[param_at(layout, g, m, 4)]
             eps = end + (start - end) * jit.exp1(-decay * float(istore[played_at(layout, g, m)]))
-        explore[i] = rng.random() < eps
-        explorers += explore[i]
+        if rng.random() < eps:
+            out[rows[i]] = EXPLORES
+            explorers += 1
     if explorers == 0:
         return
     a0, a1 = legal_block(move, P, T)
@@ -157,13 +162,13 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
         picks = rng.integers(0, a1 - a0, explorers)
         j = 0
         for i in range(rows.size):
-            if explore[i]:
+            if out[rows[i]] == EXPLORES:
                 out[rows[i]] = a0 + picks[j]
                 j += 1
         return
     for i in range(rows.size):  # a candidate set per row: one uniform each (random_legal)
-        if explore[i]:
-            r = rows[i]
+        r = rows[i]
+        if out[r] == EXPLORES:
             c0, c1, accept, reject = _candidates(config, g, side, move, P, T, last[1 - side, r],
                                                  lo[r], hi[r])
             count = (c1 - c0) + accept + reject
