@@ -232,14 +232,15 @@ class MarketCollector(DataCollector):
             self.collect_agents(model)
 
     def collect_steps(self, model: Collected, rows: np.ndarray, levels: np.ndarray,
-                      offsets: np.ndarray) -> None:
+                      offsets: np.ndarray, tally: tuple) -> None:
         """Steps made in one compiled call before the model's next, with no agent data due:
         kept as the call wrote them (``rows``: one per step; ``levels``: the deals' levels,
         step ``j``'s from ``offsets[j]``), with the books as they stood before them. Their
         rows are made when read, as if collected one by one (a batch that keeps only each
-        run's summary never makes them: they cost a small market a quarter of its step)."""
+        run's summary never makes them: they cost a small market a quarter of its step);
+        ``tally``: the market's :meth:`~market.sim.state.Market.tally` during the call."""
         first, m = model.steps + 1, model.market
-        (names_s, names_b), (counts_s, counts_b) = m.tally()  # kept flat (see Snapshot)
+        (names_s, names_b), (counts_s, counts_b) = tally  # kept flat (see Snapshot)
         self._snapshots.append((_STEPS, first, model.period, rows, names_s, names_b, counts_s,
                                 counts_b, model.ledger.period.values(),
                                 model.ledger.run.values(), _equilibrium(model), *_shares(m)))

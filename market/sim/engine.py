@@ -211,7 +211,7 @@ class CompiledEngine:
                 raise made.error
             assert made.last is not None
             done = made.last
-            _, done.sums, _, earnings = made.last_record(m)
+            _, done.sums, _, earnings = made.last_record()
             # a trader that changed strategy: the model reads earnings as it counts them
             done.earnings = None if any(b.moved for b in m.books) else earnings
             return done
@@ -247,10 +247,11 @@ class CompiledEngine:
                                             self.n_groups_s, self.store.arrays, draws)
         except Exception as exc:
             raise engines.rule_failed(self._strategies, exc) from exc
+        tally = m.tally()
         if bad >= 0:
-            return Steps(done, rows, levels, offsets, None,
+            return Steps(done, rows, levels, offsets, tally, None,
                          engines.illegal(self._strategies[bad_g], bad))
-        return Steps(done, rows, levels, offsets, _result(m, packed, actions, None), None)
+        return Steps(done, rows, levels, offsets, tally, _result(m, packed, actions, None), None)
 
 
 def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | None
@@ -271,14 +272,16 @@ def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | No
 @dataclass
 class Steps:
     """Steps made in one compiled call (:meth:`CompiledEngine.steps`): ``done`` of them, a row
-    each (:func:`~market.sim.kernel.market_step`), the deals' levels of each, the last
-    step's result (None after an illegal action) and the error to raise after the steps
-    made are recorded (an illegal action)."""
+    each (:func:`~market.sim.kernel.market_step`), the deals' levels of each, the market's
+    :meth:`~market.sim.state.Market.tally` (the traders per strategy do not change within
+    a call), the last step's result (None after an illegal action) and the error to raise
+    after the steps made are recorded (an illegal action)."""
 
     done: int
     rows: np.ndarray
     levels: np.ndarray
     offsets: np.ndarray
+    tally: tuple
     last: StepResult | None
     error: Exception | None
 
@@ -292,12 +295,12 @@ class Steps:
             yield self.rows[j:j + n], self.offsets[j:j + n + 1]
             j, r = j + n, 0
 
-    def last_record(self, m: Market) -> tuple[int, tuple | None, np.ndarray | None, tuple]:
+    def last_record(self) -> tuple[int, tuple | None, np.ndarray | None, tuple]:
         """The last step made, as the model records it: its pairs, its
         :func:`~market.sim.ledger.settle_sums` and its deals' levels (None when nobody met),
         and both sides' :func:`~market.sim.ledger.earnings_sums` as it ended."""
         j = self.done - 1
-        pairs, sums, sellers, buyers = next(ledger.read_rows(self.rows[j:j + 1], *m.tally()))
+        pairs, sums, sellers, buyers = next(ledger.read_rows(self.rows[j:j + 1], *self.tally))
         levels = self.levels[self.offsets[j]:self.offsets[j + 1]] if pairs else None
         return pairs, sums, levels, (sellers, buyers)
 

@@ -102,7 +102,7 @@ class MarketModel(mesa.Model):
                                  self.ledger.equilibrium.price_mid)
         self.market.stepped()
         for rows, offsets in made.parts(self.step_in_period, self.params.period):
-            self.datacollector.collect_steps(self, rows, made.levels, offsets)
+            self.datacollector.collect_steps(self, rows, made.levels, offsets, made.tally)
             self.ledger.enter_rows(rows)
             self.steps += len(rows)  # what Mesa's step() does first
             self.step_in_period += len(rows)
@@ -111,7 +111,7 @@ class MarketModel(mesa.Model):
                 self._open_period(self.period + 1, opened=True)
         if made.done:
             self.steps += 1
-            self._record(*made.last_record(self.market))
+            self._record(*made.last_record())
         if made.error is not None:
             raise made.error
         self.last_step = self.last_step.after(made.last)
