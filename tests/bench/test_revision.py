@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
+
 from market.bench.revision import revision_share
 
 
-def test_revision_time_is_counted_apart_from_stepping():
-    revising, stepping = revision_share(400, periods=2)
-    assert 0 < revising < stepping
+def test_each_periods_revision_is_counted_as_revising_and_nothing_else_is():
+    # A clock that moves one unit each time it is read: each revision reads it twice (one
+    # unit), the run reads it once more at each end. Over 3 periods (one revision at each
+    # period's end) revising must be exactly 3 units, and stepping the rest: the run's
+    # 2 * 3 + 1 units less the revisions'.
+    ticks = itertools.count()
+    revising, stepping = revision_share(200, periods=3, clock=lambda: float(next(ticks)))
+    assert (revising, stepping) == (3.0, 4.0)
+
+
+def test_on_the_real_clock_both_shares_are_measured():
+    revising, stepping = revision_share(200, periods=2)
+    assert revising > 0 and stepping > 0
