@@ -136,11 +136,10 @@ _STEPS = "steps"
 def _snapshots(kept: tuple) -> Iterator[tuple]:
     """The snapshots of an entry of :meth:`MarketCollector.collect_steps`: each step's, as
     :func:`snapshot` took it on the step's own (the books entered step by step again)."""
-    _, first, period, rows, names_s, names_b, counts_s, counts_b, period_totals, run_totals, \
-        eq, *shares = kept
+    _, first, period, rows, names_s, names_b, period_totals, run_totals, eq, *shares = kept
     books = ledger.Ledger(period_totals, run_totals)
-    tally = (names_s, names_b), (counts_s, counts_b)
-    for j, (pairs, sums, sellers, buyers) in enumerate(ledger.read_rows(rows, *tally)):
+    for j, (pairs, sums, sellers, buyers) in enumerate(ledger.read_rows(rows,
+                                                                        (names_s, names_b))):
         trades = None if sums is None else books.enter(sums)
         yield _snapshot(first + j, period, pairs, trades, books, eq, (sellers, buyers),
                         (None, None), tuple(shares))
@@ -232,17 +231,16 @@ class MarketCollector(DataCollector):
             self.collect_agents(model)
 
     def collect_steps(self, model: Collected, rows: np.ndarray, levels: np.ndarray,
-                      offsets: np.ndarray, tally: tuple) -> None:
+                      offsets: np.ndarray, names: tuple) -> None:
         """Steps made in one compiled call before the model's next, with no agent data due:
         kept as the call wrote them (``rows``: one per step; ``levels``: the deals' levels,
         step ``j``'s from ``offsets[j]``), with the books as they stood before them. Their
         rows are made when read, as if collected one by one (a batch that keeps only each
         run's summary never makes them: they cost a small market a quarter of its step);
-        ``tally``: the market's :meth:`~market.sim.state.Market.tally` during the call."""
+        ``names``: each side's strategies during the call."""
         first, m = model.steps + 1, model.market
-        (names_s, names_b), (counts_s, counts_b) = tally  # kept flat (see Snapshot)
-        self._snapshots.append((_STEPS, first, model.period, rows, names_s, names_b, counts_s,
-                                counts_b, model.ledger.period.values(),
+        self._snapshots.append((_STEPS, first, model.period, rows, *names,  # kept flat
+                                model.ledger.period.values(),
                                 model.ledger.run.values(), _equilibrium(model), *_shares(m)))
         grid = m.grid
         self._prices.append((first, model.period, levels, tuple(offsets.tolist()), grid.lo,

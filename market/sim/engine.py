@@ -34,6 +34,7 @@ import types
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -129,6 +130,16 @@ class StepResult:
         """The deals' levels, in pair order (None when nobody met)."""
         return None if self.record is None else self.record.level[self.deal]
 
+    @property
+    def last(self) -> StepResult:
+        """The step's negotiations (what ``model.last_step`` shows): this result itself.
+        :class:`Steps` has the same two readings, made when read."""
+        return self
+
+    def last_record(self) -> tuple[int, tuple | None, np.ndarray | None, tuple | None]:
+        """The step as the model records it (:meth:`Steps.last_record`)."""
+        return len(self.sellers), self.sums, self.levels, self.earnings
+
 
 class LockstepEngine:
     """The step with each strategy's Python ``act`` and ``learn`` (any strategy at all)."""
@@ -202,19 +213,15 @@ class CompiledEngine:
         self.__init__(state["market"])  # type: ignore[misc]
 
     def step(self, m: Market, r: int, rng: np.random.Generator, centre: float = math.nan
-             ) -> StepResult:
+             ) -> StepResult | Steps:
         """Step ``r`` of the period (from 0): the institution's step, one compiled call (the
-        ledger's sums about ``centre``, the period's competitive price, computed in it)."""
+        ledger's sums about ``centre``, the period's competitive price, computed in it);
+        bilateral bargaining's as one of :meth:`steps`, its negotiations made when read."""
         if m.book is None:
             made = self.steps(m, r, 1, rng, centre)
             if made.error is not None:
                 raise made.error
-            assert made.last is not None
-            done = made.last
-            _, done.sums, _, earnings = made.last_record()
-            # a trader that changed strategy: the model reads earnings as it counts them
-            done.earnings = None if any(b.moved for b in m.books) else earnings
-            return done
+            return made
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
@@ -247,11 +254,11 @@ class CompiledEngine:
                                             self.n_groups_s, self.store.arrays, draws)
         except Exception as exc:
             raise engines.rule_failed(self._strategies, exc) from exc
-        tally = m.tally()
-        if bad >= 0:
-            return Steps(done, rows, levels, offsets, tally, None,
-                         engines.illegal(self._strategies[bad_g], bad))
-        return Steps(done, rows, levels, offsets, tally, _result(m, packed, actions, None), None)
+        error = None if bad < 0 else engines.illegal(self._strategies[bad_g], bad)
+        # a trader that changed strategy: the model reads earnings as it counts them
+        moved = m.books[SELLER].moved or m.books[BUYER].moved
+        return Steps(done, rows, levels, offsets, m.strategy_names(), m, packed, actions,
+                     error, not moved)
 
 
 def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | None
@@ -272,18 +279,23 @@ def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | No
 @dataclass
 class Steps:
     """Steps made in one compiled call (:meth:`CompiledEngine.steps`): ``done`` of them, a row
-    each (:func:`~market.sim.kernel.market_step`), the deals' levels of each, the market's
-    :meth:`~market.sim.state.Market.tally` (the traders per strategy do not change within
-    a call), the last step's result (None after an illegal action) and the error to raise
-    after the steps made are recorded (an illegal action)."""
+    each (:func:`~market.sim.kernel.market_step`), the deals' levels of each, each side's
+    strategy names (they do not change within a call), the last step's packed results and
+    actions (made into its :attr:`last` result only when read: the view and the traces read
+    it, a run seldom does), the error to raise after the steps made are recorded (an
+    illegal action), and whether the rows' earnings are the books' (no trader has changed
+    strategy: else the model reads them from the arrays)."""
 
     done: int
     rows: np.ndarray
     levels: np.ndarray
     offsets: np.ndarray
-    tally: tuple
-    last: StepResult | None
+    names: tuple[tuple[str, ...], tuple[str, ...]]
+    market: Market
+    packed: np.ndarray
+    actions: np.ndarray
     error: Exception | None
+    own_earnings: bool = True
 
     def parts(self, r: int, K: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The steps made but the last, a period's part at a time (``r``: the first step's
@@ -295,14 +307,21 @@ class Steps:
             yield self.rows[j:j + n], self.offsets[j:j + n + 1]
             j, r = j + n, 0
 
-    def last_record(self) -> tuple[int, tuple | None, np.ndarray | None, tuple]:
+    @cached_property
+    def last(self) -> StepResult | None:
+        """The last step's pairs and what came of them (None after an illegal action)."""
+        return None if self.error is not None else _result(self.market, self.packed,
+                                                           self.actions, None)
+
+    def last_record(self) -> tuple[int, tuple | None, np.ndarray | None, tuple | None]:
         """The last step made, as the model records it: its pairs, its
         :func:`~market.sim.ledger.settle_sums` and its deals' levels (None when nobody met),
-        and both sides' :func:`~market.sim.ledger.earnings_sums` as it ended."""
+        and both sides' :func:`~market.sim.ledger.earnings_sums` as it ended (None: read
+        them from the arrays)."""
         j = self.done - 1
-        pairs, sums, sellers, buyers = next(ledger.read_rows(self.rows[j:j + 1], *self.tally))
+        pairs, sums, sellers, buyers = next(ledger.read_rows(self.rows[j:j + 1], self.names))
         levels = self.levels[self.offsets[j]:self.offsets[j + 1]] if pairs else None
-        return pairs, sums, levels, (sellers, buyers)
+        return pairs, sums, levels, (sellers, buyers) if self.own_earnings else None
 
 
 def in_one_call(engine: CompiledEngine | LockstepEngine, m: Market) -> bool:

@@ -54,9 +54,9 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     (fewer than ``k`` after an illegal action, whose move and population come
     last, -1 otherwise); one row per step: its pairs, its
     :func:`~market.sim.ledger.settle_sums` (:data:`ROW_SUMS` columns in all),
-    then each Seller strategy's summed earnings and the Sellers' mean, then the
-    Buyers' (:func:`~market.sim.ledger.group_means`, what the model reads after
-    a step); the deals' levels, step after step (``offsets[j]`` where step
+    then each Seller strategy's summed earnings, its traders and the Sellers' mean,
+    then the Buyers' (:func:`~market.sim.ledger.group_means`, what the model reads
+    after a step: :func:`~market.sim.ledger.read_rows`); the deals' levels, step after step (``offsets[j]`` where step
     ``j``'s begin); and the last step's packed results (:func:`packed`) and actions.
     """
     rng = generator(draws)
@@ -66,7 +66,7 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     n_s, n_b = n_groups_s, kinds.size - n_groups_s
-    rows = floats(k, ROW_SUMS + n_s + n_b + 2)
+    rows = floats(k, ROW_SUMS + 2 * (n_s + n_b + 1))
     periods = (r0 + k - 1) // K + 1  # each trader deals at most once a period
     levels = ints(periods * min(s_strategy.size, b_strategy.size), 0)
     offsets = ints(k + 1, 0)
@@ -109,11 +109,12 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
         offsets[j + 1] = at
         at = ROW_SUMS
         for strategy, earn, n_g in ((s_strategy, s_earn, n_s), (b_strategy, b_earn, n_b)):
-            earned, _, mean = ledger.group_means(strategy, earn, n_g)
+            earned, count, mean = ledger.group_means(strategy, earn, n_g)
             for g in range(n_g):  # element by element: a slice's copy compiles numba's
                 row[at + g] = earned[g]  # shape-mismatch message (seconds of cold compile)
-            row[at + n_g] = mean
-            at += n_g + 1
+                row[at + n_g + g] = count[g]
+            row[at + 2 * n_g] = mean
+            at += 2 * n_g + 1
     return k, rows, levels, offsets, packed_j, actions_j, -1, -1
 
 

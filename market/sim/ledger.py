@@ -446,20 +446,21 @@ def earnings_sums(books: Sequence[TraderArrays], names: Sequence[Sequence[str]]
 ROW_SUMS = 11
 
 
-def read_rows(rows: np.ndarray, names: tuple[tuple[str, ...], tuple[str, ...]],
-              counts: tuple[tuple[int, ...], tuple[int, ...]]
+def read_rows(rows: np.ndarray, names: tuple[tuple[str, ...], tuple[str, ...]]
               ) -> Iterator[tuple[int, tuple | None, SideEarnings, SideEarnings]]:
     """Each step of a compiled call's ``rows`` as the books read it: its pairs, its
     :func:`settle_sums` (None when nobody met), and each side's :func:`earnings_sums` as the
-    step ended (``names`` and ``counts``: the traders per strategy, which do not change
-    within a call). Each row is read as Python numbers once (a numpy scalar or slice a
-    field cost 3.7 us a step)."""
-    at, n_s, n_b = ROW_SUMS, len(counts[0]), len(counts[1])
-    b = at + n_s + 1
+    step ended (``names``: each side's strategies, which do not change within a call; the
+    row has each one's earnings and traders). Each row is read as Python numbers once (a
+    numpy scalar or slice a field cost 3.7 us a step)."""
+    n_s, n_b = len(names[0]), len(names[1])
+    a, b = ROW_SUMS, ROW_SUMS + 2 * n_s + 1
     for row in rows.tolist():
         yield (int(row[0]), _sums(row) if row[0] else None,
-               (names[0], tuple(row[at:at + n_s]), counts[0], row[at + n_s]),
-               (names[1], tuple(row[b:b + n_b]), counts[1], row[b + n_b]))
+               (names[0], tuple(row[a:a + n_s]), tuple(map(int, row[a + n_s:b - 1])),
+                row[b - 1]),
+               (names[1], tuple(row[b:b + n_b]), tuple(map(int, row[b + n_b:b + 2 * n_b])),
+                row[b + 2 * n_b]))
 
 
 def _sums(row: list[float]) -> tuple:

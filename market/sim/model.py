@@ -73,7 +73,7 @@ class MarketModel(mesa.Model):
                                 self.ledger.equilibrium.price_mid)
         self.market.stepped()
         self.last_step = self.last_step.after(done)
-        self._record(len(done.sellers), done.sums, done.levels, done.earnings)
+        self._record(*done.last_record())
 
     def run_model(self) -> None:
         """Mesa's ``run_model``: a period at a time (:meth:`run`) while ``running``."""
@@ -102,7 +102,7 @@ class MarketModel(mesa.Model):
                                  self.ledger.equilibrium.price_mid)
         self.market.stepped()
         for rows, offsets in made.parts(self.step_in_period, self.params.period):
-            self.datacollector.collect_steps(self, rows, made.levels, offsets, made.tally)
+            self.datacollector.collect_steps(self, rows, made.levels, offsets, made.names)
             self.ledger.enter_rows(rows)
             self.steps += len(rows)  # what Mesa's step() does first
             self.step_in_period += len(rows)
@@ -114,7 +114,7 @@ class MarketModel(mesa.Model):
             self._record(*made.last_record())
         if made.error is not None:
             raise made.error
-        self.last_step = self.last_step.after(made.last)
+        self.last_step = self.last_step.after(made)
         return made.done
 
     def _open_when_due(self) -> None:

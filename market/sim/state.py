@@ -187,10 +187,7 @@ class Market:
         """Traders per strategy of ``side``."""
         return np.bincount(self.books[side].strategy, minlength=len(self.names[side]))
 
-    def tally(self) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[int, ...], ...]]:
-        """Both sides' strategy names and traders per strategy, as plain tuples: what
+    def strategy_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Both sides' strategy names, as plain tuples: what
         :func:`~market.sim.ledger.read_rows` reads a compiled call's rows with."""
-        return (tuple(self.names[SELLER]), tuple(self.names[BUYER])), \
-            (tuple(self.counts(SELLER).tolist()), tuple(self.counts(BUYER).tolist()))
-
-
+        return tuple(self.names[SELLER]), tuple(self.names[BUYER])

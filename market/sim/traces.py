@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,12 @@ from market.game.record import BatchRecord, NegotiationRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES
 from market.sim.agents import Buyer, Seller, Trader
 from market.sim.state import Market
+
+#: the pairs of a step nobody met in (read-only: every such step shares them)
+_NOBODY = np.zeros(0, dtype=np.int64)
+_NOBODY.flags.writeable = False
+_NO_PRICES = np.zeros(0)
+_NO_PRICES.flags.writeable = False
 
 
 @dataclass
@@ -58,23 +65,46 @@ class LastStep:
 
     ``record`` is None when nobody met; ``prices`` is NaN where a pair did not
     deal. ``market`` and ``agents`` (the Mesa agents by side) are where the
-    pairs' traders are read.
+    pairs' traders are read; ``made`` is the engine's result of the step, whose
+    ``last`` is read only when the pairs are (a run that never looks at them never
+    makes them).
     """
 
     market: Market
     agents: tuple[Sequence[Seller], Sequence[Buyer]]
-    sellers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    buyers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    record: BatchRecord | None = None
-    prices: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    made: Any = None
+
+    @cached_property
+    def _done(self) -> Any:
+        return None if self.made is None else self.made.last
+
+    @property
+    def sellers(self) -> np.ndarray:
+        """The Sellers of the pairs (indices into their side's arrays)."""
+        return _NOBODY if self._done is None else self._done.sellers
+
+    @property
+    def buyers(self) -> np.ndarray:
+        """The Buyers of the pairs, in the same order."""
+        return _NOBODY if self._done is None else self._done.buyers
+
+    @property
+    def record(self) -> BatchRecord | None:
+        """The pairs' negotiations (None when nobody met)."""
+        return None if self._done is None else self._done.record
+
+    @property
+    def prices(self) -> np.ndarray:
+        """Each pair's price (NaN where it did not deal)."""
+        done = self._done
+        return _NO_PRICES if done is None or done.prices is None else done.prices
 
     def __len__(self) -> int:
         return len(self.sellers)
 
-    def after(self, done: Any) -> LastStep:
-        """The pairs of the step ``done`` (the engine's result of it), in the same market."""
-        return LastStep(self.market, self.agents, done.sellers, done.buyers, done.record,
-                        done.prices)
+    def after(self, made: Any) -> LastStep:
+        """The pairs of the step ``made`` (the engine's result of it), in the same market."""
+        return LastStep(self.market, self.agents, made)
 
     def frame(self) -> pd.DataFrame:
         """Ids, strategies, first mover, rounds used, deal level and price of every pair."""
