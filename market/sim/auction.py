@@ -41,6 +41,7 @@ from market.compiled.jit import njit
 from market.game.buffers import ints
 from market.game.dispatch import decide, respond, responds, tabled  # bound when generated
 from market.game.moves import legal_block
+from market.game.pressure import Pressure
 from market.game.rules import BUYER, SELLER
 from market.sim import exchange
 from market.sim.kernel import learn_all, no_sums, packed, settled_sums  # bound when generated
@@ -214,6 +215,7 @@ def cda_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_group
     sellers, buyers, book, pooled, kinds, st = jit.borrowed(
         (sellers, buyers, book, pooled, kinds, st))  # the model's, lent for the call
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
+    pressure = Pressure(*pressure)
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     seen = book[5]
@@ -286,6 +288,7 @@ def call_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_grou
     sellers, buyers, book, pooled, kinds, st = jit.borrowed(
         (sellers, buyers, book, pooled, kinds, st))  # the model's, lent for the call
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
+    pressure = Pressure(*pressure)
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     quote, seen, left = book[0], book[5], book[6]
@@ -365,6 +368,7 @@ def _settled(rules, trades, centre, sellers, buyers, pooled, populations):  # no
     (two moves), which its traders' learners learn from (``populations``: ``(kinds,
     n_groups_s, st)``)."""
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
+    pressure = Pressure(*pressure)
     ps, pb, level, maker = trades
     kinds, n_groups_s, st = populations
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers

@@ -95,7 +95,7 @@ def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
                 np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64))
 
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
-    rules = (2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, Pressure())
+    rules = (2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, tuple(Pressure()))
     kinds = np.zeros(2, np.int64)
     rng = np.random.default_rng(0)  # alive while its handle is used
     draws = jit.rng_handle(rng)  # typed as CompiledEngine.step passes it
@@ -319,7 +319,7 @@ class Steps:
         and both sides' :func:`~market.sim.ledger.earnings_sums` as it ended (None: read
         them from the arrays)."""
         j = self.done - 1
-        pairs, sums, sellers, buyers = next(ledger.read_rows(self.rows[j:j + 1], self.names))
+        pairs, sums, sellers, buyers = ledger.read_row(self.rows[j].tolist(), self.names)
         levels = self.levels[self.offsets[j]:self.offsets[j + 1]] if pairs else None
         return pairs, sums, levels, (sellers, buyers) if self.own_earnings else None
 

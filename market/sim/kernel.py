@@ -10,7 +10,9 @@ model's own arrays. :mod:`market.sim.engine` calls it.
 
 Arguments are grouped so that a new per-trader array is one edit: ``rules``
 ``(P, T, open_mode, grid_lo, grid_step, span, pressure)`` (``pressure``: the
-game's time pressure, :class:`~market.game.pressure.Pressure`); a
+game's time pressure, the fields of :class:`~market.game.pressure.Pressure` as a plain
+tuple, made a ``Pressure`` again inside: numba's dispatcher types a named tuple in Python,
+0.85 us a call); a
 side ``(reservation, strategy, member, team, cash, earnings, trades, traded,
 lo, hi)`` (:data:`SIDE_FIELDS`, the order of
 :class:`~market.sim.agents.TraderArrays` and the acceptable levels).
@@ -24,6 +26,7 @@ from market.compiled.jit import borrowed, generator, njit
 from market.game.buffers import floats, ints
 from market.game.dispatch import learn  # bound when generated
 from market.game.loops import negotiate_rows  # bound when generated
+from market.game.pressure import Pressure
 from market.game.rules import SELLER
 from market.sim import exchange, ledger
 
@@ -56,13 +59,15 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     :func:`~market.sim.ledger.settle_sums` (:data:`ROW_SUMS` columns in all),
     then each Seller strategy's summed earnings, its traders and the Sellers' mean,
     then the Buyers' (:func:`~market.sim.ledger.group_means`, what the model reads
-    after a step: :func:`~market.sim.ledger.read_rows`); the deals' levels, step after step (``offsets[j]`` where step
-    ``j``'s begin); and the last step's packed results (:func:`packed`) and actions.
+    after a step: :func:`~market.sim.ledger.read_rows`); the deals' levels, step after
+    step (``offsets[j]`` where step ``j``'s begin); and the last step's packed results
+    (:func:`packed`) and actions.
     """
     rng = generator(draws)
     sellers, buyers, team_size, kinds, st = borrowed((sellers, buyers, team_size, kinds, st))
     r0, K, with_clock = clock
     P, T, open_mode, grid_lo, grid_step, span, pressure = rules
+    pressure = Pressure(*pressure)
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     n_s, n_b = n_groups_s, kinds.size - n_groups_s

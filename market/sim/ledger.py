@@ -421,8 +421,9 @@ def _earnings_key(side: int, name: str) -> str:
 
 
 #: one side's earnings, the run so far: strategy names, the sum and count of its traders'
-#: earnings per strategy, and the side's mean (:func:`earnings_sums`)
-SideEarnings = tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...], float]
+#: earnings per strategy (the counts whole numbers, floats as a compiled step's rows carry
+#: them), and the side's mean (:func:`earnings_sums`)
+SideEarnings = tuple[tuple[str, ...], tuple[float, ...], tuple[float, ...], float]
 
 
 def earnings_sums(books: Sequence[TraderArrays], names: Sequence[Sequence[str]]
@@ -448,19 +449,23 @@ ROW_SUMS = 11
 
 def read_rows(rows: np.ndarray, names: tuple[tuple[str, ...], tuple[str, ...]]
               ) -> Iterator[tuple[int, tuple | None, SideEarnings, SideEarnings]]:
-    """Each step of a compiled call's ``rows`` as the books read it: its pairs, its
-    :func:`settle_sums` (None when nobody met), and each side's :func:`earnings_sums` as the
-    step ended (``names``: each side's strategies, which do not change within a call; the
-    row has each one's earnings and traders). Each row is read as Python numbers once (a
-    numpy scalar or slice a field cost 3.7 us a step)."""
+    """Each step of a compiled call's ``rows`` as the books read it (:func:`read_row`)."""
+    for row in rows.tolist():
+        yield read_row(row, names)
+
+
+def read_row(row: list[float], names: tuple[tuple[str, ...], tuple[str, ...]]
+             ) -> tuple[int, tuple | None, SideEarnings, SideEarnings]:
+    """A step's row of a compiled call (as Python numbers: a numpy scalar or slice a field
+    cost 3.7 us a step) as the books read it: its pairs, its :func:`settle_sums` (None
+    when nobody met), and each side's :func:`earnings_sums` as the step ended (``names``:
+    each side's strategies, which do not change within a call; the row has each one's
+    earnings and traders)."""
     n_s, n_b = len(names[0]), len(names[1])
     a, b = ROW_SUMS, ROW_SUMS + 2 * n_s + 1
-    for row in rows.tolist():
-        yield (int(row[0]), _sums(row) if row[0] else None,
-               (names[0], tuple(row[a:a + n_s]), tuple(map(int, row[a + n_s:b - 1])),
-                row[b - 1]),
-               (names[1], tuple(row[b:b + n_b]), tuple(map(int, row[b + n_b:b + 2 * n_b])),
-                row[b + 2 * n_b]))
+    return (int(row[0]), _sums(row) if row[0] else None,
+            (names[0], tuple(row[a:a + n_s]), tuple(row[a + n_s:b - 1]), row[b - 1]),
+            (names[1], tuple(row[b:b + n_b]), tuple(row[b + n_b:b + 2 * n_b]), row[b + 2 * n_b]))
 
 
 def _sums(row: list[float]) -> tuple:

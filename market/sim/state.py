@@ -50,7 +50,8 @@ class Market:
         init=False)
     protocol: Protocol = field(init=False)
     open_mode: int = field(init=False)  # the first mover's code in the compiled step
-    #: the compiled step's rules: ``(P, T, open_mode, grid_lo, grid_step, span, pressure)``
+    #: the compiled step's rules: ``(P, T, open_mode, grid_lo, grid_step, span, pressure)``,
+    #: the pressure's fields as a plain tuple (:mod:`market.sim.kernel`)
     rules: tuple = field(init=False)
     #: members per team id when earnings are pooled (a common wallet), else empty
     pooled: np.ndarray = field(init=False)
@@ -71,7 +72,8 @@ class Market:
     def __post_init__(self) -> None:
         self.protocol, self.open_mode = self.params.protocol, OPENERS[self.params.first]
         pr, g = self.protocol, self.grid
-        self.rules = (pr.prices, pr.rounds, self.open_mode, g.lo, g.step, self.span, pr.pressure)
+        self.rules = (pr.prices, pr.rounds, self.open_mode, g.lo, g.step, self.span,
+                      tuple(pr.pressure))
         self.pooled = (self.team_size if self.params.common_wallet
                        else np.zeros(0, dtype=np.int64))
         ns, nb = len(self.books[SELLER]), len(self.books[BUYER])

@@ -50,15 +50,16 @@ def test_handles_follow_the_generator_they_are_given_even_in_a_copy():
     """A copied model or environment (its generator copied with it) must not draw from the
     original's state through a remembered handle."""
     import copy
+    import pickle
 
     rng = np.random.default_rng(3)
     handles = jit.Handles()
     first = handles(rng)
     assert handles(rng) is first
-    twin = copy.deepcopy((handles, rng))
-    assert twin[0](twin[1]) != first  # another state, another handle
-    x, y = _draws(twin[0](twin[1]), 4), _draws(np.random.default_rng(3), 4)
-    assert np.array_equal(x[0], y[0])
+    for twin in (copy.deepcopy((handles, rng)), pickle.loads(pickle.dumps((handles, rng)))):
+        assert twin[0](twin[1]) != first  # another state, another handle
+        x, y = _draws(twin[0](twin[1]), 4), _draws(np.random.default_rng(3), 4)
+        assert np.array_equal(x[0], y[0])
     assert rng.bit_generator.state == np.random.default_rng(3).bit_generator.state  # untouched
 
 
