@@ -253,8 +253,8 @@ class MarketCollector(DataCollector):
         if self._snapshots:
             pending, self._snapshots = self._snapshots, []
             columns = self._model_vars
-            for kept in pending:
-                for snap in _snapshots(kept) if kept[0] is _STEPS else (kept,):
+            for kept in pending:  # (==: a pickled model's marker is an equal string)
+                for snap in _snapshots(kept) if kept[0] == _STEPS else (kept,):
                     row = variables(snap)
                     for key in self._variables:
                         columns[key].append(row.get(key, math.nan))

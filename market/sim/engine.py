@@ -131,6 +131,11 @@ class StepResult:
         return None if self.record is None else self.record.level[self.deal]
 
     @property
+    def pairs(self) -> int:
+        """How many pairs negotiated."""
+        return len(self.sellers)
+
+    @property
     def last(self) -> StepResult:
         """The step's negotiations (what ``model.last_step`` shows): this result itself.
         :class:`Steps` has the same two readings, made when read."""
@@ -298,14 +303,19 @@ class Steps:
     own_earnings: bool = True
 
     def parts(self, r: int, K: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The steps made but the last, a period's part at a time (``r``: the first step's
-        place in a period of ``K`` steps): each part's rows, and where its steps' deal levels
-        begin (and the last ends) in :attr:`levels`."""
+        """The steps made, a period's part at a time (``r``: the first step's place in a
+        period of ``K`` steps): each part's rows, and where its steps' deal levels begin (and
+        the last ends) in :attr:`levels`."""
         j = 0
-        while j < self.done - 1:
-            n = min(self.done - 1 - j, K - r)
+        while j < self.done:
+            n = min(self.done - j, K - r)
             yield self.rows[j:j + n], self.offsets[j:j + n + 1]
             j, r = j + n, 0
+
+    @property
+    def pairs(self) -> int:
+        """How many pairs negotiated in the last step (its row's first number)."""
+        return int(self.rows[self.done - 1, 0]) if self.done else 0
 
     @cached_property
     def last(self) -> StepResult | None:
@@ -332,7 +342,7 @@ def in_one_call(engine: CompiledEngine | LockstepEngine, m: Market) -> bool:
     traders' arrays as they stand)."""
     p = m.params
     return (engine.name == "compiled" and m.book is None and p.teams is None
-            and p.agent_data != "step" and not any(b.moved for b in m.books))
+            and p.agent_data != "step" and not (m.books[SELLER].moved or m.books[BUYER].moved))
 
 
 #: at most this many steps in one compiled call (its rows: a few dozen numbers a step)

@@ -69,6 +69,10 @@ class MarketModel(mesa.Model):
     def step(self) -> None:
         """A new period when due (revising first); pair, negotiate, settle, learn; collect."""
         self._open_when_due()
+        if engine.in_one_call(self.engine, self.market):
+            self.steps -= 1  # Mesa's step() counted it; the compiled call counts what it makes
+            self._steps(1)
+            return
         done = self.engine.step(self.market, self.step_in_period, self.rng,
                                 self.ledger.equilibrium.price_mid)
         self.market.stepped()
@@ -96,22 +100,25 @@ class MarketModel(mesa.Model):
             steps -= self._steps(engine.call_steps(self.market, self.step_in_period, steps))
 
     def _steps(self, k: int) -> int:
-        """Up to ``k`` steps in one compiled call: all but the last kept as it wrote them and
-        entered into the books, a period's part at a time; the last recorded as a step."""
+        """Up to ``k`` steps in one compiled call, kept as it wrote them and entered into the
+        books a period's part at a time (the collector makes their rows when read); a period
+        that ends among them closed (opened again if the call ran on into the next)."""
         made = self.engine.steps(self.market, self.step_in_period, k, self.rng,
                                  self.ledger.equilibrium.price_mid)
         self.market.stepped()
-        for rows, offsets in made.parts(self.step_in_period, self.params.period):
+        K = self.params.period
+        for rows, offsets in made.parts(self.step_in_period, K):
+            if self.step_in_period == K:  # the call ran on into the next period
+                self._open_period(self.period + 1, opened=True)
             self.datacollector.collect_steps(self, rows, made.levels, offsets, made.names)
             self.ledger.enter_rows(rows)
             self.steps += len(rows)  # what Mesa's step() does first
             self.step_in_period += len(rows)
-            if self.step_in_period == self.params.period:
+            if self.step_in_period == K:
                 self._close_period()
-                self._open_period(self.period + 1, opened=True)
-        if made.done:
-            self.steps += 1
-            self._record(*made.last_record())
+        if self.step_in_period == K and self.params.agent_data == "period":
+            self.datacollector.collect_agents(self)  # (only a period's last step has them)
+        self._stop_at_max_steps()
         if made.error is not None:
             raise made.error
         self.last_step = self.last_step.after(made)
@@ -155,6 +162,9 @@ class MarketModel(mesa.Model):
         if closing:
             self._close_period()
         self.datacollector.collect(self, trades, pairs, earnings)
+        self._stop_at_max_steps()
+
+    def _stop_at_max_steps(self) -> None:
         if self.params.max_steps is not None and self.steps >= self.params.max_steps:
             self.running = False  # Mesa's run_model (and batch_run) stop here
 

@@ -100,7 +100,8 @@ class LastStep:
         return _NO_PRICES if done is None or done.prices is None else done.prices
 
     def __len__(self) -> int:
-        return len(self.sellers)
+        """How many pairs met (read without making their negotiations)."""
+        return 0 if self.made is None else self.made.pairs
 
     def after(self, made: Any) -> LastStep:
         """The pairs of the step ``made`` (the engine's result of it), in the same market."""
