@@ -150,6 +150,8 @@ class LockstepEngine:
     """The step with each strategy's Python ``act`` and ``learn`` (any strategy at all)."""
 
     name = "lockstep"
+    #: whether steps may be made several in a call (:func:`in_one_call`)
+    in_calls = False
 
     def rebind(self, m: Market) -> None:
         """Nothing to do: each strategy reads its own arrays when it acts."""
@@ -188,6 +190,8 @@ class CompiledEngine:
 
     def __init__(self, m: Market) -> None:
         self._market = m
+        p = m.params  # what never changes in a market (:func:`in_one_call`)
+        self.in_calls = m.book is None and p.teams is None and p.agent_data != "step"
         self._strategies: tuple[Strategy, ...] = ()
         self._draws = jit.Handles()  # the generator as the compiled step takes it
         self.rebind(m)
@@ -340,9 +344,7 @@ def in_one_call(engine: CompiledEngine | LockstepEngine, m: Market) -> bool:
     the steps in between would have to show (agent data every step, common wallets' team
     figures, earnings of a trader that changed strategy: the model reads those from the
     traders' arrays as they stand)."""
-    p = m.params
-    return (engine.name == "compiled" and m.book is None and p.teams is None
-            and p.agent_data != "step" and not (m.books[SELLER].moved or m.books[BUYER].moved))
+    return engine.in_calls and not (m.books[SELLER].moved or m.books[BUYER].moved)
 
 
 #: at most this many steps in one compiled call (its rows: a few dozen numbers a step)
