@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import types
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -306,15 +306,18 @@ class Steps:
     error: Exception | None
     own_earnings: bool = True
 
-    def parts(self, r: int, K: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def parts(self, r: int, K: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """The steps made, a period's part at a time (``r``: the first step's place in a
         period of ``K`` steps): each part's rows, and where its steps' deal levels begin (and
         the last ends) in :attr:`levels`."""
-        j = 0
+        if self.done == len(self.rows) and self.done <= K - r:  # a step(), a period: whole
+            return [(self.rows, self.offsets)]
+        out, j = [], 0
         while j < self.done:
             n = min(self.done - j, K - r)
-            yield self.rows[j:j + n], self.offsets[j:j + n + 1]
+            out.append((self.rows[j:j + n], self.offsets[j:j + n + 1]))
             j, r = j + n, 0
+        return out
 
     @property
     def pairs(self) -> int:
