@@ -47,13 +47,15 @@ def _periods(traders: int, repeats: int, engine: str = "compiled"
              ) -> tuple[list[float], list[int]]:
     """Seconds per step and negotiations of each repeat; a repeat is one whole period.
 
-    One period is run first as a warm-up (the learners' first exploration,
-    allocations). Timing whole periods keeps every kind of step in the
-    figure: the busy first step, the thinning later ones, and the agent
-    records taken at the period's end.
+    Two periods are run first as a warm-up (the learners' first exploration,
+    allocations, and what a process loads once: the first period's opening
+    loads a compiled helper from numba's cache, about 5 ms, once per process).
+    Timing whole periods keeps every kind of step in the figure: the busy
+    first step, the thinning later ones, and the agent records taken at the
+    period's end.
     """
     model = _model(traders, engine)
-    for _ in range(PERIOD):
+    for _ in range(2 * PERIOD):
         model.step()
     per_step, negotiations = [], []
     for _ in range(repeats):
