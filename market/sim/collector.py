@@ -26,7 +26,7 @@ from mesa.datacollection import DataCollector
 
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, SIDE_NAMES
-from market.sim import ledger
+from market.sim import ledger, revision
 from market.sim.agents import AGENT_COLUMNS
 from market.sim.state import Market
 from market.sim.yardsticks import Equilibrium
@@ -341,6 +341,17 @@ class MarketCollector(DataCollector):
         with how many deals (made when the table is read)."""
         self._prices.append((step, period, levels, (0, len(levels)), grid.lo, grid.step,
                              grid.prices))
+
+    def close_period(self, model: Collected) -> None:
+        """A period closed: its row, its shares (when traders revise) and the agents' state
+        (when it is recorded at each period's end)."""
+        p = model.market.params
+        self.add_period({"period": model.period, "last_step": model.steps,
+                         **model.ledger.period_figures()})
+        if p.revision != "none":
+            self.add_shares(revision.share_rows(model.market, model.period, model.steps))
+        if p.agent_data == "period":
+            self.collect_agents(model)
 
     def add_period(self, row: dict[str, Any]) -> None:
         """The row of a closed period."""

@@ -61,7 +61,7 @@ class MarketModel(mesa.Model):
         self.period = self.step_in_period = 0  # step_in_period: steps done in the period
         self.last_step = LastStep(self.market, (self.seller_agents, self.buyer_agents))
         self._open_period(0)
-        self.agents_due = p.agent_data == "step"
+        self.agents_due = p.agent_data == "step"  # the collector records them at each step
         self.datacollector = MarketCollector(collector.variables(collector.snapshot(self, None)),
                                              ledger.keys())
         self.datacollector.collect(self)
@@ -115,9 +115,7 @@ class MarketModel(mesa.Model):
             self.steps += len(rows)  # what Mesa's step() does first
             self.step_in_period += len(rows)
             if self.step_in_period == K:
-                self._close_period()
-        if self.step_in_period == K and self.params.agent_data == "period":
-            self.datacollector.collect_agents(self)  # (only a period's last step has them)
+                self.datacollector.close_period(self)
         self._stop_at_max_steps()
         if made.error is not None:
             raise made.error
@@ -138,29 +136,18 @@ class MarketModel(mesa.Model):
             self.market.open_period(period == 0, self.rng)
         self.ledger.open_period(self.market.equilibrium)
 
-    def _close_period(self) -> None:
-        """The closed period's row (and its shares, when traders revise)."""
-        self.datacollector.add_period({"period": self.period, "last_step": self.steps,
-                                       **self.ledger.period_figures()})
-        if self.params.revision != "none":
-            self.datacollector.add_shares(revision.share_rows(self.market, self.period,
-                                                              self.steps))
-
     def _record(self, pairs: int, sums: tuple | None, levels: np.ndarray | None,
                 earnings: tuple | None = None) -> None:
         """Enter a step made (``sums``: its ledger sums, ``levels``: its deals', both None when
-        nobody met); collect it (``earnings`` as it ended, when they cannot be read now), and
-        at a period's end its row (and agent data, if due); stop at ``max_steps``."""
+        nobody met); at a period's end, close it; collect the step (``earnings`` as it ended,
+        when they cannot be read now); stop at ``max_steps``."""
         trades = None
         if sums is not None:
             trades = self.ledger.enter(sums)
             self.datacollector.add_prices(self.steps, self.period, levels, self.market.grid)
         self.step_in_period += 1
-        closing = self.step_in_period == self.params.period
-        due = self.params.agent_data
-        self.agents_due = due == "step" or (closing and due == "period")
-        if closing:
-            self._close_period()
+        if self.step_in_period == self.params.period:
+            self.datacollector.close_period(self)
         self.datacollector.collect(self, trades, pairs, earnings)
         self._stop_at_max_steps()
 
