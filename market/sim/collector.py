@@ -43,7 +43,7 @@ class Collected(Protocol):
 
     steps: int
     period: int
-    agents_due: bool  # whether agent variables are due at this collect
+    agents_due: bool  # whether agent variables are recorded at every collect (each step)
     market: Market
     ledger: ledger.Ledger
     last_step: Any
@@ -80,11 +80,11 @@ class Snapshot(NamedTuple):
     equilibrium: tuple
     seller_names: tuple[str, ...]
     seller_sums: tuple[float, ...]
-    seller_counts: tuple[int, ...]
+    seller_counts: tuple[float, ...]  # traders per strategy (whole numbers)
     seller_mean: float
     buyer_names: tuple[str, ...]
     buyer_sums: tuple[float, ...]
-    buyer_counts: tuple[int, ...]
+    buyer_counts: tuple[float, ...]
     buyer_mean: float
     teams: int | None
     wallets: np.ndarray | None
@@ -232,12 +232,12 @@ class MarketCollector(DataCollector):
 
     def collect_steps(self, model: Collected, rows: np.ndarray, levels: np.ndarray,
                       offsets: np.ndarray, names: tuple) -> None:
-        """Steps made in one compiled call before the model's next, with no agent data due:
-        kept as the call wrote them (``rows``: one per step; ``levels``: the deals' levels,
-        step ``j``'s from ``offsets[j]``), with the books as they stood before them. Their
-        rows are made when read, as if collected one by one (a batch that keeps only each
-        run's summary never makes them: they cost a small market a quarter of its step);
-        ``names``: each side's strategies during the call."""
+        """Steps made in one compiled call (agent data, if due at a period's end, is recorded by
+        :meth:`close_period`): kept as the call wrote them (``rows``: one per step; ``levels``: the
+        deals' levels, step ``j``'s from ``offsets[j]``), with the books as they stood before them.
+        Their rows are made when read, as if collected one by one (a batch that keeps only each
+        run's summary never makes them: they cost a small market a quarter of its step); ``names``:
+        each side's strategies during the call."""
         first, m = model.steps + 1, model.market
         self._snapshots.append((_STEPS, first, model.period, rows, *names,  # kept flat
                                 model.ledger.period.values(),

@@ -137,8 +137,13 @@ class StepResult:
 
     @property
     def last(self) -> StepResult:
-        """The step's negotiations (what ``model.last_step`` shows): this result itself.
-        :class:`Steps` has the same two readings, made when read."""
+        """What ``model.last_step`` keeps of the step: this result itself (a compiled call's
+        is a :class:`Packed`, made into one when read)."""
+        return self
+
+    @property
+    def result(self) -> StepResult:
+        """The step's pairs and what came of them: this result itself."""
         return self
 
     def last_record(self) -> tuple[int, tuple | None, np.ndarray | None, tuple | None]:
@@ -266,8 +271,8 @@ class CompiledEngine:
         error = None if bad < 0 else engines.illegal(self._strategies[bad_g], bad)
         # a trader that changed strategy: the model reads earnings as it counts them
         moved = m.books[SELLER].moved or m.books[BUYER].moved
-        return Steps(done, rows, levels, offsets, m.strategy_names(), m, packed, actions,
-                     error, not moved)
+        return Steps(done, rows, levels, offsets, m.strategy_names(),
+                     None if error else Packed(m, packed, actions), error, not moved)
 
 
 def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | None
@@ -286,23 +291,41 @@ def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | No
 
 
 @dataclass
+class Packed:
+    """The last step of a compiled call as its kernel packed it (:func:`~market.sim.kernel.packed`,
+    and its actions), made into its :class:`StepResult` only when read (the view and the
+    traces read it, a run seldom does): what ``model.last_step`` keeps, not the call's rows."""
+
+    market: Market
+    packed: np.ndarray
+    actions: np.ndarray
+
+    @property
+    def pairs(self) -> int:
+        """How many pairs negotiated."""
+        return self.packed.shape[1]
+
+    @cached_property
+    def result(self) -> StepResult:
+        """The step's pairs and what came of them."""
+        return _result(self.market, self.packed, self.actions, None)
+
+
+@dataclass
 class Steps:
     """Steps made in one compiled call (:meth:`CompiledEngine.steps`): ``done`` of them, a row
     each (:func:`~market.sim.kernel.market_step`), the deals' levels of each, each side's
-    strategy names (they do not change within a call), the last step's packed results and
-    actions (made into its :attr:`last` result only when read: the view and the traces read
-    it, a run seldom does), the error to raise after the steps made are recorded (an
-    illegal action), and whether the rows' earnings are the books' (no trader has changed
-    strategy: else the model reads them from the arrays)."""
+    strategy names (they do not change within a call), the last step (None after an illegal
+    action), the error to raise after the steps made are recorded (an illegal action), and
+    whether the rows' earnings are the books' (no trader has changed strategy: else the
+    model reads them from the arrays)."""
 
     done: int
     rows: np.ndarray
     levels: np.ndarray
     offsets: np.ndarray
     names: tuple[tuple[str, ...], tuple[str, ...]]
-    market: Market
-    packed: np.ndarray
-    actions: np.ndarray
+    last: Packed | None
     error: Exception | None
     own_earnings: bool = True
 
@@ -318,17 +341,6 @@ class Steps:
             out.append((self.rows[j:j + n], self.offsets[j:j + n + 1]))
             j, r = j + n, 0
         return out
-
-    @property
-    def pairs(self) -> int:
-        """How many pairs negotiated in the last step (its row's first number)."""
-        return int(self.rows[self.done - 1, 0]) if self.done else 0
-
-    @cached_property
-    def last(self) -> StepResult | None:
-        """The last step's pairs and what came of them (None after an illegal action)."""
-        return None if self.error is not None else _result(self.market, self.packed,
-                                                           self.actions, None)
 
     def last_record(self) -> tuple[int, tuple | None, np.ndarray | None, tuple | None]:
         """The last step made, as the model records it: its pairs, its

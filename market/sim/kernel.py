@@ -57,11 +57,11 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     (fewer than ``k`` after an illegal action, whose move and population come
     last, -1 otherwise); one row per step: its pairs, its
     :func:`~market.sim.ledger.settle_sums` (:data:`ROW_SUMS` columns in all),
-    then each Seller strategy's summed earnings, its traders and the Sellers' mean,
-    then the Buyers' (:func:`~market.sim.ledger.group_means`, what the model reads
-    after a step: :func:`~market.sim.ledger.read_rows`); the deals' levels, step after
-    step (``offsets[j]`` where step ``j``'s begin); and the last step's packed results
-    (:func:`packed`) and actions.
+    then the Seller strategies' summed earnings, then their traders, then the
+    Sellers' mean, then the same of the Buyers (:func:`~market.sim.ledger.group_means`,
+    what the model reads after a step: :func:`~market.sim.ledger.read_rows`); the deals'
+    levels, step after step (``offsets[j]`` where step ``j``'s begin); and the last
+    step's packed results (:func:`packed`) and actions.
     """
     rng = generator(draws)
     sellers, buyers, team_size, kinds, st = borrowed((sellers, buyers, team_size, kinds, st))

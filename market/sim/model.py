@@ -76,7 +76,7 @@ class MarketModel(mesa.Model):
         done = self.engine.step(self.market, self.step_in_period, self.rng,
                                 self.ledger.equilibrium.price_mid)
         self.market.stepped()
-        self.last_step = self.last_step.after(done)
+        self.last_step = self.last_step.after(done.last)
         self._record(*done.last_record())
 
     def run_model(self) -> None:
@@ -119,7 +119,7 @@ class MarketModel(mesa.Model):
         self._stop_at_max_steps()
         if made.error is not None:
             raise made.error
-        self.last_step = self.last_step.after(made)
+        self.last_step = self.last_step.after(made.last)
         return made.done
 
     def _open_when_due(self) -> None:

@@ -65,9 +65,9 @@ class LastStep:
 
     ``record`` is None when nobody met; ``prices`` is NaN where a pair did not
     deal. ``market`` and ``agents`` (the Mesa agents by side) are where the
-    pairs' traders are read; ``made`` is the engine's result of the step, whose
-    ``last`` is read only when the pairs are (a run that never looks at them never
-    makes them).
+    pairs' traders are read; ``made`` is what the engine keeps of the step
+    (:attr:`~market.sim.engine.StepResult.last`), whose ``result`` is read only when
+    the pairs are (a run that never looks at them never makes them).
     """
 
     market: Market
@@ -76,7 +76,7 @@ class LastStep:
 
     @cached_property
     def _done(self) -> Any:
-        return None if self.made is None else self.made.last
+        return None if self.made is None else self.made.result
 
     @property
     def sellers(self) -> np.ndarray:

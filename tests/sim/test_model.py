@@ -261,10 +261,15 @@ RUNS = {
 def test_run_makes_the_tables_of_as_many_steps(kw):
     """``run(n)`` makes a period's steps in one compiled call where it can: every table, the
     last step's negotiations, the traders' arrays and the generator's state must be what
-    ``n`` calls of ``step()`` leave, however the run is cut."""
+    ``n`` calls of ``step()`` leave, however the run is cut; and, in bilateral bargaining,
+    what ``n`` steps of the lockstep path leave, which records each step on its own (a
+    compiled ``step()`` records its step as ``run`` does)."""
     made = []
-    for cuts in ([40], [3, 1, 4, 0, 32], None):
-        model = MarketModel(n_buyers=16, n_sellers=14, seed=21, **kw)
+    lockstep = kw.get("institution", "pairs") == "pairs"
+    for cuts, engine in (([40], None), ([3, 1, 4, 0, 32], None), (None, None),
+                         *([(None, "lockstep")] if lockstep else [])):
+        model = MarketModel(n_buyers=16, n_sellers=14, seed=21,
+                            **{**kw, **({"engine": engine} if engine else {})})
         for n in cuts or [1] * 40:
             if cuts is None:
                 if model.running:
@@ -272,8 +277,8 @@ def test_run_makes_the_tables_of_as_many_steps(kw):
             else:
                 model.run(n)
         made.append(model)
-    a, b, c = made
-    for m in (a, b):
+    a, b, c, *others = made
+    for m in (a, b, *others):
         assert m.steps == c.steps and m.running == c.running
         assert m.rng.bit_generator.state == c.rng.bit_generator.state
         for x, y in zip(_all_frames(m), _all_frames(c), strict=True):
