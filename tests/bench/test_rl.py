@@ -8,6 +8,10 @@ pytest.importorskip("gymnasium")
 
 from market.bench import rl  # noqa: E402
 
+#: one worker: the second test loads the environments' compiled step the first compiled (two
+#: workers compiling it at once cost 25 s each after an edit, or on a fresh clone)
+pytestmark = pytest.mark.xdist_group("rl")
+
 
 def test_quick_section_rows_measure_real_steps():
     rows = {r.metric: r for r in rl.run(repeats=1, quick=True)}
