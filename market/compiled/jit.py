@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import itertools
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -42,8 +44,31 @@ except Exception as exc:  # pragma: no cover - exercised through a subprocess te
 else:
     IMPORT_ERROR = None
 
-#: the numba this project is tested with (pyproject.toml's pin: the guarded cache and the
-#: generator handle use numba's internals), as pip takes it
+
+def _names_apart() -> None:
+    """Name each process's compiled functions apart from every other process's.
+
+    numba tags a compiled function's symbols and its environment (the constants its Python
+    wrapper reads, such as the dtypes of the arrays it returns) with a counter each process
+    starts at 1, so a function compiled first in two processes has the same names in both.
+    Compiled afresh in a process that had loaded another function's cached library holding
+    it (the market engine holds the ledger's ``group_means``), it shares that library's
+    environment and adds its constants there; cached so, a later process that loads both
+    gives it the environment without them, and every call from Python failed with
+    ``SystemError: ... returned a result with an exception set`` (a fresh clone, 2026-11-28;
+    ``tests/compiled/test_compile_cache.py`` replays it). Counting from a random start
+    keeps two processes' names apart. Only names change: no value, no draw."""
+    from numba.core.bytecode import FunctionIdentity
+
+    FunctionIdentity._unique_ids = itertools.count(int.from_bytes(os.urandom(6), "little") + 1)
+
+
+if numba is not None:
+    _names_apart()
+
+#: the numba this project is tested with (pyproject.toml's pin: the guarded cache, the
+#: generator handle and the names' counter (:func:`_names_apart`) use numba's internals), as
+#: pip takes it
 NUMBA_REQUIREMENT = "numba>=0.68,<0.69"
 
 

@@ -164,3 +164,39 @@ def test_an_edit_made_while_a_process_runs_never_names_the_code_it_had_loaded(tm
         assert out.returncode == 0, out.stderr
         seen.append(out.stdout.split()[-1])
     assert seen == ["2", "6"]
+
+
+SHARED = """
+import numpy as np
+from market.compiled.jit import njit
+
+
+@njit(cache=True)
+def g(x):
+    return x * 2.0, np.zeros(2, dtype=np.int64)  # two dtypes: its wrapper reads two constants
+
+
+@njit(cache=True)
+def caller(x):
+    a, b = g(x)
+    return a.sum() + b.sum()
+"""
+
+
+def test_a_function_cached_alone_and_inside_another_plays_in_every_later_process(tmp_path):
+    """A function compiled alone in a process that first loaded another function's cached
+    library holding it (the market engine holds the ledger's ``group_means``) must not be
+    cached so that a later process cannot call it. numba names a function's environment by a
+    counter each process starts at 1, so both compiles could share one name (a fresh clone
+    failed every call of ``group_means`` from Python with ``SystemError``)."""
+    (tmp_path / "shared.py").write_text(SHARED)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    x = "import numpy as np, shared; x = np.ones(3); "
+    first = _run(tmp_path, env, call=x + "print(shared.g(x)[0].sum(), shared.caller(x))")
+    assert first.stdout.split() == ["6.0", "6.0"], first.stderr
+    for path in (tmp_path / "__pycache__").glob("shared.g-*"):
+        path.unlink()  # g alone compiles again, after its caller's library is loaded
+    for _ in range(2):
+        out = _run(tmp_path, env, call=x + "print(shared.caller(x), shared.g(x)[0].sum())")
+        assert out.returncode == 0 and out.stdout.split() == ["6.0", "6.0"], out.stderr
