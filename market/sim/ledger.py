@@ -236,12 +236,9 @@ class Ledger:
 
     def enter_rows(self, rows: np.ndarray) -> None:
         """Enter the steps of a compiled call's rows (:func:`read_rows`), one by one."""
-        period, run = self.period, self.run
         for row in rows[:, :ROW_SUMS].tolist():
             if row[0]:  # some pairs met: the row's sums follow (Totals.enter reads their
-                sums = row[1:]  # counts as integers)
-                period.enter(sums)
-                run.enter(sums)
+                self.enter(row[1:])  # counts as integers)
 
     def period_figures(self) -> dict[str, float]:
         """The figures of the current period so far (counts stay integers)."""
