@@ -80,11 +80,18 @@ def _walk(functions: Iterable[Any]) -> Iterator[types.FunctionType]:
 
 def reachable(functions: Iterable[Any]) -> set[Path]:
     """Every source file of ``functions`` and of every compiled function they call, followed
-    through their globals (and the attributes of modules they name)."""
+    through their globals (and the attributes of modules they name), and of every class they
+    name: a record type a compiled function builds or reads (the market step makes the
+    game's ``Pressure`` from its fields) is compiled in by its fields' order."""
     files: set[Path] = set()
     for py in _walk(functions):
         with contextlib.suppress(TypeError):
             files.add(Path(inspect.getfile(py)))
+        for name in _code_names(py.__code__):
+            value = py.__globals__.get(name)
+            if isinstance(value, type):
+                with contextlib.suppress(TypeError, OSError):  # a built-in class: no file
+                    files.add(Path(inspect.getfile(value)))
     return files
 
 

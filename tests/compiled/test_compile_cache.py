@@ -200,3 +200,38 @@ def test_a_function_cached_alone_and_inside_another_plays_in_every_later_process
     for _ in range(2):
         out = _run(tmp_path, env, call=x + "print(shared.caller(x), shared.g(x)[0].sum())")
         assert out.returncode == 0 and out.stdout.split() == ["6.0", "6.0"], out.stderr
+
+
+RECORD = """
+from typing import NamedTuple
+
+
+class Record(NamedTuple):
+    {fields}
+"""
+
+MAKES = """
+from market.compiled.jit import njit
+from record import Record
+
+
+@njit(cache=True)
+def first(t):
+    return Record(*t).x
+"""
+
+
+def test_an_edit_to_a_record_type_a_compiled_function_builds_is_compiled_anew(tmp_path):
+    """A compiled function that builds a record from a tuple (the market step makes the
+    game's ``Pressure`` so) compiles in the order of its fields; reordered in their own file,
+    the next run must read them in the new order."""
+    (tmp_path / "makes.py").write_text(MAKES)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    seen = []
+    for fields in ("x: float\n    y: float", "y: float\n    x: float", "x: float\n    y: float"):
+        (tmp_path / "record.py").write_text(RECORD.format(fields=fields))
+        out = _run(tmp_path, env, call="import makes; print(makes.first((1.0, 2.0)))")
+        assert out.returncode == 0, out.stderr
+        seen.append(out.stdout.split()[-1])
+    assert seen == ["1.0", "2.0", "1.0"]
