@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from market.compiled import jit
+from market.compiled import build, jit
 from market.errors import CompileError, StrategyFailed, failed, reraise_signal
 from market.game import fastgame, loops
 from market.game import protocol as lockstep
@@ -64,79 +64,77 @@ def _forms(registered: tuple[type[Strategy], ...], extra: tuple[type[Strategy], 
     return tuple(seen.values())
 
 
+#: what a generated module's entry points are built by: ``calls(module)`` gives each entry a
+#: call on tiny arguments (:func:`market.compiled.build.build`)
+Calls = Callable[[types.ModuleType], dict[str, Callable[[], object]]]
+
+
 def compiled_module(strategies: Sequence[Strategy] = (),
                     on_compile: Callable[[], None] | None = None,
-                    entries: Sequence[str] = ("negotiate_rows",),
+                    calls: Calls | None = None,
                     templates: Sequence[types.ModuleType] = GAME_TEMPLATES,
-                    smoke: Callable[[types.ModuleType, Sequence[str]], None] | None = None,
                     ) -> types.ModuleType:
     """The generated module that runs these strategies (and every built-in one) compiled,
-    loaded from numba's cache or compiled (``on_compile`` is called first, only then): each
-    strategy's own module (:func:`strategies.compiled.form_module`; about 15 s for the
-    built-ins, once per machine), then the loops (a few seconds, again for each new set of
-    strategies). ``entries``: the module's compiled functions the caller will call
-    (``negotiate_rows``, ``step`` of :data:`GAME_TEMPLATES`; the market adds its own
-    template and entry), compiled (or loaded) here by ``smoke`` (default :func:`smoke_game`),
-    under the notice; the others compile on their first call. ``templates``: the loops the
-    module holds (:data:`GAME_TEMPLATES`, the two-agent game's). A rule numba cannot
-    compile is a :class:`~market.errors.CompileError` naming its strategy."""
+    built on first use (``on_compile`` is called first, only then; by default a notice on
+    stderr): each strategy's own module (:func:`strategies.compiled.batch_module`), then the
+    entries ``calls`` builds (default :func:`game_calls`: ``negotiate_rows``; the market
+    adds its own template and entry; others compile on their first call). ``templates``:
+    the loops the module holds (:data:`GAME_TEMPLATES`, the two-agent game's). A rule numba
+    cannot compile is a :class:`~market.errors.CompileError` naming its strategy."""
     if jit.numba is None:
         raise jit.missing("the compiled market engine")
     forms = forms_for(strategies)
     module = compiled.engine_module(forms, tuple(templates))
+    wanted = (calls or game_calls)(module)
+    built = module.__dict__.get("_built", set())
+    if getattr(module, "_forms_built", False) and built >= set(wanted):
+        return module
+    extra = [f.name for f in forms if f.name not in registry.STRATEGIES
+             or registry.from_user(registry.STRATEGIES[f.name])]
+    started: list[float] = []
+    stage = ["built-in"]
+
+    def announce() -> None:
+        if started:
+            return
+        started.append(time.perf_counter())
+        if on_compile is not None:
+            on_compile()
+        else:
+            print(compiling_words(extra, stage[0] == "built-in", bool(wanted)),
+                  file=sys.stderr, flush=True)
+
     with _lock:
-        ready: set[str] = module.__dict__.setdefault("_ready", set())
-        todo = [e for e in entries if e not in ready]
-        if not todo and getattr(module, "_forms_ready", False):
-            return module
-        extra = [f.name for f in forms if f.name not in registry.STRATEGIES
-                 or registry.from_user(registry.STRATEGIES[f.name])]
-        started: list[float] = []
-        stage = ["built-in"]
-
-        def announce() -> None:
-            started.append(time.perf_counter())
-            if on_compile is not None:
-                on_compile()
-                return
-            print(compiling_words(extra, stage[0] == "built-in", bool(todo)), file=sys.stderr,
-                  flush=True)
-
-        from market.compiled.generated import announce_compiles
-
         try:
-            with announce_compiles(announce):
-                for f in forms:  # each rule alone first, so that a failure names it
-                    if f.name in extra:
-                        stage[0] = "more"
-                    try:
-                        compiled.batch_module(f, say=False)
-                    except CompileError as exc:
-                        if f.name in extra:  # a user's rule: it names the rule
-                            raise
-                        raise CompileError(f"numba cannot compile the market engine on this "
-                                           f"machine: {exc}") from None  # not the rule's fault
-                stage[0] = "more"
-                (smoke or smoke_game)(module, todo)
+            for f in forms:  # each rule alone first, so that a failure names it
+                if f.name in extra:
+                    stage[0] = "more"
+                try:
+                    compiled.batch_module(f, announce)
+                except CompileError as exc:
+                    if f.name in extra:  # a user's rule: it names the rule
+                        raise
+                    raise CompileError(f"numba cannot compile the market engine on this "
+                                       f"machine: {exc}") from None  # not the rule's fault
+            stage[0] = "more"
+            build.build(module, wanted, announce)
         except (CompileError, StrategyFailed):
             raise
         except Exception as exc:
             reraise_signal(exc)
             raise CompileError(f"numba cannot compile the market engine on this machine "
                                f"({type(exc).__name__}: {jit.first_line(exc)})") from exc
-        if started and on_compile is None:  # the wait's end, as its start was said
-            what = "the market engine" if todo else "the strategies' rules"
-            print(f"compiled {what} in {time.perf_counter() - started[0]:.0f} s",
-                  file=sys.stderr, flush=True)
-        ready.update(todo)
-        module._forms_ready = True  # type: ignore[attr-defined]
+        module._forms_built = True  # type: ignore[attr-defined]
+    if started and on_compile is None:  # the wait's end, as its start was said
+        what = "the market engine" if wanted else "the strategies' rules"
+        print(f"compiled {what} in {time.perf_counter() - started[0]:.0f} s",
+              file=sys.stderr, flush=True)
     return module
 
 
 def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
-    """Load the built-in strategies' two-agent game from numba's cache, or compile it
-    (once)."""
-    compiled_module((), on_compile, ("negotiate_rows",))
+    """Build the built-in strategies' two-agent game (once per build)."""
+    compiled_module((), on_compile)
 
 
 def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True) -> str:
@@ -152,18 +150,17 @@ def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True) -
 _lock = threading.Lock()
 
 
-def smoke_game(module: types.ModuleType, entries: Sequence[str]) -> None:
-    """One negotiation of a tiny game, if ``entries`` asks for ``negotiate_rows``: compiles
-    it or loads it (the environments' ``step`` compiles on use)."""
-    if "negotiate_rows" not in entries:
-        return
+def game_calls(module: types.ModuleType) -> dict[str, Callable[[], object]]:
+    """The two-agent game's entry, called on one negotiation of a tiny game (the
+    environments' ``step`` compiles on use)."""
     n = 2
     i = np.zeros(n, dtype=np.int64)
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
     kinds = np.zeros(2, np.int64)
     seat = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 2, np.int64))
-    module.negotiate_rows((2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64), kinds, 1,
-                          store.arrays, np.random.default_rng(0), Pressure())
+    return {"negotiate_rows": lambda: module.negotiate_rows(
+        (2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64), kinds, 1, store.arrays,
+        np.random.default_rng(0), Pressure())}
 
 
 def rule_failed(strategies: Sequence[Strategy], exc: Exception) -> Exception:
@@ -199,7 +196,7 @@ def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray |
     if (not all(compiled.has_form(s) for s in strategies) or jit.numba is None
             or n != len(buyer.group)):
         return lockstep.negotiate(protocol, seller, buyer, first, rng, time_left)
-    module = compiled_module(strategies, entries=("negotiate_rows",))
+    module = compiled_module(strategies)
     kinds = np.array([compiled.kind_in(module, s) for s in strategies], dtype=np.int64)
     store, _ = compiled.stores([s.kernel_state() for s in strategies])
     opens = np.empty(n, dtype=np.int64)  # writable: numba types a read-only view (a

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from market.compiled import compile_cache
+from market.compiled import build
 from market.compiled.jit import njit
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES, Observation, Protocol, side_index
@@ -179,12 +179,12 @@ class Strategy:
     member_arrays: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Record the digest of the file the class is defined in, as it is now: the compiled
-        code made from its rule is named by it, even if the file is edited later in this
-        process's life (:func:`market.compiled.compile_cache.remember`)."""
+        """Read the digest of a user's files the class comes from, as they are now: the
+        compiled code made from its rule is named by it, even if a file is edited later in
+        this process's life (:func:`market.compiled.build.pin`)."""
         super().__init_subclass__(**kwargs)
         with contextlib.suppress(TypeError, OSError):
-            compile_cache.remember(inspect.getfile(cls))
+            build.pin(inspect.getfile(cls))
         own = cls.__dict__.get("classifier")
         if isinstance(own, dict):  # a plain dict states only its differences, as a Classifier
             known = set(Classifier.__dataclass_fields__)

@@ -43,7 +43,6 @@ through to another rule.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 import sys
@@ -54,7 +53,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from market.compiled import generated, jit
+from market.compiled import build, jit
 from market.compiled.jit import njit
 from market.errors import CompileError, StrategyFailed, reraise_signal
 from market.game.record import BatchRecord
@@ -164,7 +163,9 @@ class Form:
         return f"{self.shape} {fn.__qualname__} ({draws})"
 
 
-_py = generated.py_function
+def _py(f: Any) -> Any:
+    """The Python function under a numba dispatcher (or the function itself)."""
+    return getattr(f, "py_func", f)
 
 
 def form(cls: type[Strategy]) -> Form | None:
@@ -456,7 +457,7 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
     text = _HEADER.format(kinds=_names(forms))
     for module in templates:
         text += f"\n# --- from {module.__name__} " + "-" * max(0, 70 - len(module.__name__))
-        text += "\n" + generated.template_text(module)
+        text += "\n" + build.template_text(module)
     text += _SWITCH.format(
         bindings=_bindings(bound), decide_cases=_cases(dec), one_cases=_cases(one),
         rule_cases=_cases(rule_one), rule_kinds=_any(one_rules) if one_rules else "False",
@@ -504,24 +505,13 @@ def engine_module(forms: Sequence[Form], templates: Sequence[types.ModuleType]
 
 def _module(forms: Sequence[Form], templates: Sequence[types.ModuleType]) -> types.ModuleType:
     key = (tuple(f.key for f in forms), tuple(m.__name__ for m in templates))
-    found = generated.memoised("compiled", key)
+    found = build.memoised("compiled", key)
     if found is not None:
         return found
-    if templates:
-        text, bound = _switch_source(forms, templates)
-        functions = list(bound.values())
-    else:
-        text, bound = _source(forms)
-        functions = [g for f in forms for g in f.functions]
-    return generated.module(
-        "compiled", text, bound, functions=functions, templates=templates, key=key,
-        imports=_IMPORTS, extras={"FORMS": tuple(forms),
-                                  "KINDS": {f.key: k for k, f in enumerate(forms)}})
-
-
-#: the modules whose compiled helpers the generated text imports (``_action``,
-#: ``_param_at``, ``member_params``): their sources are part of every module's digest
-_IMPORTS = ("market.game.rules", "strategies.base", "strategies.rule_based")
+    text, bound = _switch_source(forms, templates) if templates else _source(forms)
+    return build.module("compiled", text, bound, users=[g for f in forms for g in f.functions],
+                        key=key, extras={"FORMS": tuple(forms),
+                                         "KINDS": {f.key: k for k, f in enumerate(forms)}})
 
 
 def kind_in(module: types.ModuleType, strategy: Strategy) -> int:
@@ -661,61 +651,65 @@ def _ints(a: Any, n: int) -> np.ndarray:
 _refused: dict[tuple[Any, ...], CompileError] = {}
 
 
-def batch_module(f: Form, say: bool = True) -> types.ModuleType:
-    """The generated module of one form alone (:func:`form_module`), compiled on first use
-    (said on stderr unless ``say`` is false: an engine says its own); a rule numba cannot
-    compile is a :class:`CompileError` naming the strategy."""
+def batch_module(f: Form, announce: Callable[[], None] | None = None) -> types.ModuleType:
+    """The generated module of one form alone (:func:`form_module`), built on first use
+    (``announce``d, by default on stderr naming the rule: an engine says its own); a rule
+    numba cannot compile is a :class:`CompileError` naming the strategy."""
     if f.key in _refused:  # said once: the lockstep path asks at every move
         raise _refused[f.key]
     module = form_module(f)
-    if not getattr(module, "_checked", False):
-        try:
-            with _announce(f"compiling {f.name}'s rule (first run only)" if say else None):
-                _smoke(module, f)
-        except (CompileError, StrategyFailed):
+    try:
+        build.build(module, _calls(module, f), announce or say_compiling(
+            f"compiling {f.name}'s rule (first run only)"))
+    except (CompileError, StrategyFailed):
+        raise
+    except Exception as exc:
+        reraise_signal(exc)
+        if jit.numba is None:
             raise
-        except Exception as exc:
-            reraise_signal(exc)
-            if jit.numba is None:
-                raise
-            _refused[f.key] = compile_failure(f.name, exc)
-            raise _refused[f.key] from None
-        module._checked = True  # type: ignore[attr-defined]
+        _refused[f.key] = compile_failure(f.name, exc)
+        raise _refused[f.key] from None
     return module
 
 
-def _smoke(module: types.ModuleType, f: Form) -> None:
-    """One tiny call of each entry point: compiles the module or loads it from the cache."""
+def _calls(module: types.ModuleType, f: Form) -> dict[str, Callable[[], Any]]:
+    """A form module's entry points, each called once on a tiny row (what builds them)."""
     n = 1
     i = np.zeros(n, dtype=np.int64)
     store, _ = stores([KernelState()])
     table = (np.zeros((2, n), np.int64), np.zeros((2, n), np.int64), i.copy())
     seat = (np.ones(n, np.int64), np.full(n, 2, np.int64), i.copy(), np.full(n, -1, np.int64))
     rng = np.random.default_rng(0)
-    module.decide(-1, 0, 0, (2, 1), np.zeros(0, np.int64), table, seat, store.arrays, 0,
-                  rng, np.zeros(n, np.int64))
+    calls: dict[str, Callable[[], Any]] = {"decide": lambda: module.decide(
+        -1, 0, 0, (2, 1), np.zeros(0, np.int64), table, seat, store.arrays, 0, rng,
+        np.zeros(n, np.int64))}
     if f.shape == "rule" and f.deterministic:  # typed as the depth-first loop calls it
-        try:
-            module.rule_one(-1, Turn(0, 0, 2, 1, 0, 0, 0, 1, 2, 0.0))
-        except Exception as exc:  # its decide compiled with a generator: the rule draws
-            reraise_signal(exc)
-            raise CompileError(
-                f"strategy {f.name!r}: its rule draws from the generator, but its classifier "
-                "does not say so (Classifier(stochastic=True)); a deterministic rule is "
-                "played without one, depth first") from None
+
+        def rule_one() -> None:
+            try:
+                module.rule_one(-1, Turn(0, 0, 2, 1, 0, 0, 0, 1, 2, 0.0))
+            except Exception as exc:  # its decide compiled with a generator: the rule draws
+                reraise_signal(exc)
+                raise CompileError(
+                    f"strategy {f.name!r}: its rule draws from the generator, but its "
+                    "classifier does not say so (Classifier(stochastic=True)); a deterministic "
+                    "rule is played without one, depth first") from None
+
+        calls["rule_one"] = rule_one
     if f.hears:
-        module.respond(-1, 0, (1, 1, 0), 0, 1, True, store.arrays, 0, rng)
+        calls["respond"] = lambda: module.respond(-1, 0, (1, 1, 0), 0, 1, True, store.arrays,
+                                                  0, rng)
     if f.shape == "table" and f.functions[1] is not None:
         rec = (np.zeros((n, 2), np.int32), i.copy(), i.copy(), i.copy())
-        module.learn(-1, 0, (2, 1), np.zeros(0, np.int64), rec, i.copy(), np.zeros(n),
-                     np.full(n, -1, np.int64), store.arrays, 0)
+        calls["learn"] = lambda: module.learn(-1, 0, (2, 1), np.zeros(0, np.int64), rec,
+                                              i.copy(), np.zeros(n), np.full(n, -1, np.int64),
+                                              store.arrays, 0)
+    return calls
 
 
-def _announce(text: str | None) -> contextlib.AbstractContextManager[None]:
-    """Say ``text`` (if any), once, when numba really compiles (not on a cache hit)."""
-    if text is None:
-        return contextlib.nullcontext()
-    return generated.announce_compiles(lambda: print(text, file=sys.stderr, flush=True))
+def say_compiling(text: str) -> Callable[[], None]:
+    """What announces a first compile: ``text`` on stderr."""
+    return lambda: print(text, file=sys.stderr, flush=True)
 
 
 __all__ = ["Compiled", "Form", "Store", "engine_module", "form", "form_module", "has_form",

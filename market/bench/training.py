@@ -125,10 +125,11 @@ print(json.dumps({"import": t1 - t0, "ready": t2 - t1, "compiled": bool(heard)})
 def compile_probe(cache_dir: str | None) -> dict[str, float]:
     """Time :func:`market.game.kernel.ensure_compiled` in a fresh interpreter.
 
-    ``cache_dir``: numba's cache folder for that interpreter (``NUMBA_CACHE_DIR``);
-    ``None``: numba's default, beside the source.
+    ``cache_dir``: the cache folder for that interpreter (``NEGOTIATION_MARKET_CACHE``);
+    ``None``: this machine's.
     """
-    return fresh_interpreter(_COMPILE_PROBE, {"NUMBA_CACHE_DIR": cache_dir})
+    return fresh_interpreter(_COMPILE_PROBE,
+                             {"NEGOTIATION_MARKET_CACHE": cache_dir} if cache_dir else None)
 
 
 def _median(values: list[float]) -> float:
@@ -280,7 +281,7 @@ def _compile_rows(cold_repeats: int, warm_repeats: int) -> list[BenchRow]:
     """Cold compiles (each in a new empty cache folder) and warm loads (the same folder)."""
     cold, warm, imports, announced = [], [], [], []
     for _ in range(cold_repeats):
-        with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache:
+        with tempfile.TemporaryDirectory(prefix="kernel-cache-") as cache:
             first = compile_probe(cache)
             cold.append(first["ready"])
             announced.append(first["compiled"])

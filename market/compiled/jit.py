@@ -13,7 +13,7 @@ needs ``exp`` or ``power`` calls :func:`exp` and :func:`power` here, which run
 the same compiled code the engine inlines (:func:`exp1`, :func:`power1`).
 
 Every ``cache=True`` here and in the project goes through :func:`njit`, whose
-cache can never play old code (:mod:`market.compiled.compile_cache`).
+cache lives in this build's folder (:mod:`market.compiled.build`): never old code.
 
 When numba cannot be imported, :func:`njit` leaves functions as plain Python
 (the lockstep path still runs; the compiled engine refuses with one line).
@@ -21,55 +21,28 @@ When numba cannot be imported, :func:`njit` leaves functions as plain Python
 
 from __future__ import annotations
 
-import contextlib
-import inspect
-import itertools
 import math
-import os
 from typing import Any
 
 import numpy as np
 
-from market.compiled import compile_cache
+from market.compiled import build, internals
 from market.errors import CompileError
 
-try:  # numba is a dependency; a broken install must end in one line, not a traceback
-    import numba
-    from numba import prange
-    from numba.np.random.random_methods import random_interval
-except Exception as exc:  # pragma: no cover - exercised through a subprocess test
-    numba = None
-    IMPORT_ERROR: Exception | None = exc
-    prange = range
-else:
-    IMPORT_ERROR = None
-
-
-def _names_apart() -> None:
-    """Name each process's compiled functions apart from every other process's.
-
-    numba tags a compiled function's symbols and its environment (the constants its Python
-    wrapper reads, such as the dtypes of the arrays it returns) with a counter each process
-    starts at 1, so a function compiled first in two processes has the same names in both.
-    Compiled afresh in a process that had loaded another function's cached library holding
-    it (the market engine holds the ledger's ``group_means``), it shares that library's
-    environment and adds its constants there; cached so, a later process that loads both
-    gives it the environment without them, and every call from Python failed with
-    ``SystemError: ... returned a result with an exception set`` (a fresh clone, 2026-11-28;
-    ``tests/compiled/test_compile_cache.py`` replays it). Counting from a random start
-    keeps two processes' names apart. Only names change: no value, no draw."""
-    from numba.core.bytecode import FunctionIdentity
-
-    FunctionIdentity._unique_ids = itertools.count(int.from_bytes(os.urandom(6), "little") + 1)
-
-
+numba = internals.numba
+IMPORT_ERROR = internals.IMPORT_ERROR
 if numba is not None:
-    _names_apart()
+    from numba import prange
 
-#: the numba this project is tested with (pyproject.toml's pin: the guarded cache, the
-#: generator handle and the names' counter (:func:`_names_apart`) use numba's internals), as
-#: pip takes it
-NUMBA_REQUIREMENT = "numba>=0.68,<0.69"
+    internals.names_apart()
+    internals.guard_cache()
+    if internals.version_note():
+        internals.note(internals.version_note())
+else:  # pragma: no cover - numba missing
+    prange = range
+
+#: the numba this project supports, as pip takes it
+NUMBA_REQUIREMENT = internals.REQUIREMENT
 
 
 def first_line(exc: BaseException | None) -> str:
@@ -84,32 +57,6 @@ def missing(what: str) -> CompileError:
                         f"needs it: pip install '{NUMBA_REQUIREMENT}'")
 
 
-def _prefetch_intrinsic() -> Any:
-    """:func:`prefetch` compiled: LLVM's ``llvm.prefetch`` (a read, kept in every cache
-    level) of the address of ``arr[i]``, through numba's public ``intrinsic``."""
-    from llvmlite import ir
-    from numba.core import cgutils, types
-    from numba.extending import intrinsic
-
-    @intrinsic
-    def prefetch(typingctx: Any, arr: Any, i: Any) -> Any:  # noqa: ARG001
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            aryty = signature.args[0]
-            ary = context.make_array(aryty)(context, builder, args[0])
-            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
-                                           wraparound=False)
-            byte, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-            fn = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]),
-                "llvm.prefetch.p0")
-            builder.call(fn, [builder.bitcast(ptr, byte), i32(0), i32(3), i32(1)])
-            return context.get_dummy_value()
-
-        return types.void(arr, i), codegen
-
-    return prefetch
-
-
 def _no_prefetch(arr: np.ndarray, i: int) -> None:
     """Without numba, :func:`prefetch` has nothing to ask for."""
 
@@ -120,39 +67,7 @@ def _no_prefetch(arr: np.ndarray, i: int) -> None:
 #: learners those reads miss the caches, and asking for each row eight negotiations ahead
 #: took a mixed market's first step from 3.2-4.2 to 2.5-3.4 ms at 5,000 + 5,000 traders
 #: and from 128-152 to 98-106 ms at 100,000 + 100,000.
-prefetch = _no_prefetch if numba is None else _prefetch_intrinsic()
-
-
-def _borrowed_intrinsic() -> Any:
-    """:func:`borrowed` compiled: the same array (each array of a tuple, nested tuples
-    included) with no owner: its meminfo and parent pointers null, its data, shape and
-    strides the caller's."""
-    from numba.core import cgutils, types
-    from numba.extending import intrinsic
-
-    def lend(context: Any, builder: Any, ty: Any, value: Any) -> Any:
-        if isinstance(ty, types.Array):
-            src = context.make_array(ty)(context, builder, value)
-            out = context.make_array(ty)(context, builder)
-            for name in ("nitems", "itemsize", "data", "shape", "strides"):
-                setattr(out, name, getattr(src, name))
-            out.meminfo = cgutils.get_null_value(out.meminfo.type)
-            out.parent = cgutils.get_null_value(out.parent.type)
-            return out._getvalue()
-        if isinstance(ty, types.BaseTuple):
-            items = [lend(context, builder, t, builder.extract_value(value, i))
-                     for i, t in enumerate(ty)]
-            return context.make_tuple(builder, ty, items)
-        return value  # a scalar: nothing to own
-
-    @intrinsic
-    def borrowed(typingctx: Any, value: Any) -> Any:  # noqa: ARG001
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            return lend(context, builder, signature.args[0], args[0])
-
-        return value(value), codegen
-
-    return borrowed
+prefetch = _no_prefetch if numba is None else internals.prefetch_intrinsic()
 
 
 def _as_is(value: Any) -> Any:
@@ -167,47 +82,7 @@ def _as_is(value: Any) -> Any:
 #: about 3,000. A lent array has no owner to count, so those operations vanish (the step's
 #: compiled part went from 33 to 20 us). Lend only what the caller keeps alive for the
 #: call (its arguments), and never return, store or hand back to Python a lent array.
-borrowed = _as_is if numba is None else _borrowed_intrinsic()
-
-
-def _generator_intrinsic() -> Any:
-    """:func:`generator` compiled: numba's ``Generator`` made from :func:`rng_handle`'s
-    integers (the fields numba's own unboxing reads through ``ctypes`` on every call), or
-    a ``Generator`` passed through as it is."""
-    from numba.core import cgutils, types
-    from numba.core.imputils import impl_ret_borrowed
-    from numba.extending import intrinsic
-
-    @intrinsic
-    def generator(typingctx: Any, handle: Any) -> Any:  # noqa: ARG001
-        if isinstance(handle, types.NumPyRandomGeneratorType):
-            def same(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                return impl_ret_borrowed(context, builder, signature.return_type, args[0])
-
-            return handle(handle), same
-        if not (isinstance(handle, types.UniTuple) and handle.count == len(_HANDLE_FIELDS)
-                and isinstance(handle.dtype, types.Integer)):
-            return None
-        gen_t = types.NumPyRandomGeneratorType("rng")
-
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            fields = cgutils.unpack_tuple(builder, args[0])
-            bits = cgutils.create_struct_proxy(types.NumPyRandomBitGeneratorType(
-                "bit_generator"))(context, builder)
-            for name, value in zip(_HANDLE_FIELDS, fields, strict=True):
-                setattr(bits, name, value)
-            gen = cgutils.create_struct_proxy(gen_t)(context, builder)
-            gen.bit_generator = bits._getvalue()  # no parent object, no meminfo: never boxed
-            return gen._getvalue()
-
-        return gen_t(handle), codegen
-
-    return generator
-
-
-#: what numba's ``Generator`` holds of the bit generator, in :func:`rng_handle`'s order
-_HANDLE_FIELDS = ("state_address", "state", "fnptr_next_uint64", "fnptr_next_uint32",
-                  "fnptr_next_double")
+borrowed = _as_is if numba is None else internals.borrowed_intrinsic()
 
 
 def rng_handle(rng: np.random.Generator) -> Any:
@@ -220,14 +95,7 @@ def rng_handle(rng: np.random.Generator) -> Any:
     keeps ``rng`` alive while the handle is used (its addresses are its bit generator's).
     Without numba, ``rng`` itself.
     """
-    if numba is None:
-        return rng
-    import ctypes
-
-    ct = rng.bit_generator.ctypes
-    address = [ctypes.cast(f, ctypes.c_void_p).value or 0
-               for f in (ct.next_uint64, ct.next_uint32, ct.next_double)]
-    return (int(ct.state_address), int(ct.state.value or 0), *address)
+    return rng if numba is None else internals.rng_handle(rng)
 
 
 class Handles:
@@ -261,37 +129,25 @@ def _same(rng: Any) -> Any:
 
 #: ``generator(rng_or_handle)`` in compiled code: the ``Generator`` of a :func:`rng_handle`
 #: (or a ``Generator`` as it is), so an entry point takes either
-generator = _same if numba is None else _generator_intrinsic()
+generator = _same if numba is None else internals.generator_intrinsic()
 
 
 def njit(*args: Any, **kwargs: Any) -> Any:
-    """``numba.njit``, its ``cache=True`` guarded (:mod:`market.compiled.compile_cache`): the
-    cache is keyed on every source compiled in, and a damaged or unwritable cache is a
-    notice, not an error; ``nogil`` by default. Signatures given (``njit("f8(f8)")`` or a
-    list of them) are compiled at once, through that cache, as numba does. Without numba,
-    the function itself (plain Python)."""
+    """``numba.njit``, ``nogil`` by default, its ``cache=True`` kept in this build's folder
+    (:func:`market.compiled.build.numba_folder`: never played after an edit; a user's own
+    function compiles in each process). Without numba, the function itself (plain Python)."""
     cache = kwargs.pop("cache", False)
     # the GIL released while machine code runs: a thread of ours can still end the command
     # on Ctrl-C when compiled code does not return (market.processes.sigterm_exits)
     kwargs.setdefault("nogil", True)
-    given = args[0] if args and not callable(args[0]) else None
-    signatures = [given] if isinstance(given, str) else list(given or [])
 
     def wrap(f: Any) -> Any:
-        with contextlib.suppress(TypeError):  # its file as defined, for the caches' digests
-            compile_cache.remember(inspect.getfile(f))
         if numba is None:
             return f
-        dispatcher = numba.njit(**kwargs)(f)
-        if cache:
-            guarded = compile_cache.guarded_cache(dispatcher.py_func)
-            if guarded is not None:
-                dispatcher._cache = guarded  # what numba's enable_caching() sets
-        for signature in signatures:  # numba's eager compile, after the cache is in place
-            dispatcher.compile(signature)
-        if signatures:
-            dispatcher.disable_compile()
-        return dispatcher
+        where = build.numba_folder(f) if cache else None
+        if where is None:
+            return numba.njit(**kwargs)(f)
+        return internals.cache_in(where, lambda: numba.njit(cache=True, **kwargs)(f))
 
     return wrap(args[0]) if args and callable(args[0]) else wrap
 
@@ -342,6 +198,7 @@ def power(x: np.ndarray | float, y: np.ndarray | float) -> np.ndarray:
 
 
 if numba is not None:
+    from market.compiled.internals import random_interval
 
     @njit(cache=True)
     def permutation(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
@@ -377,9 +234,9 @@ def integer(rng: np.random.Generator, low: int, high: int) -> int:
 
 
 if numba is not None:
-    from numba.core import types as _types
     from numba.extending import overload
-    from numba.np.random.random_methods import (
+
+    from market.compiled.internals import (
         bounded_lemire_uint64,
         buffered_bounded_lemire_uint32,
         next_uint32,
@@ -390,7 +247,7 @@ if numba is not None:
     def _integer_compiled(rng: Any, low: Any, high: Any) -> Any:
         """numba's ``integers(low, high)`` for an int64 (numba's ``random_bounded_uint64_fill``
         of one item), without the array."""
-        if not isinstance(rng, _types.NumPyRandomGeneratorType):
+        if not internals.is_generator(rng):
             return None
 
         def draw(rng: Any, low: Any, high: Any) -> Any:  # noqa: ANN401

@@ -30,8 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from market.compiled import generated, jit
-from market.compiled.generated import announce_compiles
+from market.compiled import build, jit
 from market.compiled.jit import numba
 from market.errors import CompileError, reraise_signal
 from market.game import episodes
@@ -77,43 +76,26 @@ _lock = threading.Lock()
 _module: types.ModuleType | None = None
 
 
-def compiled_module() -> types.ModuleType:
-    """The generated module of :mod:`market.game.episodes` (written once per digest)."""
-    found = generated.memoised("kernel", "episodes")
-    if found is not None:
-        return found
-    return generated.module("kernel", generated.template_text(episodes), templates=[episodes],
-                            key="episodes")
-
-
 def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
-    """Load the kernel from numba's cache, or compile it (seconds, once per machine).
-
-    ``on_compile`` is called once, before compiling, only when the cache does
-    not hold the kernel for this machine (see :func:`announce_compiles`).
-    Raises :class:`~market.errors.CompileError` with one line when numba
-    cannot compile here.
-    """
+    """Build the kernel (seconds, once per build): ``on_compile`` is called first, only then.
+    Raises :class:`~market.errors.CompileError` with one line when numba cannot compile
+    here."""
     global _module
     if _module is not None:
         return
     if numba is None:
         raise jit.missing("the training kernel")
     try:
-        with announce_compiles(on_compile):
-            module = compiled_module()
-            _smoke(module)
+        module = episodes
+        build.build(module, {"run": lambda: _call(
+            module, np.zeros((1, 2, 1, 4, 4)), seed_states(0, 1),
+            np.zeros((1, 1, 7), dtype=np.int64), np.ones(2), np.ones(2), 0, (True, True), 1.0,
+            False, 0, 2, None, 0.0, Pressure(), 0.0)}, on_compile)
     except Exception as exc:
         reraise_signal(exc)
         raise CompileError(f"numba cannot compile the training kernel on this machine "
                            f"({type(exc).__name__}: {jit.first_line(exc)})") from exc
     _module = module
-
-
-def _smoke(module: types.ModuleType) -> None:
-    """Call the kernel once on a tiny game (P = 2, T = 1): compiles it or loads it."""
-    _call(module, np.zeros((1, 2, 1, 4, 4)), seed_states(0, 1), np.zeros((1, 1, 7), dtype=np.int64),
-          np.ones(2), np.ones(2), 0, (True, True), 1.0, False, 0, 2, None, 0.0, Pressure(), 0.0)
 
 
 #: the document's game: no time pressure

@@ -94,7 +94,7 @@ class Rows:
         if not compiled.has_form(opponent):
             raise UsageError(f"opponent {opponent.name or type(opponent).__name__!r} has no "
                              "compiled decision; the single environment plays it")
-        self.module = compiled_module([opponent], entries=())  # its step compiles on use
+        self.module = compiled_module([opponent], calls=lambda module: {})  # step: on use
         self.kind = compiled.kind_in(self.module, opponent)
         self.n, self.settings, self.side = n, settings, side
         self.protocol = p = settings.protocol

@@ -72,21 +72,20 @@ def compiled_module(strategies: Sequence[Strategy] = (),
                     institution: str = "pairs") -> types.ModuleType:
     """The generated module that runs a market of these strategies (and every built-in one)
     compiled: :func:`market.engines.compiled_module` with the market's steps
-    (:data:`TEMPLATES`), loaded from numba's cache or compiled (``on_compile`` is called
-    first, only then), the ``institution``'s step among them."""
-    return engines.compiled_module(strategies, on_compile, (ENTRIES[institution],),
-                                   TEMPLATES, _smoke)
+    (:data:`TEMPLATES`), built on first use (``on_compile`` is called first, only then), the
+    ``institution``'s step among them."""
+    return engines.compiled_module(strategies, on_compile,
+                                   lambda module: step_calls(module, institution), TEMPLATES)
 
 
 def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
-    """Load the built-in strategies' market engine and two-agent game from numba's cache,
-    or compile them (once)."""
+    """Build the built-in strategies' market engine and two-agent game (once per build)."""
     compiled_module((), on_compile)
     engines.ensure_compiled(on_compile)
 
 
-def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
-    """One step of a tiny market (of each institution asked for): compiles it or loads it."""
+def step_calls(module: types.ModuleType, institution: str) -> dict[str, Callable[[], object]]:
+    """The ``institution``'s step, called on one step of a tiny market."""
     n = 2
     f, i = np.zeros(n), np.zeros(n, dtype=np.int64)
 
@@ -97,15 +96,15 @@ def _smoke(module: types.ModuleType, entries: Sequence[str]) -> None:
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
     rules = (2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, tuple(Pressure()))
     kinds = np.zeros(2, np.int64)
-    rng = np.random.default_rng(0)  # alive while its handle is used
-    draws = jit.rng_handle(rng)  # typed as CompiledEngine.step passes it
-    if "market_step" in entries:
-        module.market_step(1, rules, (0, 1, False), 0.5, side(), side(),
-                           np.zeros(0, np.int64), kinds, 1, store.arrays, draws)
-    for entry in ("cda_step", "call_step"):
-        if entry in entries:
-            getattr(module, entry)(rules, (0, 1), 0.5, side(), side(), auction.new_book(n, 2),
-                                   np.zeros(0, np.int64), kinds, 1, store.arrays, draws)
+    rng = np.random.default_rng(0)  # its handle is made in the call: rng alive while used
+    entry = getattr(module, ENTRIES[institution])
+    if institution == "pairs":
+        return {"market_step": lambda: entry(1, rules, (0, 1, False), 0.5, side(), side(),
+                                             np.zeros(0, np.int64), kinds, 1, store.arrays,
+                                             jit.rng_handle(rng))}
+    return {ENTRIES[institution]: lambda: entry(rules, (0, 1), 0.5, side(), side(),
+                                                auction.new_book(n, 2), np.zeros(0, np.int64),
+                                                kinds, 1, store.arrays, jit.rng_handle(rng))}
 
 
 @dataclass

@@ -179,10 +179,10 @@ def test_a_notice_while_the_command_starts_is_one_plain_line(monkeypatch):
     import warnings
 
     import market.cli as cli
-    from market.compiled.compile_cache import CacheNotice
+    from market.compiled.internals import CompileNotice
 
     def starting() -> None:
-        warnings.warn("numba has no cache folder it may write to", CacheNotice, stacklevel=2)
+        warnings.warn("numba has no cache folder it may write to", CompileNotice, stacklevel=2)
 
     monkeypatch.setattr(cli, "check_environment", starting)
     out = cli_run.run("baseline", "--json")

@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -274,27 +273,6 @@ def test_a_machine_without_numba_gets_one_line_and_exit_2(tmp_path, command):
     assert "numba" in lines[0] and "numba is broken on this machine" in lines[0]
 
 
-def test_compile_notice_fires_on_compiles_only():
-    """The notice hook hears numba's compile event (cache misses), once per compile."""
-    code = textwrap.dedent("""
-        import numba
-        from market.game import kernel
-        heard = []
-        kernel.ensure_compiled(lambda: heard.append("kernel"))  # loaded or compiled
-        @numba.njit
-        def fresh(x):
-            return x + 1
-        with kernel.announce_compiles(lambda: heard.append("fresh")):
-            fresh(1)
-            fresh(2)  # already compiled: no second notice
-        print(heard[-1], heard.count("fresh"))
-    """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["fresh", "1"]
-
-
 _TRAIN_SCRIPT = """
 import numpy as np
 from market.game import kernel
@@ -309,7 +287,7 @@ def test_an_edited_update_reaches_the_kernel_whatever_numbas_cache_holds(tmp_pat
     """numba checks only a cached function's own file; the kernel inlines the update from
     qtable.py. Edited in a copy of the package, under ``NUMBA_CACHE_DIR``, the edit is
     trained with on the next run (a new generated module). (That the original comes back
-    after an edit, wherever the cache lives, is held by test_compile_cache on small
+    after an edit, wherever the cache lives, is held by tests/compiled/test_build.py on small
     modules: each kernel compile here costs seconds.)"""
     copy = tmp_path / "src"
     for name in ("market", "strategies"):

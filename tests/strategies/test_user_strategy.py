@@ -20,7 +20,7 @@ import pytest
 
 import strategies
 from market import engines
-from market.compiled import generated
+from market.compiled import build
 from market.errors import CompileError
 from market.game.pressure import Pressure
 from market.sim import engine
@@ -81,7 +81,7 @@ def test_an_edited_rule_is_compiled_anew_never_played_stale(place, tmp_path, req
     path = rules / "edited.py"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "user"),
            # the rule's generated module in this machine's cache (numba's user folder aside)
-           "NEGOTIATION_MARKET_CACHE": str(generated.cache_dir().parent)}
+           "NEGOTIATION_MARKET_CACHE": str(build.root())}
     env.pop("NUMBA_CACHE_DIR", None)
     cmd = [sys.executable, "-c", SCRIPT.format(spec=f"{path}:Midpoint")]
     if place == "read-only":
@@ -260,7 +260,7 @@ def test_a_constant_the_rule_imports_is_compiled_in_and_an_edit_to_it_plays(tmp_
     rules.mkdir()
     (rules / "const_rule.py").write_text(CONST_RULE)
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{rules}",
-           "NEGOTIATION_MARKET_CACHE": str(generated.cache_dir().parent)}
+           "NEGOTIATION_MARKET_CACHE": str(build.root())}
     env.pop("NUMBA_CACHE_DIR", None)
     cmd = [sys.executable, "-c", SCRIPT.format(spec=f"{rules / 'const_rule.py'}:Constant")]
     opening = []
