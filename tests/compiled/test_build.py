@@ -299,7 +299,8 @@ def test_an_edit_to_a_record_type_a_compiled_function_builds_is_compiled_anew(tm
 
 BUILD = """
 from market.compiled import build
-text = "from market.compiled.jit import njit\\n\\n\\n@njit(cache=True)\\ndef f(x):\\n    return x + 1\\n"
+text = ("from market.compiled.jit import njit\\n\\n\\n@njit(cache=True)\\n"
+        "def f(x):\\n    return x + 1\\n")
 module = build.module("probe", text)
 heard = []
 build.build(module, {"f": lambda: module.f(1)}, lambda: heard.append(1))
