@@ -15,7 +15,6 @@ command, so its cleanup runs as on Ctrl-C.
 
 from __future__ import annotations
 
-import _thread
 import atexit
 import contextlib
 import ctypes
@@ -126,135 +125,11 @@ class Terminated(SystemExit):
     """Raised in the main thread on SIGTERM (or SIGHUP), so cleanup runs as for Ctrl-C."""
 
 
-#: how deep the main thread is in compiled code now (:func:`compiled_code`), and the signals
-#: that arrived meanwhile, to be raised when it returns
-_compiled = [0]
+#: how deep the main thread is in :func:`compiled_code` blocks, and the signal held meanwhile
+_depth = [0]
 _pending: list[int] = []
-
-
-class _CompiledCode:
-    """The context manager :func:`compiled_code` returns (a class, not a generator: it is
-    entered around every compiled step, and a generator-based one cost 3.7 us of a small
-    market's 104 us step against 0.4 us)."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        _compiled[0] += 1
-
-    def __exit__(self, *exc: object) -> None:
-        _compiled[0] -= 1
-        if _compiled[0] == 0:
-            _raise_pending()
-
-
-_COMPILED_CODE = _CompiledCode()
-
-
-def compiled_code() -> contextlib.AbstractContextManager[None]:
-    """Around a call into compiled code: Ctrl-C or SIGTERM arriving within it is raised when
-    it returns. Raised inside, the signal's exception unwinds through machine code (numba
-    calls back into Python) that does not always check for one: a command interrupted
-    mid-step crashed with SIGSEGV, 4 times in 10 under load.
-
-    A first call that is still compiling is Python code, and is interrupted at once (a
-    compile takes seconds). Where Python drops the exception (a callback from LLVM's C
-    code, a weak reference's callback), the signal is delivered again a moment later
-    (:func:`_dropped`)."""
-    return _COMPILED_CODE
-
-
-def _raise_pending() -> None:
-    """Raise the signal held meanwhile, if any (once)."""
-    if _pending and threading.current_thread() is threading.main_thread():
-        signum = _pending[0]
-        _pending.clear()
-        _raise_for(signum)
-
-
-def _compiling(frame: Any) -> bool:
-    """Whether the interrupted Python code is numba's compiler (a first call compiling, or
-    loading from the cache)."""
-    seen = 0
-    while frame is not None and seen < 400:
-        code = frame.f_code
-        if code.co_name == "_compile_for_args" and "numba" in code.co_filename:
-            return True
-        frame, seen = frame.f_back, seen + 1
-    return False
-
-
-#: how soon a signal whose exception Python dropped is delivered again
-RETRY_SECONDS = 0.05
-
-
-def _again(signum: int) -> None:
-    """Deliver ``signum`` to the main thread again shortly (if the command still runs under
-    :func:`sigterm_exits` by then): a real signal, so it also wakes a sleep or a wait. A
-    bare thread, not a ``Timer``: this runs inside a signal handler."""
-
-    def deliver() -> None:
-        time.sleep(RETRY_SECONDS)
-        if _handling[0] > 0 or _guarded[0]:
-            signal.pthread_kill(threading.main_thread().ident or 0, signum)
-
-    _thread.start_new_thread(deliver, ())
-
-
-def _dropped(unraisable: Any, previous: Any) -> None:
-    """``sys.unraisablehook`` under :func:`sigterm_exits`: a signal's exception raised where
-    Python can only print and drop it (a finaliser, a weak reference's callback, a callback
-    from C such as LLVM's) is delivered again instead, so the signal is never lost (a batch
-    interrupted at start-up ran on, and a report while its kernel loaded)."""
-    exc = unraisable.exc_value
-    if isinstance(exc, KeyboardInterrupt):
-        _again(signal.SIGINT)
-    elif isinstance(exc, Terminated) and isinstance(exc.code, int):
-        _again(exc.code - 128)
-    else:
-        previous(unraisable)
-
-
-#: how many :func:`sigterm_exits` blocks the main thread is in
-_handling = [0]
-#: whether this process is the command line's, from its first import to its work's end
-_guarded = [False]
-
-
-def guard_process() -> None:
-    """For a command-line process, from its first import on (before :func:`sigterm_exits`
-    takes over): a Ctrl-C whose exception Python drops is delivered again (a batch
-    interrupted while importing, inside the import system's lock callback, ran on). And, as
-    the very last exit handler, the ending signals are ignored once the work is done
-    (:func:`exit_on_signal`): after the exit handlers Python runs no signal handler of ours
-    (it resets them while it tears the modules down), and a signal then killed the
-    process with no line and no exit code of its own."""
-    _guarded[0] = True
-    atexit.register(_ignore_when_done)  # registered first: runs last
-    hook = sys.unraisablehook
-    sys.unraisablehook = lambda unraisable: _dropped(unraisable, hook)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _starting)
-
-
-#: Ctrl-Cs that arrived while the command started (:func:`guard_process`)
+#: Ctrl-Cs that arrived while a command started (:func:`guard_process`)
 _arrived: list[int] = []
-
-
-def _starting(signum: int, frame: Any) -> None:
-    """Python's own Ctrl-C handler, remembering the signal: if whatever it lands in swallows
-    the ``KeyboardInterrupt``, the command still ends as :func:`sigterm_exits` begins (a
-    ``train`` interrupted 0.3 s after its start ran on, once in a few suite runs under load).
-
-    Landing in the import system's own code (an import that C code asked for, such as a
-    Cython module's), the signal is delivered again in a moment instead: raised there, it
-    reaches that C code, which may print it as a traceback above the command's line and
-    go on (seen once in a batch interrupted 0.3 s after its start)."""
-    if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
-        _again(signum)
-        return
-    _arrived.append(signum)
-    raise KeyboardInterrupt
 
 
 def _raise_for(signum: int) -> None:
@@ -263,24 +138,90 @@ def _raise_for(signum: int) -> None:
     raise Terminated(128 + signum)
 
 
-#: seconds a signal may wait for the main thread to take it (compiled code does not check
-#: for one); then the command ends anyway, with its line and exit code
+def _handler(signum: int, frame: Any) -> None:
+    """Every ending signal: raised at once, or when the :func:`compiled_code` block the main
+    thread is in ends."""
+    if _depth[0] > 0:
+        _pending.append(signum)
+        return
+    _raise_for(signum)
+
+
+class _CompiledCode:
+    """The context manager :func:`compiled_code` returns (a class, not a generator: it is
+    entered around every compiled step, where a generator-based one cost 3.7 us)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        if not _depth[0] and not _installed[0]:
+            _install()
+        _depth[0] += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _depth[0] -= 1
+        if _depth[0] == 0 and _pending and threading.current_thread() is threading.main_thread():
+            signum = _pending[0]
+            _pending.clear()
+            _raise_for(signum)
+
+
+_COMPILED_CODE = _CompiledCode()
+_installed = [False]
+
+
+def _install() -> None:
+    """Ctrl-C held within :func:`compiled_code` blocks in any process (a notebook's too), once:
+    Python's own handler is replaced by :func:`_handler`, which raises as it does elsewhere."""
+    _installed[0] = True
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        signal.signal(signal.SIGINT, _handler)
+
+
+def compiled_code() -> contextlib.AbstractContextManager[None]:
+    """Around a compiled call and its bookkeeping: Ctrl-C (or SIGTERM under
+    :func:`sigterm_exits`) arriving within it is raised when the block ends, so a step
+    happens whole or not at all (a notebook can go on stepping), and no exception unwinds
+    through machine code (numba calls back into Python, and a command interrupted mid-step
+    crashed with SIGSEGV, 4 times in 10 under load). Machine code that never returns is
+    the watcher's (:func:`sigterm_exits`)."""
+    return _COMPILED_CODE
+
+
+def guard_process() -> None:
+    """For a command-line process, from its first import on: a Ctrl-C while it starts is
+    remembered, so that the command ends as :func:`sigterm_exits` begins even if a
+    library's start-up swallowed the ``KeyboardInterrupt``. And, as the very last exit
+    handler, the ending signals are ignored once the work is done (:func:`exit_on_signal`):
+    after the exit handlers Python runs no signal handler of ours, and a signal then killed
+    the process with no line and no exit code of its own."""
+    atexit.register(_ignore_when_done)  # registered first: runs last
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _starting)
+
+
+def _starting(signum: int, frame: Any) -> None:
+    """Python's own Ctrl-C handler, remembering the signal (:func:`guard_process`)."""
+    _arrived.append(signum)
+    raise KeyboardInterrupt
+
+
+#: seconds from the first ending signal to the command's end, whatever the main thread does
 STUCK_SECONDS = 2.0
-#: signals the main thread's handler has taken, and signals seen arriving (:func:`_watch`)
-_taken = [0]
 
 
 def _code_for(signum: int) -> int:
     return 130 if signum == signal.SIGINT else 128 + signum
 
 
-def _watch(read_fd: int, line: Callable[[int], str]) -> None:
+def _watch(read_fd: int, line: Callable[[int], str], over: threading.Event) -> None:
     """A thread's loop: every ending signal also arrives here (Python's wakeup fd, written by
-    the C-level handler even while the main thread runs machine code). If the main thread
-    has not taken it within :data:`STUCK_SECONDS`, or has only held it back inside a compiled
-    call that has not returned (a user's rule that loops forever), the command ends now:
-    its one line, its exit code. A second signal meanwhile ends it at once."""
-    seen = 0
+    the C-level handler even while the main thread runs machine code). The first starts a
+    deadline: unless the command's block has ended within :data:`STUCK_SECONDS` (machine code
+    that never returns, a signal's exception dropped where it landed), the command ends
+    then, with its one line and exit code. A second ends it at once."""
+    first = 0
     while True:
         try:
             data = os.read(read_fd, 64)
@@ -291,29 +232,21 @@ def _watch(read_fd: int, line: Callable[[int], str]) -> None:
                 os.close(read_fd)
             return
         for signum in data:
-            if signum in ENDING_SIGNALS:
-                seen += 1
-                if not _taken_in_time(seen):
-                    _end_now(signum, line)
+            if signum not in ENDING_SIGNALS:
+                continue
+            if first:
+                _end_now(signum, line)
+            first = signum
+            threading.Thread(target=_deadline, args=(signum, line, over), daemon=True).start()
 
 
-def _taken_in_time(seen: int) -> bool:
-    """Whether the main thread takes the ``seen``-th signal (and is not holding it inside a
-    compiled call) within :data:`STUCK_SECONDS`; False at once for a second signal while the
-    first is held."""
-    deadline = time.monotonic() + STUCK_SECONDS
-    while time.monotonic() < deadline:
-        held = bool(_pending) and _compiled[0] > 0
-        if held and seen > 1:
-            return False
-        if _taken[0] >= seen and not held:
-            return True
-        time.sleep(0.02)
-    return False
+def _deadline(signum: int, line: Callable[[int], str], over: threading.Event) -> None:
+    if not over.wait(STUCK_SECONDS):
+        _end_now(signum, line)
 
 
 def _end_now(signum: int, line: Callable[[int], str]) -> None:
-    """End the process from the watching thread: the command's line, its exit code."""
+    """End the process from a watching thread: the command's line, its exit code."""
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     with contextlib.suppress(Exception):
@@ -324,59 +257,46 @@ def _end_now(signum: int, line: Callable[[int], str]) -> None:
 @contextlib.contextmanager
 def sigterm_exits(line: Callable[[int], str] | None = None) -> Iterator[None]:
     """Within the block, SIGTERM raises :class:`Terminated` (exit code 143), and so does
-    SIGHUP (129: the terminal closed); Ctrl-C raises ``KeyboardInterrupt``. A signal that
-    arrives within :func:`compiled_code` is raised when the compiled call returns.
+    SIGHUP (129: the terminal closed); Ctrl-C raises ``KeyboardInterrupt``; within
+    :func:`compiled_code`, when that block ends.
 
-    ``line``: the command's line for a signal (``interrupted``, ``terminated``); with it, a
-    signal the main thread cannot take within :data:`STUCK_SECONDS` (machine code that does
-    not return, such as a user's rule that loops forever) ends the process from a watching
-    thread with that line and the signal's exit code, and so does a second signal while
-    the first waits for a compiled call."""
+    ``line``: the command's line for a signal (``interrupted``, ``terminated``); with it,
+    the command ends within :data:`STUCK_SECONDS` of a signal whatever the main thread is
+    doing (a user's rule that never returns), and at once on a second signal."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def handler(signum: int, frame: Any) -> None:
-        _taken[0] += 1
-        if _compiled[0] > 0 and not _compiling(frame):  # raised when the compiled call returns
-            _pending.append(signum)
-            return
-        _raise_for(signum)  # if Python drops it where it lands, _dropped delivers it again
-
     ours = [signal.SIGTERM, signal.SIGHUP]
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # ignored stays ignored
         ours.append(signal.SIGINT)
-    previous = {sig: signal.signal(sig, handler) for sig in ours}
-    hook = sys.unraisablehook
-    sys.unraisablehook = lambda unraisable: _dropped(unraisable, hook)
-    _handling[0] += 1
+    previous = {sig: signal.signal(sig, _handler) for sig in ours}
+    over = threading.Event()
     wake = None
     if line is not None:
         read_fd, write_fd = os.pipe()
         os.set_blocking(write_fd, False)
         try:
-            wake = (signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False), read_fd,
-                    write_fd)
+            wake = (signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False), write_fd)
         except ValueError:  # not the main thread after all
             os.close(read_fd)
             os.close(write_fd)
         else:
-            _taken[0] = 0
-            threading.Thread(target=_watch, args=(read_fd, line), name="signal-watch",
+            threading.Thread(target=_watch, args=(read_fd, line, over), name="signal-watch",
                              daemon=True).start()
     try:
         if _arrived:  # a Ctrl-C at start-up that something swallowed: the command ends now
+            signum = _arrived[0]
             _arrived.clear()
-            raise KeyboardInterrupt
+            _raise_for(signum)
         yield
     finally:
+        over.set()
         if wake is not None:
             signal.set_wakeup_fd(wake[0])
-            os.close(wake[2])  # the watcher reads the end and stops; it closes nothing itself
-        _handling[0] -= 1
-        sys.unraisablehook = hook
+            os.close(wake[1])  # the watcher reads the end and stops
         for sig, old in previous.items():
             signal.signal(sig, old)
+        _arrived.clear()
 
 
 #: whether the command's work is done and said (:func:`exit_on_signal`)
@@ -394,8 +314,6 @@ def exit_on_signal(code: int) -> None:
     down (its exit handlers, a pool's threads) ends the process at once with the command's
     own exit code, its output flushed: never a crash report, and never ignored (a shutdown
     that hangs still stops)."""
-
-    _guarded[0] = False
     _done[0] = True
 
     def now(signum: int, frame: Any) -> None:

@@ -1,11 +1,13 @@
-"""Compiling, below the game: numba, its guarded cache, the modules generated from sources.
+"""Compiling, below the game: numba, the build folder, the modules generated from sources.
 
 The machinery that exists to compile, in one home that knows no game, no
-strategy and no market: :mod:`~market.compiled.jit` (numba imported once,
-the ``njit`` every cached function goes through, the numeric functions both
-market paths share, the generator handle), :mod:`~market.compiled.compile_cache`
-(numba's cache, guarded: never old code, never a traceback from a bad file)
-and :mod:`~market.compiled.generated` (modules named by the digest of their
-sources). The game compiles through it; :mod:`market.engines`, above the
-strategies, generates their rules into the game's loops with it.
+strategy and no market: :mod:`~market.compiled.jit` (the ``njit`` every
+compiled function goes through, the numeric functions both market paths
+share, the generator handle), :mod:`~market.compiled.build` (compiling as a
+build step: a cache folder named by the digest of what was compiled, so an
+edit is never played from an old compile; the generated modules; the one way
+an entry point is built) and :mod:`~market.compiled.internals` (what is
+taken from numba beyond its public API, and why). The game compiles through
+it; :mod:`market.engines`, above the strategies, generates their rules into
+the game's loops with it.
 """

@@ -4,10 +4,9 @@ Everything that plays the two-agent game on Q-tables for training runs
 here: a seed's episodes (epsilon-greedy moves, the first mover
 alternating), its Bellman updates, the per-episode statistics, and the
 greedy test (the same loop with learning off). :mod:`market.game.kernel`
-compiles it through :mod:`market.compiled.generated`, so an edit to anything
-it inlines (the learners' update and greedy choice in
-:mod:`market.game.qtable`) is always compiled in, whatever numba's cache
-holds.
+builds it (:mod:`market.compiled.build`: an edit to anything it inlines, the
+learners' update and greedy choice in :mod:`market.game.qtable` among them, is
+a new build).
 
 Random numbers: each seed has its own xoshiro256** generator (Blackman and
 Vigna), four 64-bit words seeded by ``SeedSequence(seed, spawn_key=(i,))``

@@ -1,10 +1,9 @@
-"""The training kernel: the compiled episode loop, loaded from its digest-named module.
+"""The training kernel: the compiled episode loop, built once per build.
 
 :mod:`market.game.episodes` holds the loop (a seed's episodes, its Bellman
 updates, its statistics, the greedy test) and documents its draws; this
-module compiles it through :mod:`market.compiled.generated` into a module named
-by the digest of every source it inlines, checks the arguments of the one
-compiled signature, and holds the lock its thread pool needs.
+module builds it (:func:`market.compiled.build.build`), checks the arguments
+of the one compiled signature, and holds the lock its thread pool needs.
 :mod:`market.game.training` decides *what* to run (schemes, snapshots,
 schedules, cycles) and calls :func:`play` on chunks of episodes; nothing
 else plays the game for training.
@@ -13,12 +12,6 @@ Why compiled: an episode is at most ``2T`` moves of a few comparisons each.
 Per-call overhead of numpy (or of Python) is far larger than the work, so
 only a compiled loop trains one seed fast (tens of millions of moves a
 second); seeds run in parallel over the cores (``prange``).
-
-Why generated: numba checks only a cached function's own file for
-staleness, so an edit to the Bellman update or the greedy choice in
-:mod:`market.game.qtable` alone used to leave the old machine code playing
-until the cache was cleared by hand. The generated module's name changes
-with any of those sources: the kernel always runs the code as written.
 """
 
 from __future__ import annotations

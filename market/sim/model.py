@@ -33,6 +33,7 @@ from typing import Any
 import mesa
 import numpy as np
 
+from market.processes import compiled_code
 from market.sim import collector, engine, ledger, params, population, revision
 from market.sim.agents import TraderArrays, make_agents
 from market.sim.collector import MarketCollector
@@ -67,17 +68,19 @@ class MarketModel(mesa.Model):
         self.datacollector.collect(self)
 
     def step(self) -> None:
-        """A new period when due (revising first); pair, negotiate, settle, learn; collect."""
-        self._open_when_due()
-        if engine.in_one_call(self.engine, self.market):
-            self.steps -= 1  # Mesa's step() counted it; the compiled call counts what it makes
-            self._steps(1)
-            return
-        done = self.engine.step(self.market, self.step_in_period, self.rng,
-                                self.ledger.equilibrium.price_mid)
-        self.market.stepped()
-        self.last_step = self.last_step.after(done.last)
-        self._record(*done.last_record())
+        """A new period when due (revising first); pair, negotiate, settle, learn; collect.
+        Whole or not at all: a Ctrl-C meanwhile is raised when the step is recorded."""
+        with compiled_code():
+            self._open_when_due()
+            if engine.in_one_call(self.engine, self.market):
+                self.steps -= 1  # Mesa's step() counted it; the call counts what it makes
+                self._steps(1)
+                return
+            done = self.engine.step(self.market, self.step_in_period, self.rng,
+                                    self.ledger.equilibrium.price_mid)
+            self.market.stepped()
+            self.last_step = self.last_step.after(done.last)
+            self._record(*done.last_record())
 
     def run_model(self) -> None:
         """Mesa's ``run_model``: a period at a time (:meth:`run`) while ``running``."""
@@ -97,7 +100,8 @@ class MarketModel(mesa.Model):
                 self.step()
                 steps -= 1
                 continue
-            steps -= self._steps(engine.call_steps(self.market, self.step_in_period, steps))
+            with compiled_code():  # the call's steps recorded whole (as step())
+                steps -= self._steps(engine.call_steps(self.market, self.step_in_period, steps))
 
     def _steps(self, k: int) -> int:
         """Up to ``k`` steps in one compiled call, kept as it wrote them and entered into the

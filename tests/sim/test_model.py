@@ -226,6 +226,46 @@ def test_a_pickled_model_continues_exactly_like_the_original():
                                   model.datacollector.get_model_vars_dataframe(), check_exact=True)
 
 
+@pytest.mark.parametrize("how", ["step", "run"])
+def test_a_ctrl_c_mid_step_leaves_a_model_that_goes_on_like_one_never_interrupted(
+        how, monkeypatch):
+    """In a notebook, Ctrl-C while a compiled call runs is raised once its steps are
+    recorded: the model is whole, and stepping on gives the tables of a model that was never
+    interrupted."""
+    import os
+    import signal
+
+    from market import processes
+    from market.sim import engine
+
+    monkeypatch.setattr(processes, "_installed", [False])  # Python's own handler, as in a
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # notebook
+    calls = engine.CompiledEngine.steps
+
+    def interrupted(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        os.kill(os.getpid(), signal.SIGINT)  # arrives while the call runs
+        return calls(self, *args, **kwargs)
+
+    kw = dict(n_buyers=15, n_sellers=12, buyer_mix=MIXED, seller_mix=MIXED, period=4, seed=8)
+    model, calm = MarketModel(**kw), MarketModel(**kw)
+    try:
+        for m in (model, calm):
+            getattr(m, how)(*(() if how == "step" else (3,)))
+        monkeypatch.setattr(engine.CompiledEngine, "steps", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            getattr(model, how)(*(() if how == "step" else (6,)))
+        monkeypatch.setattr(engine.CompiledEngine, "steps", calls)
+        made = model.steps
+        getattr(calm, how)(*(() if how == "step" else (made - calm.steps,)))
+        for m in (model, calm):
+            m.run(5)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert model.steps == calm.steps and model.summary() == calm.summary()
+    pd.testing.assert_frame_equal(model.datacollector.get_model_vars_dataframe(),
+                                  calm.datacollector.get_model_vars_dataframe(), check_exact=True)
+
+
 
 @pytest.mark.parametrize("spec,cls", [("negmas:AspirationNegotiator", "AspirationNegotiator"),
                                       ("genius:AgentK", "AgentK")])
