@@ -19,29 +19,14 @@ from market.game.rules import Protocol
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Compile (or load) the market engine and the training kernel once before any test, in
-    the controlling process and a helper beside it.
-
-    On a fresh clone the first market compiles the engine (about 20 s, with a
-    one-line notice on stderr) and the first training the kernel (about 10 s);
-    done here, on both cores at once, the workers load them from numba's cache
-    and no test sees a notice unless it asks for one.
-    """
+    """Build the market engine, the two-agent game and the training kernel once before any
+    test (``run.py build``'s work, on both cores), so the workers load them and no test sees
+    a compile notice unless it asks for one."""
     if hasattr(session.config, "workerinput"):
         return
-    import subprocess
-    import sys
+    from market.sim.engine import build_all
 
-    from market.processes import preexec_die_with_parent
-    from market.sim.engine import ensure_compiled
-
-    kernel = subprocess.Popen([sys.executable, "-c", "from market.game.kernel import "
-                               "ensure_compiled; ensure_compiled(lambda: None)"],
-                              preexec_fn=preexec_die_with_parent)
-    try:
-        ensure_compiled(lambda: None)
-    finally:
-        kernel.wait()
+    build_all(on_compile=lambda: None)
 
 
 def _duel(

@@ -48,6 +48,7 @@ COMMANDS = [
     "plot",
     "report",
     "bench",
+    "build",
 ]
 
 

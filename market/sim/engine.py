@@ -40,7 +40,7 @@ import numpy as np
 
 from market import engines
 from market.compiled import jit
-from market.errors import Notice
+from market.errors import CompileError, Notice
 from market.game import loops
 from market.game import protocol as lockstep
 from market.game.moves import OPEN_RANDOM
@@ -82,6 +82,36 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
     """Build the built-in strategies' market engine and two-agent game (once per build)."""
     compiled_module((), on_compile)
     engines.ensure_compiled(on_compile)
+
+
+def build_all(institutions: Sequence[str] = ("pairs",),
+              on_compile: Callable[[], None] | None = None) -> dict[str, float]:
+    """Build ahead what first runs would: the training kernel (in a process beside this one,
+    on the other core), the two-agent game and the market engine of each of
+    ``institutions``, for the built-in strategies. Returns the seconds each took."""
+    import subprocess
+    import sys
+    import time
+
+    from market.processes import preexec_die_with_parent
+
+    took: dict[str, float] = {}
+    started = time.perf_counter()
+    kernel = subprocess.Popen([sys.executable, "-c", "from market.game.kernel import "
+                               "ensure_compiled; ensure_compiled(lambda: None)"],
+                              stderr=subprocess.DEVNULL, preexec_fn=preexec_die_with_parent)
+    try:
+        engines.ensure_compiled(on_compile)
+        took["two-agent game"] = time.perf_counter() - started
+        for institution in institutions:
+            t = time.perf_counter()
+            compiled_module((), on_compile, institution)
+            took[f"market engine ({institution})"] = time.perf_counter() - t
+    finally:
+        if kernel.wait() != 0:
+            raise CompileError("numba cannot compile the training kernel on this machine")
+    took["training kernel"] = time.perf_counter() - started
+    return took
 
 
 def step_calls(module: types.ModuleType, institution: str) -> dict[str, Callable[[], object]]:
