@@ -74,7 +74,8 @@ BOUND = "# bound when generated"
 _lock = threading.RLock()
 _IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w, ()*]+)|import\s+([\w., ]+))",
                      re.MULTILINE)
-_COMPILES = re.compile(r"\bnjit\b|@intrinsic|@overload")
+#: what a file that compiles holds
+_COMPILES = ("njit", "@intrinsic", "@overload")
 
 
 # --- what code is compiled from ----------------------------------------------------------------
@@ -138,8 +139,21 @@ def _file_of(name: str) -> Path | None:
     return Path(file).resolve()
 
 
-def file_set(start: Iterable[Path], within: Callable[[Path], bool]) -> list[Path]:
-    """``start`` and every file they import, directly or not, that ``within`` keeps."""
+def _package_file(name: str) -> Path | None:
+    """The package's file of module ``name`` (found by its name alone: quick)."""
+    if name.split(".")[0] not in ("market", "strategies"):
+        return None
+    base = PACKAGE.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def file_set(start: Iterable[Path], within: Callable[[Path], bool],
+             find: Callable[[str], Path | None] = _file_of) -> list[Path]:
+    """``start`` and every file they import, directly or not, that ``within`` keeps
+    (``find``: a module's file by its name)."""
     seen: set[Path] = set()
     todo = [Path(p).resolve() for p in start]
     while todo:
@@ -149,7 +163,7 @@ def file_set(start: Iterable[Path], within: Callable[[Path], bool]) -> list[Path
         seen.add(path)
         package = _package_name(path)
         for name in _imports(path, package):
-            file = _file_of(name)
+            file = find(name)
             if file is not None and file not in seen and within(file):
                 todo.append(file)
     return sorted(seen)
@@ -184,8 +198,8 @@ def package_digest() -> str:
     import numpy
 
     compiling = [p for folder in SOURCES for p in sorted(folder.rglob("*.py"))
-                 if _COMPILES.search(p.read_text(errors="replace"))]
-    files = file_set(compiling, _is_package)
+                 if any(word in p.read_text(errors="replace") for word in _COMPILES)]
+    files = file_set(compiling, _is_package, _package_file)
     numba = internals.numba
     return _digest(files, getattr(numba, "__version__", "none"), numpy.__version__,
                    sys.version)[:16]
