@@ -258,15 +258,21 @@ def test_ctrl_c_anywhere_ends_a_command_in_one_line_with_130(command, delay, sig
     back as a SystemError caused by it, which a run's own error handling took for a failed
     run (a batch went on) or a compile failure; now it is the command's end, one line (and
     so is SIGTERM's, exit 143, and a closed terminal's, 129)."""
+    _interrupted([a.format(tmp=tmp_path) for a in LONG[command]], delay, sig, took_at_most=5)
+
+
+def _interrupted(args: list[str], delay: float, sig: int, took_at_most: float,
+                 env: dict[str, str] | None = None) -> None:
+    """Run ``run.py ARGS``, send ``sig`` after ``delay`` seconds: it ends in its one line and
+    exit code within ``took_at_most`` seconds (or had done its work already)."""
     code, word = ENDS[sig]
-    args = [a.format(tmp=tmp_path) for a in LONG[command]]
     proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
     try:
         time.sleep(delay)
         if proc.poll() is not None:
-            pytest.skip(f"{command} ended before the interrupt")
+            pytest.skip(f"{args[0]} ended before the interrupt")
         os.killpg(proc.pid, sig)
         started = time.monotonic()
         _, err = proc.communicate(timeout=30)
@@ -279,7 +285,7 @@ def test_ctrl_c_anywhere_ends_a_command_in_one_line_with_130(command, delay, sig
         assert proc.returncode == code, err
         assert "Traceback" not in err and "SystemError" not in err, err
         assert len(lines) <= 2 and word in lines[-1], err
-        assert took < 5, f"{command} took {took:.1f} s to stop"
+        assert took < took_at_most, f"{args[0]} took {took:.1f} s to stop"
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -292,25 +298,8 @@ COLD_MARKET = ["market", "--sellers", "20", "--buyers", "20", "--steps", "20"]
 def test_ctrl_c_during_a_cold_compile_ends_the_command_in_one_line_within_seconds(tmp_path):
     """numba's compiler is Python: Ctrl-C there is Python's own, raised at once; what it lands
     in (LLVM's callbacks drop it) cannot keep the command going past the deadline."""
-    env = {**os.environ, "NEGOTIATION_MARKET_CACHE": str(tmp_path / "empty-cache")}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), *COLD_MARKET], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env=env)
-    try:
-        time.sleep(4)  # imports done, the built-in rules compiling
-        assert proc.poll() is None, "the cold compile ended before the interrupt"
-        os.killpg(proc.pid, signal.SIGINT)
-        started = time.monotonic()
-        _, err = proc.communicate(timeout=30)
-        took = time.monotonic() - started
-        lines = [x for x in err.strip().splitlines() if not x.startswith("compil")]
-        assert proc.returncode == 130, err
-        assert "Traceback" not in err and len(lines) == 1 and "interrupted" in lines[0], err
-        assert took < 3, f"took {took:.1f} s to stop"
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    _interrupted(COLD_MARKET, 4, signal.SIGINT, took_at_most=3,  # the rules compiling
+                 env={**os.environ, "NEGOTIATION_MARKET_CACHE": str(tmp_path / "empty")})
 
 
 DROPPED = """

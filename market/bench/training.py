@@ -14,7 +14,7 @@ waits for); many seeds of the document's preset over all cores (episodes
 summed over seeds) and its ratio to the reference; the training time of
 ``train --seeds 20`` (default preset, as the command runs it); the
 kernel's compile time on a cold numba cache (a fresh interpreter with
-``NUMBA_CACHE_DIR`` pointing at an empty folder) and its load time on a
+``NEGOTIATION_MARKET_CACHE`` pointing at an empty folder) and its load time on a
 warm one (the same folder again). ``--quick`` skips the cold compile and
 ``train --seeds 20``.
 """
