@@ -42,6 +42,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import inspect
+import marshal
 import os
 import re
 import shutil
@@ -224,19 +225,33 @@ def pin(path: Path | str) -> None:
 
 def user_digest(functions: Iterable[Any]) -> str:
     """The digest of the users' files these functions come from (each file's file set, as
-    pinned when its code was defined), "" when all are the package's."""
+    pinned when its code was defined), "" when all are the package's. A function with no
+    file to read (typed at a prompt) is named by its own code."""
     parts = []
     for f in functions:
+        py = getattr(f, "py_func", f)
         try:
-            path = Path(inspect.getfile(getattr(f, "py_func", f))).resolve()
+            path = Path(inspect.getfile(py)).resolve()
         except TypeError:
             continue
         if _is_package(path) or path.is_relative_to(folder()):
+            continue
+        if not path.is_file():
+            parts.append(_code_digest(py))
             continue
         if path not in _pinned:
             pin(path)
         parts.append(_pinned[path])
     return "-".join(sorted(set(parts)))
+
+
+def _code_digest(py: Any) -> str:
+    code = getattr(py, "__code__", None)
+    try:
+        data = marshal.dumps(code) if code is not None else repr(py).encode()
+    except ValueError:  # a constant marshal cannot write
+        data = code.co_code
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 # --- where compiled code lives -------------------------------------------------------------------
