@@ -164,6 +164,47 @@ def test_a_users_file_edited_while_a_process_runs_never_names_the_code_it_had_lo
     assert [first.stdout.split()[-1], second.stdout.split()[-1]] == ["3", "8"]
 
 
+#: ways a rule reaches a value in another file of the user's
+REACHES = {
+    "from helper import LEVEL": ("from helper import LEVEL", "LEVEL", ""),
+    "import pkg.sub; pkg.sub.LEVEL": ("import pkg.sub", "pkg.sub.LEVEL", ""),
+    "a default argument": ("from helper import LEVEL", "k", ", k=LEVEL"),
+}
+
+REACHING = '''
+{imports}
+from strategies.rule_based import RuleBased
+
+
+class Reaches(RuleBased):
+    name = "reaches-level"
+
+    @staticmethod
+    def target(turn, rng{default}):
+        return max(turn.lo, min(turn.hi, {value}))
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("way", REACHES)
+def test_an_edit_to_a_value_a_rule_reaches_in_another_file_plays_on_the_next_run(way, tmp_path):
+    imports, value, default = REACHES[way]
+    rules = tmp_path / "rules"
+    (rules / "pkg").mkdir(parents=True)
+    (rules / "pkg" / "__init__.py").write_text("")
+    (rules / "reaching.py").write_text(REACHING.format(imports=imports, value=value,
+                                                       default=default))
+    env = _env(tmp_path, rules)
+    seen = []
+    for level in (3, 7):
+        for helper in (rules / "helper.py", rules / "pkg" / "sub.py"):
+            helper.write_text(f"LEVEL = {level}\n")
+        out = _run(rules, env, NEGOTIATE, None, f"{rules / 'reaching.py'}:Reaches")
+        assert out.returncode == 0, out.stderr
+        seen.append(out.stdout.split()[-1])
+    assert seen == ["3", "7"]
+
+
 def test_a_users_file_set_follows_its_imports_but_not_the_library_or_the_package(tmp_path):
     """What a rule's file brings in: its own imports of the user's files, directly or not
     (``import pkg.sub``, ``from pkg import mod``), never the standard library, site-packages
