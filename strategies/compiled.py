@@ -52,6 +52,7 @@ import numpy as np
 from market.compiled import build, jit
 from market.compiled.jit import njit
 from market.errors import CompileError, StrategyFailed, reraise_signal
+from market.game import dispatch
 from market.game.record import BatchRecord
 from market.game.rules import Observation, Turn
 from strategies.base import (
@@ -297,78 +298,6 @@ def respond(kind, side, event, member, limit, active, st, g, rng):
     return
 '''
 
-_SWITCH = '''
-
-# --- the switch, generated: each kind calls its strategy's own compiled module ----------------
-from market.compiled.jit import njit as _njit  # noqa: E402
-from strategies.rule_based import member_params  # noqa: E402, F401
-
-{bindings}
-
-
-@_njit(cache=True, inline="always")
-def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):
-    """Actions of population ``g`` (of kind ``kind``) for ``rows`` into ``out``."""
-{decide_cases}
-    for r in rows:  # an unknown kind plays an illegal action, which every caller refuses
-        out[r] = -1
-
-
-@_njit(cache=True, inline="always")
-def decide_one(kind, turn, is_first, member, st, g, rng):
-    """The action of one row of a deterministic table kind (the depth-first loop's)."""
-{one_cases}
-    return -1
-
-
-@_njit(cache=True, inline="always")
-def decide_rule(kind, turn):
-    """The action of one row of a deterministic rule kind (the depth-first loop's), ``turn``
-    with its member's parameter: scalars only, so the loop counts no references per move."""
-{rule_cases}
-    return -1
-
-
-@_njit(cache=True, inline="always")
-def rule_kind(kind):
-    """Whether a deterministic kind decides by :func:`decide_rule`."""
-    return {rule_kinds}
-
-
-@_njit(cache=True, inline="always")
-def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
-    """Learning of population ``g`` (of kind ``kind``) from finished negotiations ``rows``."""
-{learn_cases}
-    return
-
-
-@_njit(cache=True, inline="always")
-def deterministic(kind):
-    """Whether a kind draws nothing (and has a one-row form)."""
-    return {deterministic}
-
-
-@_njit(cache=True, inline="always")
-def respond(kind, side, event, member, limit, active, st, g, rng):
-    """A member of population ``g`` (of kind ``kind``) hears a book's public ``event``."""
-{respond_cases}
-    return
-
-
-@_njit(cache=True, inline="always")
-def responds(kind):
-    """Whether a kind hears a book's public events."""
-    return {responds}
-
-
-@_njit(cache=True, inline="always")
-def tabled(kind):
-    """Whether a kind decides by a table over the game's moves and rounds (its ``game`` is
-    always the game's own ``(P, T)``)."""
-    return {tabled}
-'''
-
-
 def _inline(f: Callable[..., Any]) -> Any:
     """``f`` as a function numba inlines where it is called (whatever its own decorator)."""
     return njit(inline="always")(_py(f))
@@ -454,13 +383,18 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
     for module in templates:
         text += f"\n# --- from {module.__name__} " + "-" * max(0, 70 - len(module.__name__))
         text += "\n" + build.template_text(module)
-    text += _SWITCH.format(
-        bindings=_bindings(bound), decide_cases=_cases(dec), one_cases=_cases(one),
+    text += dispatch.SWITCH.format(
+        member_params=_MEMBER_PARAMS, bindings=_bindings(bound), decide_cases=_cases(dec),
+        one_cases=_cases(one),
         rule_cases=_cases(rule_one), rule_kinds=_any(one_rules) if one_rules else "False",
         learn_cases=_cases(learn), deterministic=_any(det) if det else "False",
         respond_cases=_cases(respond), responds=_any(hearing) if hearing else "False",
         tabled=_any(tables) if tables else "False")
     return text, bound
+
+
+#: how a generated switch reads each row's member parameter (the stand-in's real form)
+_MEMBER_PARAMS = "from strategies.rule_based import member_params  # noqa: E402, F401"
 
 
 def _names(forms: Sequence[Form]) -> str:

@@ -1,12 +1,16 @@
-"""The calls a compiled negotiation makes to its strategies, as stand-ins: their contract.
+"""The calls a compiled negotiation makes to its strategies: their contract, as one text.
 
 The compiled loops (:mod:`market.game.loops`, the market's step, the
-environments' step) call a strategy population through these
-functions, by *kind* number. The loops are never compiled as they stand:
-:mod:`strategies.compiled` generates the real functions from the registered
-strategies (a switch over each strategy's own compiled module) and compiles
-them with the loops. These stand-ins know no strategy: every kind plays an
-illegal action, which the loops refuse.
+environments' step) call a strategy population through the functions of
+:data:`SWITCH`, by *kind* number: ``decide`` (a population's actions for some
+rows), ``decide_one`` and ``decide_rule`` (one row of a deterministic table or
+rule kind), ``learn``, ``respond`` (a book's public event), and what a kind is
+(``rule_kind``, ``deterministic``, ``responds``, ``tabled``), each with its
+docstring in the text. :mod:`strategies.compiled` fills the text with a case
+per kind (a call into that strategy's own compiled module) and compiles it
+with the loops; filled with no kind, it gives the stand-ins the loops import
+here, which know no strategy: every kind plays an illegal action, which the
+loops refuse.
 
 Arguments, grouped so that a new per-trader array is one edit:
 ``game`` ``(P, T)``; ``table`` ``(last, prev, first)``: each side's last
@@ -29,33 +33,83 @@ import numpy as np
 
 from market.compiled.jit import njit
 
+#: the switch by kind, as text; its fields are filled by :mod:`strategies.compiled` (each
+#: kind's case, the objects it is given as ``_BOUND``, and the import of ``member_params``)
+SWITCH = '''
 
-@njit(cache=True)
-def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):  # noqa: ANN001, ANN201
-    """Actions of population ``g`` for the negotiations ``rows`` at ``move``, into ``out``."""
-    for r in rows:
+# --- the switch, generated: each kind calls its strategy's own compiled module ----------------
+from market.compiled.jit import njit as _njit  # noqa: E402
+{member_params}
+
+{bindings}
+
+
+@_njit(cache=True, inline="always")
+def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):
+    """Actions of population ``g`` (of kind ``kind``) for ``rows`` into ``out``."""
+{decide_cases}
+    for r in rows:  # an unknown kind plays an illegal action, which every caller refuses
         out[r] = -1
 
 
-@njit(cache=True)
-def decide_one(kind, turn, is_first, member, st, g, rng):  # noqa: ANN001, ANN201
-    """The action of one negotiation row, for table kinds that draw nothing."""
+@_njit(cache=True, inline="always")
+def decide_one(kind, turn, is_first, member, st, g, rng):
+    """The action of one row of a deterministic table kind (the depth-first loop's)."""
+{one_cases}
     return -1
 
 
-@njit(cache=True)
-def decide_rule(kind, turn):  # noqa: ANN001, ANN201
-    """The action of one negotiation row, for rule kinds that draw nothing: ``turn`` (its
-    ``param`` the member's, :func:`member_params`) is all a rule reads, so only scalars
-    cross the call."""
+@_njit(cache=True, inline="always")
+def decide_rule(kind, turn):
+    """The action of one row of a deterministic rule kind (the depth-first loop's), ``turn``
+    with its member's parameter: scalars only, so the loop counts no references per move."""
+{rule_cases}
     return -1
 
 
-@njit(cache=True)
-def rule_kind(kind):  # noqa: ANN001, ANN201
-    """Whether a kind that draws nothing decides by :func:`decide_rule` (else by
-    :func:`decide_one`)."""
-    return False
+@_njit(cache=True, inline="always")
+def rule_kind(kind):
+    """Whether a deterministic kind decides by ``decide_rule``."""
+    return {rule_kinds}
+
+
+@_njit(cache=True, inline="always")
+def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
+    """Learning of population ``g`` (of kind ``kind``) from finished negotiations ``rows``."""
+{learn_cases}
+    return
+
+
+@_njit(cache=True, inline="always")
+def deterministic(kind):
+    """Whether a kind draws nothing (and has a one-row form)."""
+    return {deterministic}
+
+
+@_njit(cache=True, inline="always")
+def respond(kind, side, event, member, limit, active, st, g, rng):
+    """A member of population ``g`` (of kind ``kind``) hears a book's public ``event``."""
+{respond_cases}
+    return
+
+
+@_njit(cache=True, inline="always")
+def responds(kind):
+    """Whether a kind hears a book's public events."""
+    return {responds}
+
+
+@_njit(cache=True, inline="always")
+def tabled(kind):
+    """Whether a kind decides by a table over the game's moves and rounds (its ``game`` is
+    always the game's own ``(P, T)``)."""
+    return {tabled}
+'''
+
+exec(compile(SWITCH.format(  # the stand-ins: the switch with no kind
+    member_params="", bindings="", decide_cases="", one_cases="", rule_cases="",
+    rule_kinds="False", learn_cases="", deterministic="False", respond_cases="",
+    responds="False", tabled="False"), "<market.game.dispatch: no kind>", "exec"))
 
 
 @njit(cache=True)
@@ -63,34 +117,3 @@ def member_params(groups, members, g0, st):  # noqa: ANN001, ANN201
     """Each row's member parameter (``turn.param``): population ``g0 + groups[i]``, member
     ``members[i]`` of the store ``st``."""
     return np.zeros(groups.size)
-
-
-@njit(cache=True)
-def learn(kind, side, game, rows, record, member, reward, time_left, st, g):  # noqa: ANN001, ANN201
-    """Learning of population ``g`` from the finished negotiations ``rows`` of ``record``
-    (``member``, ``reward``, ``time_left``: one per row)."""
-
-
-@njit(cache=True)
-def deterministic(kind):  # noqa: ANN001, ANN201
-    """Whether a kind draws nothing (a market of such kinds plays depth first)."""
-    return False
-
-
-@njit(cache=True)
-def respond(kind, side, event, member, limit, active, st, g, rng):  # noqa: ANN001, ANN201
-    """Member ``member`` of population ``g`` hears a book's public ``event`` ``(level, deal,
-    shout side)`` (:mod:`market.sim.auction`); ``limit`` its limit level, ``active`` whether
-    it still holds its unit."""
-
-
-@njit(cache=True)
-def responds(kind):  # noqa: ANN001, ANN201
-    """Whether a kind hears a book's public events (none of the stand-ins do)."""
-    return False
-
-
-@njit(cache=True)
-def tabled(kind):  # noqa: ANN001, ANN201
-    """Whether a kind decides by a table over the game's moves and rounds."""
-    return False

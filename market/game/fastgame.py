@@ -5,7 +5,7 @@ single Gymnasium environment when its opponent has a compiled decision), in
 the game layer: it plays the two-agent game and knows nothing of the market.
 Each row is one negotiation: the agent plays ``side``, the opponent the
 other side with a built-in strategy's compiled decision
-(:func:`market.game.dispatch.decide`, the same one the market engine runs,
+(``decide`` of :data:`market.game.dispatch.SWITCH`, the same one the market engine runs,
 so the opponent makes exactly the moves and draws of its ``act``). A
 template, compiled with the strategies' decisions by :mod:`strategies.compiled`.
 The rules are the game's compiled rules (:mod:`market.game.moves`): move

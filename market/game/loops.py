@@ -130,8 +130,8 @@ def breadth_first(game, first, sellers, buyers, time_left, kinds, n_groups_s, st
 def depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng, actions, level,  # noqa: ANN001, ANN201
                 n_moves):
     """:func:`negotiate_rows` for strategies that draw nothing: the same moves, one
-    negotiation at a time, each move one :func:`~market.game.dispatch.decide_rule` on
-    scalars (a table's :func:`~market.game.dispatch.decide_one` reads its store). Returns
+    negotiation at a time, each move one ``decide_rule`` (:data:`~market.game.dispatch.SWITCH`) on
+    scalars (a table's ``decide_one`` reads its store). Returns
     the move and population of an illegal action, -1, -1 if none.
 
     The members' parameters are read before the loop, and the store is handed only to a
