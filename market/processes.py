@@ -141,6 +141,7 @@ def _raise_for(signum: int) -> None:
 def _handler(signum: int, frame: Any) -> None:
     """Every ending signal: raised at once, or when the :func:`compiled_code` block the main
     thread is in ends."""
+    _taken[0] += 1
     if _depth[0] > 0:
         _pending.append(signum)
         return
@@ -207,8 +208,14 @@ def _starting(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-#: seconds from the first ending signal to the command's end, whatever the main thread does
+#: seconds from an ending signal to the command's end when the main thread has not taken it
+#: (machine code that never returns) or holds it in a compiled call that has not returned
 STUCK_SECONDS = 2.0
+#: ... and when it has taken it but the command still runs (its cleanup: a cluster closing;
+#: or the signal's exception dropped where it landed)
+GRACE_SECONDS = 10.0
+#: ending signals the main thread's handler has taken
+_taken = [0]
 
 
 def _code_for(signum: int) -> int:
@@ -218,9 +225,7 @@ def _code_for(signum: int) -> int:
 def _watch(read_fd: int, line: Callable[[int], str], over: threading.Event) -> None:
     """A thread's loop: every ending signal also arrives here (Python's wakeup fd, written by
     the C-level handler even while the main thread runs machine code). The first starts a
-    deadline: unless the command's block has ended within :data:`STUCK_SECONDS` (machine code
-    that never returns, a signal's exception dropped where it landed), the command ends
-    then, with its one line and exit code. A second ends it at once."""
+    deadline (:func:`_deadline`); a second ends the command at once."""
     first = 0
     while True:
         try:
@@ -241,8 +246,15 @@ def _watch(read_fd: int, line: Callable[[int], str], over: threading.Event) -> N
 
 
 def _deadline(signum: int, line: Callable[[int], str], over: threading.Event) -> None:
-    if not over.wait(STUCK_SECONDS):
-        _end_now(signum, line)
+    """Unless the command's block ends first, it ends with its line and exit code after
+    :data:`STUCK_SECONDS` if the main thread has not taken the signal or holds it in a
+    compiled call, else after :data:`GRACE_SECONDS` (its cleanup had that long)."""
+    if over.wait(STUCK_SECONDS):
+        return
+    taken = _taken[0] > 0 and not (_pending and _depth[0] > 0)
+    if taken and over.wait(GRACE_SECONDS - STUCK_SECONDS):
+        return
+    _end_now(signum, line)
 
 
 def _end_now(signum: int, line: Callable[[int], str]) -> None:
@@ -261,8 +273,9 @@ def sigterm_exits(line: Callable[[int], str] | None = None) -> Iterator[None]:
     :func:`compiled_code`, when that block ends.
 
     ``line``: the command's line for a signal (``interrupted``, ``terminated``); with it,
-    the command ends within :data:`STUCK_SECONDS` of a signal whatever the main thread is
-    doing (a user's rule that never returns), and at once on a second signal."""
+    the command ends within :data:`STUCK_SECONDS` of a signal the main thread cannot take
+    (a user's rule that never returns), within :data:`GRACE_SECONDS` whatever happens to
+    the signal's exception, and at once on a second signal."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -271,6 +284,7 @@ def sigterm_exits(line: Callable[[int], str] | None = None) -> Iterator[None]:
         ours.append(signal.SIGINT)
     previous = {sig: signal.signal(sig, _handler) for sig in ours}
     over = threading.Event()
+    _taken[0] = 0
     wake = None
     if line is not None:
         read_fd, write_fd = os.pipe()
