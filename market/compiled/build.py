@@ -267,10 +267,18 @@ def root() -> Path:
 
 def untrusted(path: Path) -> str:
     """Why ``path`` cannot hold compiled code, or "" if it can: it is (or is made) a folder,
-    not a link, owned by this user, writable by this user and by nobody else."""
+    not a link, owned by this user, writable by this user and by nobody else; and no folder
+    above it lets another user swap it (ssh's rule: each is this user's or root's, and
+    nobody else may write to it unless it is sticky, as ``/tmp`` is)."""
     try:
+        path = Path(os.path.abspath(path))
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = path.lstat()
+        for above in path.parents:
+            up = above.stat()
+            if up.st_uid not in (0, os.getuid()) or (
+                    up.st_mode & 0o022 and not up.st_mode & stat.S_ISVTX):
+                return f"{above} may be changed by another user"
     except OSError as exc:
         return f"{path} cannot be made ({exc.strerror or exc})"
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):

@@ -407,7 +407,7 @@ def test_build_folders_unused_for_long_are_pruned_and_nothing_else(tmp_path):
         "aaaaaaaaaaaaaaaa", "fedcba9876543210", "my_notes.py"]
 
 
-@pytest.mark.parametrize("case", ["others may write", "a link", "a file"])
+@pytest.mark.parametrize("case", ["others may write", "a link", "a file", "under an open folder"])
 def test_a_folder_that_cannot_be_trusted_is_refused_and_left_as_it_is(case, tmp_path):
     target = tmp_path / "elsewhere"
     target.mkdir(mode=0o700)
@@ -417,11 +417,18 @@ def test_a_folder_that_cannot_be_trusted_is_refused_and_left_as_it_is(case, tmp_
         path.chmod(0o777)
     elif case == "a link":
         path.symlink_to(target)
-    else:
+    elif case == "a file":
         path.write_text("")
+    else:  # another user could rename it and put a folder of theirs in its place
+        (tmp_path / "open").mkdir()
+        (tmp_path / "open").chmod(0o777)
+        path = tmp_path / "open" / "cache"
     assert build.untrusted(path)
     if case == "others may write":
         assert path.stat().st_mode & 0o777 == 0o777  # never chmod-ed
+    if case == "under an open folder":
+        (tmp_path / "open").chmod(0o1777)  # sticky, as /tmp: nobody renames another's
+        assert build.untrusted(path) == ""
     assert build.untrusted(tmp_path / "fresh") == ""
     assert (tmp_path / "fresh").stat().st_mode & 0o777 == 0o700
 
