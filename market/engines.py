@@ -139,7 +139,7 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
 
 def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True) -> str:
     """The notice of a first compile: what compiles and about how long it takes (the
-    built-in rules about 20 s, once per machine; a set with a new rule of a user's, or the
+    built-in rules about 20 s, once per build; a set with a new rule of a user's, or the
     loops alone, a few seconds). ``loops``: the engine's loops too, not only the rules (an
     environment compiles its own step on use)."""
     what = "the market engine" if loops else "the strategies' rules"

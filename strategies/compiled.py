@@ -20,7 +20,7 @@ for a table player, for the rows of one population (``decide_rows``, and
   into the loops and optimises them as one, so a rule is still inlined
   where the loops call it (a user's runs at a built-in's speed).
 
-Why two layers: each form module is compiled once per machine and cached,
+Why two layers: each form module is compiled once per build and cached,
 so a new strategy (a user's rule) compiles its own module and the loops
 (5-6 s on a 2-core machine), never the other rules again (the built-ins
 take about 15 s, once). Why generated: numba can call functions held in a

@@ -263,9 +263,8 @@ def _compile_rows(cold_repeats: int, repeats: int, quick: bool, folder: str) -> 
         rows.append(BenchRow("market", "engine compile, built-in strategies, empty cache",
                              statistics.median(cold), "s", target=at_most(20, "<= 20 s"),
                              spread=spread(cold),
-                             note=f"once per machine; generated modules only (numba's cache of "
-                                  f"the package's own helpers stays warm); the compile notice "
-                                  f"{notice}"))
+                             note=f"once per build; an empty cache folder, the package's "
+                                  f"helpers too; the compile notice {notice}"))
     rows += [
         BenchRow("market", "engine compile with a new user's rule, built-ins cached",
                  statistics.median(new), "s", target=at_most(5, "<= 5 s"), spread=spread(new),

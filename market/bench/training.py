@@ -293,7 +293,7 @@ def _compile_rows(cold_repeats: int, warm_repeats: int) -> list[BenchRow]:
     said = "fired" if all(announced) else "did NOT fire as expected"
     return [
         BenchRow("training", "kernel compile, cold numba cache", _median(cold), "s",
-                 spread=spread(cold), note=f"once per machine; train's compile notice {said}"),
+                 spread=spread(cold), note=f"once per build; train's compile notice {said}"),
         BenchRow("training", "kernel load, warm numba cache", _median(warm), "s",
                  target=at_most(2.0, "<= 2 s"), spread=spread(warm),
                  note=f"every later run; plus {_median(imports):.2f} s importing numba"),

@@ -75,7 +75,7 @@ def test_an_edited_rule_is_compiled_anew_never_played_stale(place, tmp_path, req
     """Wherever numba keeps its cache: our cache folder, or numba's user folder when the
     package and the rule's folder are read-only. (Under ``NUMBA_CACHE_DIR``: the kernel-edit
     test in tests/game/test_kernel.py; every placement on small modules:
-    tests/compiled/test_compile_cache.py.)"""
+    tests/compiled/test_build.py.)"""
     rules = tmp_path / "rules"
     rules.mkdir()
     path = rules / "edited.py"
