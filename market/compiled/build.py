@@ -272,13 +272,13 @@ def untrusted(path: Path) -> str:
     nobody else may write to it unless it is sticky, as ``/tmp`` is)."""
     try:
         path = Path(os.path.abspath(path))
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = path.lstat()
-        for above in path.parents:
+        for above in (p for p in path.parents if p.exists()):  # before making anything
             up = above.stat()
             if up.st_uid not in (0, os.getuid()) or (
                     up.st_mode & 0o022 and not up.st_mode & stat.S_ISVTX):
                 return f"{above} may be changed by another user"
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = path.lstat()
     except OSError as exc:
         return f"{path} cannot be made ({exc.strerror or exc})"
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
@@ -319,6 +319,9 @@ def _choose() -> Path | None:
     for base in (root(), fallback):
         why = untrusted(base) or untrusted(base / digest)
         if not why:
+            if reasons:  # the folder asked for was refused: say where the cache went
+                internals.note(f"the cache folder cannot be trusted ({reasons[0]}); using "
+                               f"{base}")
             here = base / digest
             fresh = not (here / MARKER).exists()
             with contextlib.suppress(OSError):

@@ -427,6 +427,7 @@ def test_a_folder_that_cannot_be_trusted_is_refused_and_left_as_it_is(case, tmp_
     if case == "others may write":
         assert path.stat().st_mode & 0o777 == 0o777  # never chmod-ed
     if case == "under an open folder":
+        assert not path.exists()  # nothing made there
         (tmp_path / "open").chmod(0o1777)  # sticky, as /tmp: nobody renames another's
         assert build.untrusted(path) == ""
     assert build.untrusted(tmp_path / "fresh") == ""
