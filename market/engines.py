@@ -151,16 +151,19 @@ _lock = threading.Lock()
 
 
 def game_calls(module: types.ModuleType) -> dict[str, Callable[[], object]]:
-    """The two-agent game's entry, called on one negotiation of a tiny game (the
-    environments' ``step`` compiles on use)."""
+    """The two-agent game's entry, to be called on one negotiation of a tiny game (the
+    environments' ``step`` compiles on use); its arguments are made only when it is."""
+    return {"negotiate_rows": lambda: _tiny_game(module)}
+
+
+def _tiny_game(module: types.ModuleType) -> None:
     n = 2
     i = np.zeros(n, dtype=np.int64)
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
-    kinds = np.zeros(2, np.int64)
     seat = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 2, np.int64))
-    return {"negotiate_rows": lambda: module.negotiate_rows(
-        (2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64), kinds, 1, store.arrays,
-        np.random.default_rng(0), Pressure())}
+    module.negotiate_rows((2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64),
+                          np.zeros(2, np.int64), 1, store.arrays, np.random.default_rng(0),
+                          Pressure())
 
 
 def rule_failed(strategies: Sequence[Strategy], exc: Exception) -> Exception:

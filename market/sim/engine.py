@@ -93,13 +93,14 @@ def build_all(institutions: Sequence[str] = ("pairs",),
     import sys
     import time
 
-    from market.processes import preexec_die_with_parent
+    from market.processes import deferred_signals, preexec_die_with_parent
 
     took: dict[str, float] = {}
     started = time.perf_counter()
-    kernel = subprocess.Popen([sys.executable, "-c", "from market.game.kernel import "
-                               "ensure_compiled; ensure_compiled(lambda: None)"],
-                              stderr=subprocess.DEVNULL, preexec_fn=preexec_die_with_parent)
+    with deferred_signals():  # a signal cannot cut the child's start in half
+        kernel = subprocess.Popen([sys.executable, "-c", "from market.game.kernel import "
+                                   "ensure_compiled; ensure_compiled(lambda: None)"],
+                                  stderr=subprocess.DEVNULL, preexec_fn=preexec_die_with_parent)
     try:
         engines.ensure_compiled(on_compile)
         took["two-agent game"] = time.perf_counter() - started
@@ -107,15 +108,23 @@ def build_all(institutions: Sequence[str] = ("pairs",),
             t = time.perf_counter()
             compiled_module((), on_compile, institution)
             took[f"market engine ({institution})"] = time.perf_counter() - t
-    finally:
-        if kernel.wait() != 0:
-            raise CompileError("numba cannot compile the training kernel on this machine")
+    except BaseException:  # Ctrl-C, a failed compile: the kernel's process ends with it
+        kernel.kill()
+        kernel.wait()
+        raise
+    if kernel.wait() != 0:
+        raise CompileError("numba cannot compile the training kernel on this machine")
     took["training kernel"] = time.perf_counter() - started
     return took
 
 
 def step_calls(module: types.ModuleType, institution: str) -> dict[str, Callable[[], object]]:
-    """The ``institution``'s step, called on one step of a tiny market."""
+    """The ``institution``'s step, to be called on one step of a tiny market; its arguments
+    are made only when it is."""
+    return {ENTRIES[institution]: lambda: _tiny_step(module, institution)}
+
+
+def _tiny_step(module: types.ModuleType, institution: str) -> None:
     n = 2
     f, i = np.zeros(n), np.zeros(n, dtype=np.int64)
 
@@ -126,15 +135,15 @@ def step_calls(module: types.ModuleType, institution: str) -> dict[str, Callable
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
     rules = (2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, tuple(Pressure()))
     kinds = np.zeros(2, np.int64)
-    rng = np.random.default_rng(0)  # its handle is made in the call: rng alive while used
+    rng = np.random.default_rng(0)  # alive while its handle is used
+    draws = jit.rng_handle(rng)  # typed as CompiledEngine.step passes it
     entry = getattr(module, ENTRIES[institution])
     if institution == "pairs":
-        return {"market_step": lambda: entry(1, rules, (0, 1, False), 0.5, side(), side(),
-                                             np.zeros(0, np.int64), kinds, 1, store.arrays,
-                                             jit.rng_handle(rng))}
-    return {ENTRIES[institution]: lambda: entry(rules, (0, 1), 0.5, side(), side(),
-                                                auction.new_book(n, 2), np.zeros(0, np.int64),
-                                                kinds, 1, store.arrays, jit.rng_handle(rng))}
+        entry(1, rules, (0, 1, False), 0.5, side(), side(), np.zeros(0, np.int64), kinds, 1,
+              store.arrays, draws)
+    else:
+        entry(rules, (0, 1), 0.5, side(), side(), auction.new_book(n, 2),
+              np.zeros(0, np.int64), kinds, 1, store.arrays, draws)
 
 
 @dataclass
