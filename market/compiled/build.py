@@ -132,10 +132,11 @@ def _spec(name: str) -> Any:
 
 
 def _file_of(name: str) -> Path | None:
-    """The source file of module ``name``, without importing it."""
+    """The source file of module ``name``, without importing it (a regular file only: a
+    FIFO in its place is never read)."""
     spec = _spec(name) if name else None
     file = getattr(spec, "origin", None)
-    if not file or not file.endswith(".py"):
+    if not file or not file.endswith(".py") or not Path(file).is_file():
         return None
     return Path(file).resolve()
 
