@@ -94,8 +94,11 @@ def run_pool(
 
 
 def _stop_workers(pool: Any) -> None:
-    """Cancel what is queued and end the pool's worker processes at once."""
-    workers = list(getattr(pool, "_processes", {}).values())
+    """Cancel what is queued and end the pool's worker processes at once; then let the pool's
+    manager thread finish closing its pipe, so Python's exit handler for pools does not
+    write to it while it closes (Python 3.11 printed ``OSError: Bad file descriptor``)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in workers:
         with contextlib.suppress(Exception):
@@ -103,6 +106,8 @@ def _stop_workers(pool: Any) -> None:
     for proc in workers:
         with contextlib.suppress(Exception):
             proc.join(5)
+    if manager is not None:
+        manager.join(2)
 
 
 def run_dask(
