@@ -16,7 +16,7 @@ import numpy as np
 
 from market.compiled import jit
 from market.compiled.jit import njit
-from market.game import qtable
+from market.game import numeric, qtable
 from market.game.moves import legal_block
 from market.game.rules import SIDE_NAMES, Protocol
 from market.game.table_files import load_tables
@@ -151,7 +151,8 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
         if config[g, 0] == 1:
             start, end = fstore[param_at(layout, g, m, 2)], fstore[param_at(layout, g, m, 3)]
             decay = fstore[param_at(layout, g, m, 4)]
-            eps = end + (start - end) * jit.exp1(-decay * float(istore[played_at(layout, g, m)]))
+            played = float(istore[played_at(layout, g, m)])
+            eps = end + (start - end) * numeric.exp1(-decay * played)
         if rng.random() < eps:
             out[rows[i]] = EXPLORES
             explorers += 1

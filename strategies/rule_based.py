@@ -135,7 +135,7 @@ class RuleBased(Compiled):
     ``njit``-decorated, set as ``staticmethod``\\ s): ``target(turn, rng) ->
     level`` and ``accepts(turn, target) -> bool``. ``rng`` is the market's
     generator (numba's ``Generator``: ``rng.random()``, ``rng.integers(lo,
-    hi)``, or :func:`market.compiled.jit.integer` for the same draw without
+    hi)``, or :func:`market.game.numeric.integer` for the same draw without
     numba's one-element array); a rule whose classifier says it is not
     stochastic must not draw.
     """

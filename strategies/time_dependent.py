@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from market.compiled import jit
+from market.game import numeric
 from market.game.rules import SELLER, Turn
 from strategies._ranges import per_member
 from strategies.base import Classifier, KernelState
@@ -63,7 +63,7 @@ class TimeDependent(RuleBased):
         extreme, reserve = extreme_and_reservation(turn)
         horizon = max(2 * turn.rounds - 2, 1)
         tau = min(turn.move / horizon, 1.0)
-        alpha = jit.power1(tau, 1.0 / turn.param)
+        alpha = numeric.power1(tau, 1.0 / turn.param)
         x = extreme + alpha * (reserve - extreme)
         if turn.side == SELLER:
             return int(np.ceil(x - 1e-9))

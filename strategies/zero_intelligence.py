@@ -24,7 +24,7 @@ above its value or sell below its cost (not individually rational).
 
 from __future__ import annotations
 
-from market.compiled.jit import integer
+from market.game.numeric import integer
 from market.game.rules import Turn
 from strategies.base import Classifier
 from strategies.rule_based import RuleBased, better_or_equal, bounds

@@ -38,6 +38,7 @@ import numpy as np
 
 from market.compiled import jit
 from market.compiled.jit import njit
+from market.game import numeric
 from market.game.buffers import ints
 from market.game.dispatch import decide, respond, responds, tabled  # bound when generated
 from market.game.moves import legal_block
@@ -221,7 +222,7 @@ def cda_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_group
     seen = book[5]
     free_s = np.flatnonzero(~s_traded)
     free_b = np.flatnonzero(~b_traded)
-    order = jit.permutation(rng, np.arange(free_s.size + free_b.size))
+    order = numeric.permutation(rng, np.arange(free_s.size + free_b.size))
     n_max = min(free_s.size, free_b.size)
     ps, pb = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
     level, maker = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
@@ -294,7 +295,7 @@ def call_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_grou
     quote, seen, left = book[0], book[5], book[6]
     free_s = np.flatnonzero(~s_traded)
     free_b = np.flatnonzero(~b_traded)
-    order = jit.permutation(rng, np.arange(free_s.size + free_b.size))
+    order = numeric.permutation(rng, np.arange(free_s.size + free_b.size))
     scratch = _scratch()
     count = np.zeros((2, P + 2), np.int64)  # quotes per side and level
     bids, asks = np.zeros(free_b.size, np.int64), np.zeros(free_s.size, np.int64)

@@ -22,9 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from market.compiled import jit
 from market.compiled.jit import njit
-from market.game import moves
+from market.game import moves, numeric
 from market.game.grid import PriceGrid
 from market.game.moves import OPEN_RANDOM
 from market.game.pressure import Pressure
@@ -57,7 +56,7 @@ def pair(traded_s: np.ndarray, traded_b: np.ndarray, rng: np.random.Generator
     free_s = np.flatnonzero(~traded_s)
     free_b = np.flatnonzero(~traded_b)
     n = min(free_s.size, free_b.size)
-    return jit.permutation(rng, free_s)[:n], jit.permutation(rng, free_b)[:n]
+    return numeric.permutation(rng, free_s)[:n], numeric.permutation(rng, free_b)[:n]
 
 
 @njit(cache=True)

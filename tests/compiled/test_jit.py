@@ -1,4 +1,5 @@
-"""The compiled helpers every path shares (market.compiled.jit): same numbers, whatever the path."""
+"""The compiled helpers every path shares (market.compiled.jit, market.game.numeric): same
+numbers, whatever the path."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 
 from market.compiled import jit
+from market.game import numeric
 
 pytestmark = pytest.mark.skipif(jit.numba is None, reason="numba is not installed")
 
@@ -16,7 +18,7 @@ def _draws(rng_or_handle, n):  # noqa: ANN001, ANN202
     out = np.empty(n)
     for i in range(n):
         out[i] = rng.random()
-    return out, rng.integers(0, 1000), jit.permutation(rng, np.arange(6))
+    return out, rng.integers(0, 1000), numeric.permutation(rng, np.arange(6))
 
 
 def test_a_generator_handle_draws_what_the_generator_draws_from_the_same_state():
@@ -39,11 +41,11 @@ def test_a_handle_is_five_integers_cheap_to_pass():
 
 def test_exp_and_power_are_the_compiled_engines_bits():
     x = np.linspace(-800.0, 5.0, 997)
-    assert np.array_equal(jit.exp(x), [jit.exp1(v) for v in x])
-    assert (jit.exp(np.array([-747.0, -1000.0])) == 0.0).all()
+    assert np.array_equal(numeric.exp(x), [numeric.exp1(v) for v in x])
+    assert (numeric.exp(np.array([-747.0, -1000.0])) == 0.0).all()
     y = np.linspace(0.1, 3.0, 997)
-    assert np.array_equal(jit.power(np.abs(x) + 1.0, y),
-                          [jit.power1(u, v) for u, v in zip(np.abs(x) + 1.0, y, strict=True)])
+    assert np.array_equal(numeric.power(np.abs(x) + 1.0, y),
+                          [numeric.power1(u, v) for u, v in zip(np.abs(x) + 1.0, y, strict=True)])
 
 
 def test_handles_follow_the_generator_they_are_given_even_in_a_copy():
@@ -93,12 +95,12 @@ def test_lent_arrays_are_the_callers_own_data_read_and_written_in_place():
 def _integers(rng, bounds):  # noqa: ANN001, ANN202
     out = np.empty(bounds.shape[0], dtype=np.int64)
     for i in range(bounds.shape[0]):
-        out[i] = jit.integer(rng, bounds[i, 0], bounds[i, 1])
+        out[i] = numeric.integer(rng, bounds[i, 0], bounds[i, 1])
     return out
 
 
 def test_an_integer_draw_is_numpys_draw_from_the_same_state_compiled_or_not():
-    """``jit.integer`` (a ZI trader's quote) draws what ``rng.integers(low, high)`` draws, in
+    """``numeric.integer`` (a ZI trader's quote) draws what ``rng.integers(low, high)`` draws, in
     compiled code and in Python, and leaves the generator where numpy leaves it: spans of
     one value, small ones, 2**32 and wider."""
     bounds = np.array([[3, 4], [1, 6], [-5, 5], [0, 2**32], [0, 2**32 + 1], [7, 2**40],
@@ -106,5 +108,5 @@ def test_an_integer_draw_is_numpys_draw_from_the_same_state_compiled_or_not():
     a, b, c = (np.random.default_rng(21) for _ in range(3))
     expected = [int(a.integers(lo, hi)) for lo, hi in bounds]
     assert _integers(b, bounds).tolist() == expected
-    assert [jit.integer(c, int(lo), int(hi)) for lo, hi in bounds] == expected
+    assert [numeric.integer(c, int(lo), int(hi)) for lo, hi in bounds] == expected
     assert a.bit_generator.state == b.bit_generator.state == c.bit_generator.state
