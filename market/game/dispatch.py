@@ -34,19 +34,23 @@ import numpy as np
 from market.compiled.jit import njit
 
 #: the switch by kind, as text; its fields are filled by :mod:`strategies.compiled` (each
-#: kind's case, the objects it is given as ``_BOUND``, and the import of ``member_params``)
+#: kind's case, the objects it is given as ``_BOUND``, the import of ``member_params``, and
+#: ``entry``: how ``decide``, ``decide_rule``, ``learn`` and ``respond`` are compiled, inlined
+#: into the engine's loops or each its own cached function in a strategy's module)
 SWITCH = '''
 
-# --- the switch, generated: each kind calls its strategy's own compiled module ----------------
+# --- the switch, generated: each kind's case calls its strategy's compiled code ---------------
+from market.compiled.jit import borrowed as _borrowed  # noqa: E402
 from market.compiled.jit import njit as _njit  # noqa: E402
 {member_params}
 
 {bindings}
+{rules}
 
-
-@_njit(cache=True, inline="always")
+@_njit({entry})
 def decide(kind, side, move, game, rows, table, seat, st, g, rng, out):
     """Actions of population ``g`` (of kind ``kind``) for ``rows`` into ``out``."""
+    rows, table, seat, st, out = _borrowed((rows, table, seat, st, out))  # jit.borrowed
 {decide_cases}
     for r in rows:  # an unknown kind plays an illegal action, which every caller refuses
         out[r] = -1
@@ -59,7 +63,7 @@ def decide_one(kind, turn, is_first, member, st, g, rng):
     return -1
 
 
-@_njit(cache=True, inline="always")
+@_njit({entry})
 def decide_rule(kind, turn):
     """The action of one row of a deterministic rule kind (the depth-first loop's), ``turn``
     with its member's parameter: scalars only, so the loop counts no references per move."""
@@ -73,9 +77,11 @@ def rule_kind(kind):
     return {rule_kinds}
 
 
-@_njit(cache=True, inline="always")
+@_njit({entry})
 def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
     """Learning of population ``g`` (of kind ``kind``) from finished negotiations ``rows``."""
+    rows, record, member, reward, time_left, st = _borrowed(
+        (rows, record, member, reward, time_left, st))
 {learn_cases}
     return
 
@@ -86,9 +92,10 @@ def deterministic(kind):
     return {deterministic}
 
 
-@_njit(cache=True, inline="always")
+@_njit({entry})
 def respond(kind, side, event, member, limit, active, st, g, rng):
     """A member of population ``g`` (of kind ``kind``) hears a book's public ``event``."""
+    st = _borrowed(st)
 {respond_cases}
     return
 
@@ -106,9 +113,14 @@ def tabled(kind):
     return {tabled}
 '''
 
+#: how the engine's loops compile the switch's entries: inlined where they are called
+INLINED = 'cache=True, inline="always"'
+#: ... and a strategy's own module: each its own cached function, which engines link
+OWN = "cache=True"
+
 exec(compile(SWITCH.format(  # the stand-ins: the switch with no kind
-    member_params="", bindings="", decide_cases="", one_cases="", rule_cases="",
-    rule_kinds="False", learn_cases="", deterministic="False", respond_cases="",
+    entry=INLINED, member_params="", bindings="", rules="", decide_cases="", one_cases="",
+    rule_cases="", rule_kinds="False", learn_cases="", deterministic="False", respond_cases="",
     responds="False", tabled="False"), "<market.game.dispatch: no kind>", "exec"))
 
 
