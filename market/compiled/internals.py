@@ -87,8 +87,8 @@ def names_apart() -> None:
     wrapper reads) with a counter each process starts at 1. A function cached alone and
     also linked into another function's cached library (the market engine holds the
     ledger's ``group_means``) could then share that library's environment in a later
-    process, and every call from Python failed with ``SystemError`` (a fresh clone's CI,
-    2026-11-28). Counting from a random start keeps processes apart; only names change."""
+    process, and every call from Python failed with ``SystemError``. Counting from a random
+    start keeps processes apart; only names change."""
     from numba.core.bytecode import FunctionIdentity
 
     FunctionIdentity._unique_ids = itertools.count(int.from_bytes(os.urandom(6), "little") + 1)
