@@ -32,7 +32,6 @@ from market.cli.common import (
 )
 from market.cli.progress import progress_bar
 from market.errors import UsageError
-from market.game.pressure import further
 from market.limits import check_memory, check_time
 
 HELP = ("exact evaluation: values, best responses, NashConv and subgame perfection of saved "
@@ -164,7 +163,7 @@ def _theory(protocol: Any) -> dict[str, Any] | None:
             "fixed_costs": list(evaluation.cost_split(protocol.seller_cost,
                                                       protocol.buyer_cost, f)),
         } for f, name in enumerate(("seller", "buyer"))}
-    if not protocol.timed or further(protocol):
+    if not protocol.timed:
         return None
     return {f"{name}_first": {
         "finite_horizon": list(evaluation.horizon_split(ds, db, offers, f, q)),
@@ -184,7 +183,6 @@ def pressure_record(protocol: Any) -> dict[str, Any]:
         out["breakdown"] = protocol.breakdown
     if protocol.costly:
         out["cost"] = {"seller": protocol.seller_cost, "buyer": protocol.buyer_cost}
-    out.update(further(protocol))  # a kind declared after these, by its name
     return out
 
 

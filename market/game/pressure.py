@@ -41,12 +41,6 @@ BUYER_COST = Param(
 
 #: every kind of time pressure, in the order a protocol holds them
 PRESSURE = (SELLER_DISCOUNT, BUYER_DISCOUNT, BREAKDOWN, SELLER_COST, BUYER_COST)
-#: the kinds the project's files and records name in their own ways (the discounts and the
-#: costs as pairs, the breakdown risk alone); any kind declared after them is recorded by its
-#: name (:func:`further`)
-NAMED = (SELLER_DISCOUNT, BUYER_DISCOUNT, BREAKDOWN, SELLER_COST, BUYER_COST)
-#: the kinds declared after them (none yet), each recorded by its name
-FURTHER = tuple(d for d in PRESSURE if d not in NAMED)
 #: the discounts, which the market and the commands also take as one ``--discount``
 DISCOUNTS = (SELLER_DISCOUNT, BUYER_DISCOUNT)
 #: every other kind, declared here with its flag and its control in the view: the market,
@@ -76,12 +70,5 @@ class Pressure(NamedTuple):
 assert Pressure._fields == tuple(d.name for d in PRESSURE)  # one order, the declarations'
 
 
-def further(source: object) -> dict[str, float]:
-    """The kinds of pressure beyond :data:`NAMED` that ``source`` (a protocol, a config) sets
-    away from their defaults, by name: how a table file, a JSON record, a message or a cache
-    name records a kind declared after the five without an edit of its own."""
-    return {d.name: float(getattr(source, d.name)) for d in FURTHER
-            if float(getattr(source, d.name)) != d.default}
-
-__all__ = ["BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "DISCOUNTS", "FURTHER", "NAMED",
-           "OTHERS", "PRESSURE", "SELLER_COST", "SELLER_DISCOUNT", "Pressure", "further"]
+__all__ = ["BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "DISCOUNTS",
+           "OTHERS", "PRESSURE", "SELLER_COST", "SELLER_DISCOUNT", "Pressure"]

@@ -104,12 +104,6 @@ def untrained(tables: np.ndarray, protocol: Protocol, init: float = 0.0) -> np.n
     return ~legal_rows(protocol) | (tables == init)
 
 
-def table_shape(protocol: Protocol, roles: int = 1) -> tuple[int, ...]:
-    """``(S, A)`` for the document's layout, ``(2, S, A)`` role-aware."""
-    shape = (n_rows(protocol), protocol.n_actions)
-    return shape if roles == 1 else (roles, *shape)
-
-
 # --- learning and choosing: compiled, the one definition every learner runs -----------------
 # The market's and the two-agent game's learners (strategies/qlearning.py) and the training
 # kernel (market/game/episodes.py) all choose and learn with these. Each draws its uniforms from

@@ -106,7 +106,7 @@ class Protocol:
     def timed(self) -> bool:
         """Whether what a deal is worth, or the chance to reach it, depends on when it is made
         (any time pressure at all)."""
-        return self.discounted or self.costly or self.risky or bool(pressure.further(self))
+        return self.discounted or self.costly or self.risky
 
     @property
     def risky(self) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from market.files import atomic_path, open_regular, shown
-from market.game import pressure, qtable
+from market.game import qtable
 from market.game.rules import Protocol
 from market.limits import TABLE_CELLS_MAX
 
@@ -86,7 +86,6 @@ def _pressure_arrays(protocol: Protocol) -> dict[str, np.ndarray]:
         out["breakdown"] = np.float64(protocol.breakdown)
     if protocol.costly:
         out["cost"] = np.array([protocol.seller_cost, protocol.buyer_cost])
-    out.update({name: np.float64(v) for name, v in pressure.further(protocol).items()})
     return out
 
 
@@ -98,17 +97,14 @@ def _pressure_fields(read: Any) -> dict[str, float]:
         arr = read(name)
         if arr is not None:
             fields.update(zip(keys, (float(x) for x in arr), strict=True))
-    for name in ("breakdown", *(d.name for d in pressure.FURTHER)):
-        arr = read(name)
-        if arr is not None:
-            fields[name] = float(arr)
+    arr = read("breakdown")
+    if arr is not None:
+        fields["breakdown"] = float(arr)
     return fields
 
 
-#: the arrays of real numbers that record the game's time pressure, and their shapes (a kind
-#: declared after the five is one number under its name)
-PRESSURE_SHAPES = {"discount": (2,), "cost": (2,), "breakdown": (),
-                   **{d.name: () for d in pressure.FURTHER}}
+#: the arrays of real numbers that record the game's time pressure, and their shapes
+PRESSURE_SHAPES = {"discount": (2,), "cost": (2,), "breakdown": ()}
 #: what a table file may hold: these arrays, no more
 ARRAYS = ("seller", "buyer", "prices", "rounds", "meta", *PRESSURE_SHAPES)
 #: ``meta`` is short JSON: at most this many characters and this many levels of nesting
@@ -301,8 +297,6 @@ def game_text(protocol: Protocol, discounts: bool | None = None,
         text += f", breakdown {protocol.breakdown:g}"
     if protocol.costly or (like is not None and like.costly):
         text += f", cost Seller {protocol.seller_cost:g}, Buyer {protocol.buyer_cost:g}"
-    for name in {**pressure.further(protocol), **(pressure.further(like) if like else {})}:
-        text += f", {name.replace('_', ' ')} {getattr(protocol, name):g}"
     return text
 
 

@@ -29,7 +29,7 @@ import pandas as pd
 
 from market.errors import UsageError
 from market.files import all_or_nothing, write_text
-from market.game.pressure import PRESSURE, further
+from market.game.pressure import PRESSURE
 from market.game.protocol import Side, negotiation_bytes
 from market.game.record import two_agent_rewards
 from market.game.rules import BUYER, SELLER, Negotiator, Protocol
@@ -88,7 +88,6 @@ class TournamentResult:
             **({"breakdown": self.protocol.breakdown} if self.protocol.breakdown > 0 else {}),
             **({"seller_cost": self.protocol.seller_cost,
                 "buyer_cost": self.protocol.buyer_cost} if self.protocol.costly else {}),
-            **further(self.protocol),
             "repetitions": self.repetitions,
             "seed": self.seed,
             "seller_range": list(self.seller_range),
@@ -164,7 +163,6 @@ class TournamentPlan:
         costs = (f"_d{pr.seller_discount:g}-{pr.buyer_discount:g}" if pr.discounted else "")
         costs += f"_q{pr.breakdown:g}" if pr.breakdown > 0 else ""
         costs += f"_c{pr.seller_cost:g}-{pr.buyer_cost:g}" if pr.costly else ""
-        costs += "".join(f"_{name}{v:g}" for name, v in further(pr).items())
         return f"qlearning_selfplay_P{pr.prices}_T{pr.rounds}{costs}.npz"
 
     def entrants(self, cache: Any, progress: Callable[[int, int], None] | None = None

@@ -304,11 +304,6 @@ class MarketCollector(DataCollector):
     def _agent_records(self, value: Any) -> None:
         """Mesa's ``__init__`` sets an empty dict; the records are :attr:`recorded`."""
 
-    @property
-    def has_agent_records(self) -> bool:
-        """Whether any agent variables were recorded."""
-        return bool(self.recorded)
-
     def get_agent_vars_dataframe(self) -> pd.DataFrame:
         """Mesa's agent table (index ``Step``, ``AgentID``), built from the recorded columns."""
         names = ["Step", "AgentID", *AGENT_COLUMNS]

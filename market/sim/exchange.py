@@ -24,13 +24,11 @@ import numpy as np
 
 from market.compiled.jit import njit
 from market.game import moves, numeric
-from market.game.grid import PriceGrid
 from market.game.moves import OPEN_RANDOM
 from market.game.pressure import Pressure
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER
 from market.sim.agents import TraderArrays
-from market.sim.ledger import Settlement
 from strategies.base import Strategy
 
 #: who opens: drawn per negotiation (the game's rule, :data:`market.game.moves.OPEN_RANDOM`),
@@ -163,26 +161,6 @@ def pay(deal: np.ndarray, gain_s: np.ndarray, gain_b: np.ndarray, span: float,
             reward[SELLER, i] = pooled[team_s[i]] / max(team_size[team_s[i]], 1)
             reward[BUYER, i] = pooled[team_b[i]] / max(team_size[team_b[i]], 1)
     return reward
-
-
-def settle(books: Sequence[TraderArrays], ps: np.ndarray, pb: np.ndarray, record: BatchRecord,
-           grid: PriceGrid) -> Settlement:
-    """:func:`settle_deals` on both sides' arrays, as the ledger's :class:`Settlement`."""
-    S, B = books
-    pr = record.protocol
-    prices, deal, gain_s, gain_b = settle_deals(
-        ps, pb, record.level, record.n_moves, (grid.lo, grid.step, grid.hi - grid.lo),
-        pr.pressure, S.ledger_arrays, B.ledger_arrays)
-    return Settlement(record, deal, prices, gain_s, gain_b, S.reservation[ps[deal]],
-                      B.reservation[pb[deal]])
-
-
-def rewards(s: Settlement, books: Sequence[TraderArrays], ps: np.ndarray, pb: np.ndarray,
-            span: float, team_size: np.ndarray | None = None) -> np.ndarray:
-    """:func:`pay` for a settled step: (2, pairs) rewards by side."""
-    S, B = books
-    sizes = np.zeros(0, dtype=np.int64) if team_size is None else np.asarray(team_size)
-    return pay(s.deal, s.seller_gain, s.buyer_gain, span, S.team[ps], B.team[pb], sizes)
 
 
 def learn(populations: Sequence[Sequence[Strategy]], books: Sequence[TraderArrays],

@@ -54,36 +54,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from market.compiled.jit import njit
-from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER, SIDE_NAMES
 from market.sim.yardsticks import Equilibrium, efficiency, surplus_split
 
 if TYPE_CHECKING:  # for annotations only: the plots read the metrics without loading Mesa
     from market.sim.agents import TraderArrays
-
-
-@dataclass(frozen=True)
-class Settlement:
-    """One step's negotiations, settled: what the ledger totals up.
-
-    ``record``: the negotiations, one row per pair; ``deal``: whether each
-    pair agreed; ``prices``: each pair's price (money; NaN without a deal);
-    ``seller_gain`` (price - cost) and ``buyer_gain`` (value - price): money,
-    one entry per deal, in pair order; ``costs`` and ``values``: the Seller's
-    cost and the Buyer's value of each deal, in the same order.
-    """
-
-    record: BatchRecord
-    deal: np.ndarray
-    prices: np.ndarray
-    seller_gain: np.ndarray
-    buyer_gain: np.ndarray
-    costs: np.ndarray
-    values: np.ndarray
-
-    @property
-    def deal_prices(self) -> np.ndarray:
-        return self.prices[self.deal]
 
 
 @dataclass(slots=True)
@@ -221,12 +196,6 @@ class Ledger:
         self.period = Totals(max_surplus=equilibrium.max_surplus)
         self.run.max_surplus += equilibrium.max_surplus
 
-    def settle(self, s: Settlement) -> tuple:
-        """Enter a settled step; returns its :func:`step_stats` (what its own trades' figures
-        are made of: :func:`trades_of`)."""
-        return self.enter(settle_sums(s.prices, s.seller_gain, s.buyer_gain, s.costs, s.values,
-                                      self.equilibrium.price_mid))
-
     def enter(self, sums: tuple) -> tuple:
         """Enter a step's :func:`settle_sums` (about this period's competitive price); returns
         its :func:`step_stats`."""
@@ -354,11 +323,6 @@ def plotted() -> list[Metric]:
     return sorted((m for m in METRICS if m.plot), key=lambda m: m.plot)
 
 
-def trade_figures(prices: np.ndarray) -> dict[str, float]:
-    """Deals and prices of one step (``prices``: NaN where a pair did not deal)."""
-    return _trades(price_stats(np.asarray(prices, dtype=np.float64)))  # type: ignore[arg-type]
-
-
 #: the trades of a step in which nobody met
 NO_TRADES = {"deals": 0.0, "mean_price": math.nan, "min_price": math.nan,
              "max_price": math.nan, "price_std": math.nan}
@@ -384,7 +348,7 @@ def step_figures(step: int, period: int, pairs: int, trades: dict[str, float],
                  so_far: dict[str, float]) -> dict[str, float]:
     """The model variables of one step: its own trades, then the period so far.
 
-    ``trades``: the step's own (:func:`trade_figures`); ``so_far``: the
+    ``trades``: the step's own (:func:`trades_of`); ``so_far``: the
     period's figures; where the step's own trades take a name (deals, mean
     price, price spread) the step's figure stands, and the period's deals are
     ``period_deals``.

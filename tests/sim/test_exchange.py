@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import settled  # tests/support, on pytest's pythonpath
 
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER
@@ -27,7 +28,7 @@ def test_every_deal_moves_money_and_uses_up_both_units(duel):
     grid = PriceGrid(0.0, 100.0, 5)
     record = duel("zi-c", "zi-c", n=N, seed=2, seller_range=(3, 5), buyer_range=(1, 3))
     ps, pb = rng.permutation(N), rng.permutation(N)
-    s = exchange.settle(books, ps, pb, record, grid)
+    s = settled.settle(books, ps, pb, record, grid)
     deal = record.level > 0
     assert deal.any() and not deal.all()
     assert np.array_equal(s.deal, deal)
@@ -46,12 +47,12 @@ def test_rewards_are_gains_over_the_price_range_pooled_per_team_under_a_common_w
     books = _books(rng)
     record = duel("zi-c", "zi-c", n=N, seed=3, seller_range=(3, 5), buyer_range=(1, 3))
     ps, pb = np.arange(N), rng.permutation(N)
-    s = exchange.settle(books, ps, pb, record, PriceGrid(0.0, 100.0, 5))
-    own = exchange.rewards(s, books, ps, pb, 100.0)
+    s = settled.settle(books, ps, pb, record, PriceGrid(0.0, 100.0, 5))
+    own = s.rewards(books, ps, pb, 100.0)
     assert np.array_equal(own[SELLER, s.deal], s.seller_gain / 100.0)
     assert (own[:, ~s.deal] == 0).all()
     team_size = np.bincount(np.concatenate([b.team for b in books]))
-    pooled = exchange.rewards(s, books, ps, pb, 100.0, team_size)
+    pooled = s.rewards(books, ps, pb, 100.0, team_size)
     S, B = books
     for team in range(8):
         members = np.concatenate([pooled[SELLER][S.team[ps] == team],

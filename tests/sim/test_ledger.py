@@ -8,9 +8,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from settled import Settled  # tests/support, on pytest's pythonpath
 
 from market.sim import ledger
-from market.sim.ledger import Ledger, Metric, Settlement
+from market.sim.ledger import Ledger, Metric
 from market.sim.model import MarketModel
 from market.sim.yardsticks import Equilibrium
 
@@ -31,11 +32,11 @@ def test_summary_is_flat_floats():
     assert not math.isnan(s["mean_price"])
 
 
-def _settlement(rng: np.random.Generator, pairs: int) -> Settlement:
+def _settlement(rng: np.random.Generator, pairs: int) -> Settled:
     deal = rng.random(pairs) < 0.6
     prices = np.where(deal, rng.uniform(20, 80, pairs), np.nan)
     n = int(deal.sum())
-    return Settlement(None, deal, prices, rng.uniform(0, 30, n), rng.uniform(0, 30, n),
+    return Settled(deal, prices, rng.uniform(0, 30, n), rng.uniform(0, 30, n),
                       rng.uniform(0, 60, n), rng.uniform(40, 100, n))
 
 
@@ -45,8 +46,8 @@ def test_one_entry_keeps_the_period_and_the_run():
     first, second = Equilibrium(10, 40.0, 45.0, 500.0), Equilibrium(12, 41.0, 44.0, 600.0)
     book.open_period(first)
     a, b = _settlement(rng, 40), _settlement(rng, 25)
-    book.settle(a)
-    book.settle(b)
+    book.enter(a.sums(book.equilibrium.price_mid))
+    book.enter(b.sums(book.equilibrium.price_mid))
     assert book.period == book.run  # the same entries, one period so far
     prices = np.concatenate([a.deal_prices, b.deal_prices])
     gains = [np.concatenate([a.seller_gain, b.seller_gain]),
@@ -69,7 +70,7 @@ def test_one_entry_keeps_the_period_and_the_run():
 
     book.open_period(second)  # a new period: its totals start again, the run's go on
     c = _settlement(rng, 30)
-    book.settle(c)
+    book.enter(c.sums(book.equilibrium.price_mid))
     assert book.period.deals == int(c.deal.sum())
     assert book.run.deals == prices.size + int(c.deal.sum())
     run = book.run_figures()

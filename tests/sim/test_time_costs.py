@@ -7,10 +7,11 @@ import dataclasses
 import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pytest
+import settled
 
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol
-from market.sim import exchange, params
+from market.sim import params
 from market.sim.agents import TraderArrays
 from market.sim.model import MarketModel
 
@@ -28,11 +29,11 @@ def test_a_deal_on_the_kth_offer_earns_each_side_its_factor_to_the_k_of_its_gain
     record = duel("zi-c", "zi-c", n=N, seed=2, seller_range=(3, 5), buyer_range=(1, 3))
     ps, pb = np.arange(N), np.random.default_rng(1).permutation(N)
     grid = PriceGrid(0.0, 100.0, 5)
-    free = exchange.settle(_books(3), ps, pb, record, grid)
+    free = settled.settle(_books(3), ps, pb, record, grid)
     costly = dataclasses.replace(record, protocol=dataclasses.replace(
         record.protocol, seller_discount=0.8, buyer_discount=0.5))
     books = _books(3)
-    s = exchange.settle(books, ps, pb, costly, grid)
+    s = settled.settle(books, ps, pb, costly, grid)
     k = record.n_moves[record.level > 0] - 2  # the accepted offer's index
     assert (k > 0).any()  # some deals come after the first offer
     assert np.allclose(s.seller_gain, free.seller_gain * 0.8 ** k)
@@ -96,10 +97,10 @@ def test_a_cost_per_offer_comes_off_each_deals_gain_in_money(duel):
     record = duel("zi-c", "zi-c", n=N, seed=2, seller_range=(3, 5), buyer_range=(1, 3))
     ps, pb = np.arange(N), np.random.default_rng(1).permutation(N)
     grid = PriceGrid(0.0, 100.0, 5)
-    free = exchange.settle(_books(3), ps, pb, record, grid)
+    free = settled.settle(_books(3), ps, pb, record, grid)
     costly = dataclasses.replace(record, protocol=dataclasses.replace(
         record.protocol, seller_cost=0.02, buyer_cost=0.05))
-    s = exchange.settle(_books(3), ps, pb, costly, grid)
+    s = settled.settle(_books(3), ps, pb, costly, grid)
     k = record.n_moves[record.level > 0] - 2
     assert (k > 0).any()
     assert np.allclose(s.seller_gain, free.seller_gain - k * 0.02 * 100.0)
