@@ -96,7 +96,7 @@ def test_sphinx_roles_resolve_as_sphinx_would_and_unknown_ones_stay_broken():
     assert griffe_roles.convert(":class:`~market.sim.engine.CompiledEngine`", model) == (
         "[`CompiledEngine`][market.sim.engine.CompiledEngine]")
     assert griffe_roles.convert(":data:`~market.sim.params.Params`", model) == (
-        "[`Params`][market.sim.params]")  # made at run time: its module documents it
+        "[`Params`][market.sim.params.Params]")  # a class in the source: its own entry
     assert griffe_roles.convert(":mod:`~market.sim.revision`", model) == (
         "[`revision`][market.sim.revision]")
     assert griffe_roles.convert(":func:`no_such_thing`", model) == (

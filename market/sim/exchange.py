@@ -5,8 +5,7 @@
 :func:`openers` draws who opens each negotiation, :func:`settle_deals` moves
 money between the paired traders' arrays for every deal (cash, earnings,
 units traded) and :func:`pay` turns the gains into each learner's reward
-(a share of the price range, pooled per team under a common wallet);
-:func:`settle` and :func:`rewards` are the same on the model's objects.
+(a share of the price range, pooled per team under a common wallet).
 
 Each is compiled once (numba) and is the one implementation of its rule:
 the compiled market engine (:mod:`market.sim.engine`) calls them inside its

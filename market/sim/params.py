@@ -2,7 +2,7 @@
 
 Each parameter is declared once, in :mod:`market.sim.declared` (name,
 default, what it may be, its help, flag and view control); :class:`Params`
-is made from those declarations, and :func:`check` turns whatever a caller
+has a field for each, and :func:`check` turns whatever a caller
 has (a full set, or only the values it changes) into checked, normalised
 ``Params``: the model runs it on its own arguments, and the market command,
 the batch runner (every grid point, before any run) and the browser view
@@ -31,7 +31,7 @@ import math
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import field, make_dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ from market.parameters import Param, check_value
 from market.sim import schedules
 from market.sim.declared import (
     AGENT_DATA,
+    BY_NAME,
     DISTRIBUTIONS,
     FIRST_MOVERS,
     INSTITUTIONS,
@@ -65,44 +66,76 @@ Distribution = str | Callable[[np.random.Generator, int, float, float], np.ndarr
 DEFAULT_MIX = {"averaging": 1.0}
 
 
-def _kwargs(self: Any) -> dict[str, Any]:
-    """The parameters as keyword arguments of :class:`~market.sim.model.MarketModel`."""
-    return {name: getattr(self, name) for name in NAMES}
+def _default(name: str) -> Any:
+    """The declared default of parameter ``name`` (:data:`market.sim.declared.BY_NAME`)."""
+    return BY_NAME[name].default
 
 
-def _protocol(self: Any) -> Protocol:
-    """The game's protocol of these parameters (made once: a market's build asked for it a
-    dozen times, each a checked ``Protocol``, a sixth of a small market's build)."""
-    return Protocol(self.prices, self.rounds, *self.discounts,
-                    **{d.name: getattr(self, d.name) for d in pressure.OTHERS})
+@dataclass(frozen=True)
+class Params:
+    """Every parameter of a market, checked and normalised: what :func:`check` returns.
 
+    One field per declaration of :mod:`market.sim.declared`, in its order and
+    with its default (a test holds the two equal); the market guide's table
+    says what each means and allows. After :func:`check`, mixes are dicts of
+    shares summing to 1, ranges pairs of floats and ``clock_buckets`` a number.
+    """
 
-def _discounts(self: Any) -> tuple[float, float]:
-    """(Seller, Buyer) factors per offer: a side's own, else ``discount``, else 1."""
-    both = 1.0 if self.discount is None else float(self.discount)
-    return (both if self.seller_discount is None else float(self.seller_discount),
-            both if self.buyer_discount is None else float(self.buyer_discount))
+    n_buyers: int = _default("n_buyers")
+    n_sellers: int = _default("n_sellers")
+    buyer_mix: Mapping[str, float] | None = _default("buyer_mix")
+    seller_mix: Mapping[str, float] | None = _default("seller_mix")
+    prices: int = _default("prices")
+    rounds: int = _default("rounds")
+    discount: float | None = _default("discount")
+    seller_discount: float | None = _default("seller_discount")
+    buyer_discount: float | None = _default("buyer_discount")
+    breakdown: float = _default("breakdown")
+    seller_cost: float = _default("seller_cost")
+    buyer_cost: float = _default("buyer_cost")
+    period: int = _default("period")
+    redraw: bool = _default("redraw")
+    value_range: tuple[float, float] = _default("value_range")
+    cost_range: tuple[float, float] = _default("cost_range")
+    schedule: str = _default("schedule")
+    value_dist: Distribution = _default("value_dist")
+    cost_dist: Distribution = _default("cost_dist")
+    institution: str = _default("institution")
+    first: str = _default("first")
+    teams: int | None = _default("teams")
+    common_wallet: bool = _default("common_wallet")
+    clock: bool = _default("clock")
+    clock_parts: str = _default("clock_parts")
+    clock_buckets: int | None = _default("clock_buckets")
+    learner_params: str = _default("learner_params")
+    rational_learners: bool = _default("rational_learners")
+    strategy_params: Mapping[str, Mapping[str, Any]] | None = _default("strategy_params")
+    agent_data: str = _default("agent_data")
+    max_steps: int | None = _default("max_steps")
+    revision: str = _default("revision")
+    revision_rate: float = _default("revision_rate")
+    selection: float = _default("selection")
+    mutation: float = _default("mutation")
+    inherit: str = _default("inherit")
 
+    def kwargs(self) -> dict[str, Any]:
+        """The parameters as keyword arguments of :class:`~market.sim.model.MarketModel`."""
+        return {name: getattr(self, name) for name in NAMES}
 
-def _doc() -> str:
-    lines = ["Every parameter of a market; :func:`check` returns them checked and normalised.",
-             "", "Made from the declarations of :mod:`market.sim.declared`:", ""]
-    for d in PARAMETERS:
-        lines += [f"{d.name}:", f"    {d.help} ({d.allowed()}; default {d.default!r})."]
-    return "\n".join(lines)
+    @functools.cached_property
+    def protocol(self) -> Protocol:
+        """The game's protocol of these parameters (made once: a market's build asked for it
+        a dozen times)."""
+        return Protocol(self.prices, self.rounds, *self.discounts,
+                        **{d.name: getattr(self, d.name) for d in pressure.OTHERS})
 
+    @property
+    def discounts(self) -> tuple[float, float]:
+        """(Seller, Buyer) factors per offer: a side's own, else ``discount``, else 1."""
+        both = 1.0 if self.discount is None else float(self.discount)
+        return (both if self.seller_discount is None else float(self.seller_discount),
+                both if self.buyer_discount is None else float(self.buyer_discount))
 
-def _cached(f: Callable[[Any], Any]) -> functools.cached_property:
-    prop = functools.cached_property(f)
-    prop.__set_name__(None, f.__name__.lstrip("_"))
-    return prop
-
-
-Params = make_dataclass(
-    "Params", [(d.name, Any, field(default=d.default)) for d in PARAMETERS], frozen=True,
-    namespace={"kwargs": _kwargs, "protocol": _cached(_protocol),
-               "discounts": property(_discounts), "__doc__": _doc(),
-               "__module__": __name__})
 
 #: what names a parameter in a message: the parameter itself, or a caller's word for it
 Namer = Callable[[str], str]

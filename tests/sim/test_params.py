@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -13,7 +14,19 @@ from market.errors import UsageError
 from market.game import qtable
 from market.limits import PRICES_MAX, TABLE_CELLS_MAX, TRADERS_MAX
 from market.sim import params
+from market.sim.declared import BY_NAME, NAMES
 from market.sim.model import MarketModel
+
+
+def test_params_has_one_field_per_declared_parameter_in_order_with_its_default():
+    """``Params`` is written in the source (tools and the API reference see its fields); it
+    cannot drift from the declarations."""
+    fields = dataclasses.fields(params.Params)
+    assert [f.name for f in fields] == list(NAMES)
+    assert [f.default for f in fields] == [BY_NAME[n].default for n in NAMES]
+    assert params.check({}) == params.Params(**{**params.Params().kwargs(), "buyer_mix": {
+        "averaging": 1.0}, "seller_mix": {"averaging": 1.0}, "clock_buckets": 4,
+        "strategy_params": {}})
 
 
 @pytest.mark.parametrize(
