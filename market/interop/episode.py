@@ -39,6 +39,8 @@ walk-away), so an agent that ignores the mask still plays the game.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +48,7 @@ import numpy as np
 from market.errors import UsageError
 from market.files import shown
 from market.game import moves
-from market.game.pressure import Pressure
+from market.game.pressure import PRESSURE, Pressure
 from market.game.protocol import Lockstep
 from market.game.rules import (
     BUYER,
@@ -233,7 +235,12 @@ def settings_for(protocol: Protocol | None, prices: int | None, rounds: int | No
     :class:`~market.game.rules.Protocol`: its sizes and its whole time pressure, so a new
     kind of pressure reaches every environment through it), or, as a convenience, from
     ``prices``, ``rounds`` (default 5 each) and the pressure keywords given (``None``: the
-    default). Giving both is refused, naming them."""
+    default). Giving both is refused, naming them; a keyword that is no kind of pressure is
+    refused as Python refuses an unknown keyword."""
+    unknown = sorted(set(pressure) - {d.name for d in PRESSURE})
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r} (the game's time pressure: "
+                        f"{', '.join(d.name for d in PRESSURE)})")
     given = {k: v for k, v in pressure.items() if v is not None}
     if protocol is None:
         return Settings(5 if prices is None else prices, 5 if rounds is None else rounds,
@@ -247,6 +254,18 @@ def settings_for(protocol: Protocol | None, prices: int | None, rounds: int | No
                          f"and {', '.join(both + sorted(given))})")
     return Settings(protocol.prices, protocol.rounds, seller_range, buyer_range, first, reward,
                     protocol.pressure)
+
+
+def pressure_keywords(init: Callable[..., None]) -> Callable[..., None]:
+    """Decorator: an environment's ``__init__`` takes the game's time pressure as ``**pressure``,
+    one keyword per declaration of :mod:`market.game.pressure` (``None``: its default); its
+    signature shows them, for ``help``, editors and the API reference."""
+    sig = inspect.signature(init)
+    own = [q for q in sig.parameters.values() if q.kind != q.VAR_KEYWORD]
+    declared = [inspect.Parameter(d.name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                  annotation=float | None) for d in PRESSURE]
+    init.__signature__ = sig.replace(parameters=[*own, *declared])  # type: ignore[attr-defined]
+    return init
 
 
 def _is_int(x: object) -> bool:

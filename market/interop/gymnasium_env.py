@@ -64,7 +64,13 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from market.errors import UsageError
 from market.game import evaluation
 from market.game.rules import SIDE_NAMES, Negotiator, Protocol
-from market.interop.episode import Episode, action_index, check_seed, settings_for
+from market.interop.episode import (
+    Episode,
+    action_index,
+    check_seed,
+    pressure_keywords,
+    settings_for,
+)
 from market.interop.vector_env import Rows
 from strategies import compiled, specs
 
@@ -76,6 +82,7 @@ class BargainingEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
+    @pressure_keywords
     def __init__(
         self,
         side: str = "seller",
@@ -88,17 +95,11 @@ class BargainingEnv(gym.Env):
         seller_range: tuple[int, int] | None = None,
         buyer_range: tuple[int, int] | None = None,
         reward: str = "two-agent",
-        seller_discount: float | None = None,
-        buyer_discount: float | None = None,
-        breakdown: float | None = None,
-        seller_cost: float | None = None,
-        buyer_cost: float | None = None,
         render_mode: str | None = None,
+        **pressure: float | None,
     ) -> None:
         self.settings = settings_for(
-            protocol, prices, rounds, seller_range, buyer_range, first, reward,
-            seller_discount=seller_discount, buyer_discount=buyer_discount, breakdown=breakdown,
-            seller_cost=seller_cost, buyer_cost=buyer_cost)
+            protocol, prices, rounds, seller_range, buyer_range, first, reward, **pressure)
         if side not in SIDE_NAMES:
             raise UsageError(f"side must be 'seller' or 'buyer' (got {side!r})")
         if render_mode not in (None, "ansi"):

@@ -85,7 +85,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         from exc
 
 from market.game.rules import SIDE_NAMES, Protocol, side_index
-from market.interop.episode import Episode, check_seed, settings_for
+from market.interop.episode import Episode, check_seed, pressure_keywords, settings_for
 
 
 class BargainingEnv(AECEnv):
@@ -93,6 +93,7 @@ class BargainingEnv(AECEnv):
 
     metadata = {"name": "bargaining_v0", "render_modes": ["ansi"], "is_parallelizable": False}
 
+    @pressure_keywords
     def __init__(
         self,
         prices: int | None = None,
@@ -103,18 +104,12 @@ class BargainingEnv(AECEnv):
         seller_range: tuple[int, int] | None = None,
         buyer_range: tuple[int, int] | None = None,
         reward: str = "two-agent",
-        seller_discount: float | None = None,
-        buyer_discount: float | None = None,
-        breakdown: float | None = None,
-        seller_cost: float | None = None,
-        buyer_cost: float | None = None,
         render_mode: str | None = None,
+        **pressure: float | None,
     ) -> None:
         super().__init__()
         self.settings = settings_for(
-            protocol, prices, rounds, seller_range, buyer_range, first, reward,
-            seller_discount=seller_discount, buyer_discount=buyer_discount, breakdown=breakdown,
-            seller_cost=seller_cost, buyer_cost=buyer_cost)
+            protocol, prices, rounds, seller_range, buyer_range, first, reward, **pressure)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi' (got {render_mode!r})")
         self.render_mode = render_mode

@@ -70,7 +70,7 @@ from market.engines import compiled_module
 from market.errors import UsageError
 from market.game.moves import OPEN_RANDOM
 from market.game.rules import SIDE_NAMES, Protocol
-from market.interop.episode import Settings, check_seed, settings_for
+from market.interop.episode import Settings, check_seed, pressure_keywords, settings_for
 from market.limits import check_memory
 from strategies import compiled, specs
 from strategies.base import Strategy
@@ -152,6 +152,7 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
+    @pressure_keywords
     def __init__(
         self,
         num_envs: int = 1024,
@@ -165,11 +166,7 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
         seller_range: tuple[int, int] | None = None,
         buyer_range: tuple[int, int] | None = None,
         reward: str = "two-agent",
-        seller_discount: float | None = None,
-        buyer_discount: float | None = None,
-        breakdown: float | None = None,
-        seller_cost: float | None = None,
-        buyer_cost: float | None = None,
+        **pressure: float | None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not (
                 1 <= num_envs <= NUM_ENVS_MAX):
@@ -178,9 +175,7 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
         if side not in SIDE_NAMES:
             raise UsageError(f"side must be 'seller' or 'buyer' (got {side!r})")
         self.settings = settings_for(
-            protocol, prices, rounds, seller_range, buyer_range, first, reward,
-            seller_discount=seller_discount, buyer_discount=buyer_discount, breakdown=breakdown,
-            seller_cost=seller_cost, buyer_cost=buyer_cost)
+            protocol, prices, rounds, seller_range, buyer_range, first, reward, **pressure)
         self.side = SIDE_NAMES.index(side)
         protocol = self.settings.protocol
         opp = (specs.build(opponent, 1 - self.side, protocol, option="opponent")

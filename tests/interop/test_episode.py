@@ -98,3 +98,20 @@ def test_every_environment_takes_the_game_as_a_protocol():
             make(protocol=game, breakdown=0.2)
         with pytest.raises(UsageError, match="protocol must be a market.game.rules.Protocol"):
             make(protocol=(6, 4))
+        with pytest.raises(TypeError, match="unexpected keyword argument 'seller_discont'"):
+            make(seller_discont=0.9)  # a misspelt kind of pressure is never dropped
+
+
+def test_the_environments_take_every_declared_kind_of_pressure_by_name():
+    """The pressure keywords come from the declarations (one place) and show in each
+    environment's signature."""
+    import inspect
+
+    from market.game.pressure import PRESSURE
+    from market.interop.gymnasium_env import BargainingEnv
+    from market.interop.pettingzoo_env import BargainingEnv as AEC
+    from market.interop.vector_env import BargainingVectorEnv
+
+    for cls in (BargainingEnv, AEC, BargainingVectorEnv):
+        shown = inspect.signature(cls).parameters
+        assert all(shown[d.name].default is None for d in PRESSURE), cls
