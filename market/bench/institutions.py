@@ -16,9 +16,9 @@ import statistics
 import time
 
 from market.bench import BenchRow, at_least, at_most, spread
+from market.sim.institutions import INSTITUTIONS
 
 TITLE = "institutions: double auction and call market against pairs (ZI-C, P=20)"
-INSTITUTIONS = ("pairs", "cda", "call")
 PERIOD = 10
 MIX = {"zi-c": 1.0}
 

@@ -33,7 +33,8 @@ from market.files import (
 )
 from market.jsonable import finite
 from market.limits import STEPS_MAX
-from market.sim.declared import ENGINES, INSTITUTION_WORDS, PARAMETERS, flag_names
+from market.sim import institutions
+from market.sim.declared import ENGINES, PARAMETERS, flag_names
 
 if TYPE_CHECKING:  # the model is imported late: Mesa is heavy
     from market.sim.model import MarketModel
@@ -250,7 +251,8 @@ def _fmt_any(x: float) -> str:
 def _institution(args: argparse.Namespace) -> str:
     """The title's words for a market that does not bargain in pairs (none for one that
     does: the summary reads as it always has)."""
-    return "" if args.institution == "pairs" else f" ({INSTITUTION_WORDS[args.institution]})"
+    inst = institutions.get(args.institution)
+    return "" if inst.bilateral else f" ({inst.words})"
 
 
 def _print_summary(
@@ -265,7 +267,8 @@ def _print_summary(
     head = Table(
         title=(f"Market{_institution(args)}: {args.sellers} sellers x {args.buyers} buyers, "
                f"{int(s['steps'])} steps ({int(s['periods'])} periods of {args.period}), "
-               f"P={args.prices}, {'' if args.institution != 'pairs' else f'T={args.rounds}, '}"
+               f"P={args.prices}, "
+               f"{f'T={args.rounds}, ' if institutions.get(args.institution).bilateral else ''}"
                f"{_time_costs(args)}seed {args.seed}"),
         show_header=False,
     )

@@ -11,7 +11,8 @@ parameter is one :class:`Param` here plus the code that uses it.
 
 This module holds data only (no numpy, no strategies), so that building a
 command's flags costs nothing at start-up. The game's breakdown risk and
-costs per offer are the game's own declarations (:mod:`market.game.pressure`).
+costs per offer are the game's own declarations (:mod:`market.game.pressure`);
+the institutions are their own registry's (:mod:`market.sim.institutions`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from market.game import pressure
 from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
 from market.parameters import Control, Param
+from market.sim import institutions
 
 #: the choices of a distribution, the first mover, agent data, learners' parameters
 DISTRIBUTIONS = ("uniform", "normal", "triangular")
@@ -33,12 +35,9 @@ INHERIT = ("fresh", "copy")
 #: which of the market clock's changes learners get (``strategies.base.CLOCK_PARTS``, the
 #: learner's numbering, which this layer cannot import; a test holds the two equal)
 CLOCK_PARTS = ("both", "state", "wait")
-#: how traders meet (:mod:`market.sim.auction`): in pairs that bargain with alternating offers,
-#: in a continuous double auction, or in a call market
-INSTITUTIONS = ("pairs", "cda", "call")
-#: each institution in words, as summaries and the view name it
-INSTITUTION_WORDS = {"pairs": "bilateral pairs", "cda": "continuous double auction",
-                     "call": "call market"}
+#: how traders meet (:mod:`market.sim.institutions`, their registry): in pairs that bargain
+#: with alternating offers, in a continuous double auction, or in a call market
+INSTITUTIONS = tuple(institutions.INSTITUTIONS)
 #: the value schedules: drawn, or one named (``market.sim.schedules.NAMED``, which this
 #: data-only module does not import; a test holds the two equal)
 SCHEDULES = ("drawn", "symmetric", "flat-supply", "flat-demand", "excess-demand")
@@ -97,9 +96,8 @@ PARAMETERS: tuple[Param, ...] = (
     Param("cost_dist", "dist", "uniform", "shape of values and costs in their ranges",
           choices=DISTRIBUTIONS, flag="--distribution"),
     Param("institution", "choice", "pairs",
-          "how traders meet: pairs (random pairs bargain with alternating offers), cda (a "
-          "continuous double auction with a public book) or call (a call market clearing at "
-          "one price each step)", choices=INSTITUTIONS, flag="--institution",
+          "how traders meet: " + institutions.choices_in_words(),
+          choices=INSTITUTIONS, flag="--institution",
           control=Control("Institution")),
     Param("first", "choice", "random", "who opens each negotiation (default random per pair)",
           choices=FIRST_MOVERS, flag="--first", control=Control("First mover")),

@@ -29,6 +29,7 @@ built-in strategy, on random mixes and on the documentation's user strategy.
 
 from __future__ import annotations
 
+import importlib
 import math
 import types
 import warnings
@@ -49,22 +50,18 @@ from market.game.protocol import Side
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER
 from market.processes import compiled_code
-from market.sim import auction, exchange, kernel, ledger
+from market.sim import auction, exchange, institutions, ledger
 from market.sim.state import Market
 from strategies import compiled
 from strategies.base import KernelState, Strategy
 
 #: the compiled loops a market's module holds: the game's negotiation loop, inlined into the
-#: market's bilateral step, and the double auction's and call market's steps (numba compiles
-#: each on its first call)
-TEMPLATES = (loops, kernel, auction)
+#: market's bilateral step, and every institution's step (:mod:`market.sim.institutions`;
+#: numba compiles each on its first call)
+TEMPLATES = (loops, *(importlib.import_module(name) for name in institutions.templates()))
 
 #: the two-agent game, compiled (the tournament's and the report's): the game's own
 negotiate = engines.negotiate
-
-
-#: the compiled step of each institution
-ENTRIES = {"pairs": "market_step", "cda": "cda_step", "call": "call_step"}
 
 
 def compiled_module(strategies: Sequence[Strategy] = (),
@@ -84,11 +81,11 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
     engines.ensure_compiled(on_compile)
 
 
-def build_all(institutions: Sequence[str] = ("pairs",),
+def build_all(names: Sequence[str] = ("pairs",),
               on_compile: Callable[[], None] | None = None) -> dict[str, float]:
     """Build ahead what first runs would: the training kernel (in a process beside this one,
     on the other core), the two-agent game and the market engine of each of
-    ``institutions``, for the built-in strategies. Returns the seconds each took."""
+    ``names`` (institutions), for the built-in strategies. Returns the seconds each took."""
     import subprocess
     import sys
     import time
@@ -104,7 +101,7 @@ def build_all(institutions: Sequence[str] = ("pairs",),
     try:
         engines.ensure_compiled(on_compile)
         took["two-agent game"] = time.perf_counter() - started
-        for institution in institutions:
+        for institution in names:
             t = time.perf_counter()
             compiled_module((), on_compile, institution)
             took[f"market engine ({institution})"] = time.perf_counter() - t
@@ -121,7 +118,7 @@ def build_all(institutions: Sequence[str] = ("pairs",),
 def step_calls(module: types.ModuleType, institution: str) -> dict[str, Callable[[], object]]:
     """The ``institution``'s step, to be called on one step of a tiny market; its arguments
     are made only when it is."""
-    return {ENTRIES[institution]: lambda: _tiny_step(module, institution)}
+    return {institutions.get(institution).entry: lambda: _tiny_step(module, institution)}
 
 
 def _tiny_step(module: types.ModuleType, institution: str) -> None:
@@ -137,8 +134,8 @@ def _tiny_step(module: types.ModuleType, institution: str) -> None:
     kinds = np.zeros(2, np.int64)
     rng = np.random.default_rng(0)  # alive while its handle is used
     draws = jit.rng_handle(rng)  # typed as CompiledEngine.step passes it
-    entry = getattr(module, ENTRIES[institution])
-    if institution == "pairs":
+    entry = getattr(module, institutions.get(institution).entry)
+    if institutions.get(institution).bilateral:
         entry(1, rules, (0, 1, False), 0.5, side(), side(), np.zeros(0, np.int64), kinds, 1,
               store.arrays, draws)
     else:
@@ -248,7 +245,7 @@ class CompiledEngine:
                 if not compiled.has_form(strat):
                     raise ValueError(f"strategy {strat.name!r} has no compiled decision")
             self.module = compiled_module(everyone, institution=m.params.institution)
-            self._entry = getattr(self.module, ENTRIES[m.params.institution])
+            self._entry = getattr(self.module, institutions.get(m.params.institution).entry)
             self.kinds = np.array([compiled.kind_in(self.module, s) for s in everyone],
                                   dtype=np.int64)
             self.n_groups_s = len(m.strategies[SELLER])
@@ -445,7 +442,7 @@ def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: st
     """
     missing = [getattr(s, "name", type(s).__name__) or type(s).__name__
                for side in strategies for s in side if not compiled.has_form(s)]
-    if institution != "pairs":
+    if not institutions.get(institution).bilateral:
         if engine == "lockstep":
             raise ValueError(f"engine 'lockstep' plays bilateral bargaining only; institution "
                              f"{institution!r} runs on the compiled engine")

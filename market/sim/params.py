@@ -42,7 +42,7 @@ from market.game.protocol import negotiation_bytes
 from market.game.rules import Protocol
 from market.limits import MONEY_MAX, STEPS_MAX, check_memory
 from market.parameters import Param, check_value
-from market.sim import schedules
+from market.sim import institutions, schedules
 from market.sim.declared import (
     AGENT_DATA,
     BY_NAME,
@@ -202,7 +202,7 @@ def _refuse_off_book(params: Mapping[str, Any], say: Namer) -> None:
     for ``negmas`` and ``genius`` loads their libraries (seconds, and a progress line before
     the one line a refusal is); what is malformed is left to that check to word."""
     institution = params.get("institution", "pairs")
-    if institution == "pairs" or institution not in INSTITUTIONS:
+    if institution not in INSTITUTIONS or not institutions.get(institution).book:
         return
     for side in ("seller_mix", "buyer_mix"):
         mix = params.get(side)
@@ -223,7 +223,7 @@ def _refuse_off_book(params: Mapping[str, Any], say: Namer) -> None:
 def _check_institution(p: Params, say: Namer) -> None:
     """Time pressure, which prices the offers of a bilateral negotiation, must be off in a
     double auction or a call market (their strategies: :func:`_refuse_off_book`)."""
-    if p.institution == "pairs":
+    if institutions.get(p.institution).bilateral:
         return
     if p.protocol.timed:
         raise ValueError(f"{say('institution')} {p.institution} has no offers to discount, "

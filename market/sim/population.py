@@ -16,7 +16,7 @@ import numpy as np
 
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol, side_index
-from market.sim import schedules
+from market.sim import institutions, schedules
 from market.sim.agents import TraderArrays
 from market.sim.params import Params
 from strategies import compiled, specs
@@ -116,7 +116,7 @@ def add_strategy(side: int, names: list[str], strategies: list[Strategy], spec: 
     :func:`reassign` seats traders in it); ``compiled_only``: refuse one without a
     compiled decision (the compiled engine cannot play it); on a book (a double auction, a
     call market) refuse one that cannot quote there."""
-    why = specs.why_not_in_book(spec) if p.institution != "pairs" else None
+    why = specs.why_not_in_book(spec) if institutions.get(p.institution).book else None
     if why:
         raise ValueError(f"strategy {spec!r} cannot play in institution {p.institution} "
                          f"({why})")

@@ -17,7 +17,7 @@ import pandas as pd
 
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol
-from market.sim import auction, exchange, ledger, population, schedules
+from market.sim import auction, exchange, institutions, ledger, population, schedules
 from market.sim.agents import TraderArrays, agent_columns, fixed_columns
 from market.sim.params import Params
 from market.sim.yardsticks import Equilibrium, competitive_equilibrium
@@ -60,7 +60,9 @@ class Market:
     uid: tuple[np.ndarray, np.ndarray] = field(init=False)
     period_base: tuple[np.ndarray, np.ndarray] = field(init=False)
     switches: list[int] = field(default_factory=lambda: [0, 0])
-    #: the order book of a double auction or a call market (:data:`market.sim.auction.BOOK_FIELDS`),
+    #: how traders meet (:mod:`market.sim.institutions`)
+    institution: institutions.Institution = field(init=False)
+    #: the order book of an institution that holds one (:data:`market.sim.auction.BOOK_FIELDS`),
     #: None in bilateral bargaining
     book: tuple[np.ndarray, ...] | None = field(default=None, init=False)
     _wallets: np.ndarray | None = field(default=None, init=False, repr=False)
@@ -81,7 +83,8 @@ class Market:
                                                                     dtype=np.int64))
         self.levels = population.acceptable_levels(self.grid, *self.books)
         self.period_base = (np.zeros(0), np.zeros(0))
-        if self.params.institution != "pairs":
+        self.institution = institutions.get(self.params.institution)
+        if self.institution.book:
             self.book = auction.new_book(max(ns, nb), pr.prices)
 
     def stepped(self) -> None:
@@ -145,13 +148,9 @@ class Market:
         """The book's best bid and best ask levels (0: none; both 0 in bilateral bargaining):
         in a double auction the best standing quotes, in a call market the best the last
         call left unmatched."""
-        if self.book is None:
+        if self.book is None or self.institution.quotes is None:
             return 0, 0
-        if self.params.institution == "call":
-            left = self.book[6]
-            return int(left[BUYER]), int(left[SELLER])
-        P = self.protocol.prices
-        return int(auction.best(self.book, BUYER, P)), int(auction.best(self.book, SELLER, P))
+        return self.institution.quotes(self.book, self.protocol.prices)
 
     # --- what a person reads ------------------------------------------------------------------
     def team_wallets(self) -> np.ndarray:

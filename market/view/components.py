@@ -31,7 +31,6 @@ from mesa.visualization.utils import update_counter
 
 from market.game.play import Ranges, fmt
 from market.game.rules import SIDE_NAMES
-from market.sim.declared import INSTITUTION_WORDS
 from market.sim.model import MarketModel
 from market.view import figures as vf
 from market.view.chart import Chart
@@ -104,8 +103,8 @@ def summary_items(model: MarketModel) -> list[str]:
         f"{len(model.sellers)} sellers, {len(model.buyers)} buyers; "
         f"P = {p.prices} price levels, T = {p.rounds} rounds; "
         f"trading period {p.period} steps; "
-        + (f"first mover: {p.first}" if p.institution == "pairs" else
-           f"institution: {INSTITUTION_WORDS[p.institution]}")
+        + (f"first mover: {p.first}" if model.market.institution.bilateral else
+           f"institution: {model.market.institution.words}")
         + (f"; discount per offer: Seller {pr.seller_discount:g}, Buyer "
            f"{pr.buyer_discount:g}" if pr.discounted else ""),
         f"new values each period: {_yes(p.redraw)}; market clock: {_yes(p.clock)}; "
@@ -154,7 +153,7 @@ def BookPanel(model: MarketModel, tick: int = 0) -> None:
     """A double auction's or call market's period: best bid and ask after each step, and
     the trade prices."""
     Chart(vf.book_chart(getattr(model, "period_book", []), model.market.grid,
-                        model.params.institution, model.period))
+                        model.market.institution.chart, model.period))
 
 
 @solara.component

@@ -332,11 +332,12 @@ def supply_demand_chart(
                f"Supply and demand, period {period + 1} ({band_text}; {tr.size} trades)")
 
 
-def book_chart(rows: Sequence[dict[str, Any]], grid: PriceGrid, institution: str,
+def book_chart(rows: Sequence[dict[str, Any]], grid: PriceGrid, what: str,
                period: int = 0) -> Spec:
     """A double auction's (or call market's) period, step by step: the best bid and the
     best ask at each step's end (in a call market, the best the call left unmatched), and
-    each trade's price at the step it was made."""
+    each trade's price at the step it was made; ``what``: the book's name in the title
+    (:attr:`market.sim.institutions.Institution.chart`)."""
     standing = [(r["step"], r[key], words) for key, words in (("bid", "best bid"),
                                                               ("ask", "best ask"))
                 for r in rows if math.isfinite(r[key])]  # JSON has no NaN: no quote, no point
@@ -361,7 +362,6 @@ def book_chart(rows: Sequence[dict[str, Any]], grid: PriceGrid, institution: str
          "encoding": {"x": x, "y": y, "color": colour,
                       "tooltip": [q("step"), q("price", format=".2f")]}},
     ]
-    what = "the double auction's book" if institution == "cda" else "the call market"
     return top({"width": WIDTH, "height": HEIGHT, "layer": layers},
                f"Period {period + 1}: {what} ({len(trades)} trades)")
 

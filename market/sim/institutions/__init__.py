@@ -1,0 +1,101 @@
+"""How traders meet: every institution is one file of this package, registered by name.
+
+| ``name`` | institution | book | its compiled step |
+|---|---|---|---|
+| ``pairs`` | random pairs bargain by alternating offers | none | ``kernel.market_step`` |
+| ``cda`` | continuous double auction | standing quotes | ``auction.cda_step`` |
+| ``call`` | call market: one clearing price a step | the last call's | ``auction.call_step`` |
+
+(the steps in :mod:`market.sim.kernel` and :mod:`market.sim.auction`.)
+
+An :class:`Institution` says what the rest of the market needs to know of
+one: its name and words, whether traders bargain in pairs (where time
+pressure, the rounds ``T`` and the lockstep engine apply) or quote to an
+order book (:mod:`market.sim.auction`'s layout, its best quotes shown), and
+its compiled step: a template module compiled with the strategies' decisions
+(:mod:`strategies.compiled`) and the name of its entry. A book's step takes
+one market step a call, ``(rules, (r, K), centre, sellers, buyers, book,
+pooled, kinds, n_groups_s, st, draws)``; bilateral bargaining's takes ``k``
+steps and returns their rows (:meth:`market.sim.engine.CompiledEngine.steps`).
+
+The declarations (:mod:`market.sim.declared`: the parameter's choices and
+words), the market's state, the engine, the view and the bench read
+:data:`INSTITUTIONS`. A new one is a module here that sets ``INSTITUTION``
+(found by name, no list to edit); the architecture page says how.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Institution:
+    """One way traders meet (module docstring)."""
+
+    #: the ``institution`` parameter's value
+    name: str
+    #: the institution in words, as summaries and the view name it
+    words: str
+    #: its part of the parameter's help, after its name
+    help: str
+    #: the module holding its compiled step, a template (:mod:`market.sim.engine` compiles it)
+    template: str
+    #: its compiled step's name in :attr:`template`
+    entry: str
+    #: where it stands when institutions are listed
+    order: int
+    #: traders bargain in pairs by alternating offers (else: they quote to a book)
+    bilateral: bool = False
+    #: what the view's book chart calls its book
+    chart: str = ""
+    #: ``quotes(book, prices)``: the best bid and ask levels it shows (0: none)
+    quotes: Callable[[tuple, int], tuple[int, int]] | None = None
+
+    @property
+    def book(self) -> bool:
+        """Whether it holds an order book (every institution but bilateral bargaining)."""
+        return not self.bilateral
+
+
+def _found() -> dict[str, Institution]:
+    """Every module of this package that sets ``INSTITUTION``, by its name, in order."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        module: Any = importlib.import_module(f"{__name__}.{info.name}")
+        institution = getattr(module, "INSTITUTION", None)
+        if isinstance(institution, Institution):
+            found.append(institution)
+    return {i.name: i for i in sorted(found, key=lambda i: (i.order, i.name))}
+
+
+#: every institution, by name, in order
+INSTITUTIONS: dict[str, Institution] = _found()
+
+
+def get(name: str) -> Institution:
+    """The institution ``name`` (a ``KeyError`` names the choices: the parameter's check
+    refuses unknown names before anything asks)."""
+    try:
+        return INSTITUTIONS[name]
+    except KeyError:
+        raise KeyError(f"no institution {name!r} (choose from: "
+                       f"{', '.join(INSTITUTIONS)})") from None
+
+
+def choices_in_words() -> str:
+    """Each institution's name with its help: ``pairs (...), cda (...) or call (...)``."""
+    said = [f"{i.name} ({i.help})" for i in INSTITUTIONS.values()]
+    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} or {said[-1]}"
+
+
+def templates() -> tuple[str, ...]:
+    """The modules holding the institutions' compiled steps, each once, in order."""
+    return tuple(dict.fromkeys(i.template for i in INSTITUTIONS.values()))
+
+
+__all__ = ["INSTITUTIONS", "Institution", "choices_in_words", "get", "templates"]
