@@ -42,10 +42,15 @@ from market.game import numeric
 from market.game.buffers import ints
 from market.game.dispatch import decide, respond, responds, tabled  # bound when generated
 from market.game.moves import legal_block
-from market.game.pressure import Pressure
 from market.game.rules import BUYER, SELLER
 from market.sim import exchange
-from market.sim.kernel import learn_all, no_sums, packed, settled_sums  # bound when generated
+from market.sim.kernel import (  # bound when generated
+    learn_all,
+    named,
+    no_sums,
+    packed,
+    settled_sums,
+)
 
 #: the book's arrays, in the order :func:`cda_step` takes them (:func:`new_book` makes them)
 BOOK_FIELDS = ("quote", "nxt", "prv", "head", "tail", "seen", "left")
@@ -215,8 +220,8 @@ def cda_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_group
     rng = jit.generator(draws)
     sellers, buyers, book, pooled, kinds, st = jit.borrowed(
         (sellers, buyers, book, pooled, kinds, st))  # the model's, lent for the call
-    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
-    pressure = Pressure(*pressure)
+    rules = named(rules)
+    P, T = rules.prices, rules.rounds
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     seen = book[5]
@@ -288,8 +293,8 @@ def call_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_grou
     rng = jit.generator(draws)
     sellers, buyers, book, pooled, kinds, st = jit.borrowed(
         (sellers, buyers, book, pooled, kinds, st))  # the model's, lent for the call
-    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
-    pressure = Pressure(*pressure)
+    rules = named(rules)
+    P, T = rules.prices, rules.rounds
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     quote, seen, left = book[0], book[5], book[6]
@@ -366,10 +371,9 @@ def call_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_grou
 def _settled(rules, trades, centre, sellers, buyers, pooled, populations):  # noqa: ANN001, ANN201
     """The step's trades ``(ps, pb, level, maker)`` settled, as the bilateral step returns
     its deals: each trade a negotiation in which the maker's offer at the level was accepted
-    (two moves), which its traders' learners learn from (``populations``: ``(kinds,
-    n_groups_s, st)``)."""
-    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
-    pressure = Pressure(*pressure)
+    (two moves), which its traders' learners learn from (``rules``: the market's
+    :class:`~market.sim.kernel.Rules`; ``populations``: ``(kinds, n_groups_s, st)``)."""
+    P, T, span = rules.prices, rules.rounds, rules.span
     ps, pb, level, maker = trades
     kinds, n_groups_s, st = populations
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
@@ -380,7 +384,7 @@ def _settled(rules, trades, centre, sellers, buyers, pooled, populations):  # no
     for i in range(n):
         actions[i, 0], actions[i, 1] = level[i] - 1, P
     prices, deal, gain_s, gain_b = exchange.settle_deals(
-        ps, pb, level, n_moves, (grid_lo, grid_step, span), pressure,
+        ps, pb, level, n_moves, (rules.grid_lo, rules.grid_step, span), rules.pressure,
         (s_res, s_cash, s_earn, s_trades, s_traded), (b_res, b_cash, b_earn, b_trades, b_traded))
     reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], pooled)
     learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),

@@ -51,6 +51,7 @@ from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER
 from market.processes import compiled_code
 from market.sim import auction, exchange, institutions, ledger
+from market.sim.kernel import Rules
 from market.sim.state import Market
 from strategies import compiled
 from strategies.base import KernelState, Strategy
@@ -130,7 +131,7 @@ def _tiny_step(module: types.ModuleType, institution: str) -> None:
                 np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64))
 
     store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
-    rules = (2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, tuple(Pressure()))
+    rules = Rules(2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, Pressure()).plain()
     kinds = np.zeros(2, np.int64)
     rng = np.random.default_rng(0)  # alive while its handle is used
     draws = jit.rng_handle(rng)  # typed as CompiledEngine.step passes it
@@ -277,7 +278,7 @@ class CompiledEngine:
         try:
             with compiled_code():
                 packed, actions, bad, bad_g, sums = self._entry(
-                    m.rules, (r, m.params.period), centre, *sides, m.book, m.pooled,
+                    m.plain_rules, (r, m.params.period), centre, *sides, m.book, m.pooled,
                     self.kinds, self.n_groups_s, self.store.arrays, self._draws(rng))
         except Exception as exc:
             raise engines.rule_failed(self._strategies, exc) from exc
@@ -298,7 +299,8 @@ class CompiledEngine:
         try:
             with compiled_code():
                 done, rows, levels, offsets, packed, actions, bad, bad_g = \
-                    self.module.market_step(k, m.rules, (r, m.params.period, m.params.clock),
+                    self.module.market_step(k, m.plain_rules, (r, m.params.period,
+                                                               m.params.clock),
                                             centre, *sides, m.pooled, self.kinds,
                                             self.n_groups_s, self.store.arrays, draws)
         except Exception as exc:

@@ -9,16 +9,17 @@ own compiled rules (:func:`~market.sim.exchange.pair`,
 model's own arrays. :mod:`market.sim.engine` calls it.
 
 Arguments are grouped so that a new per-trader array is one edit: ``rules``
-``(P, T, open_mode, grid_lo, grid_step, span, pressure)`` (``pressure``: the
-game's time pressure, the fields of :class:`~market.game.pressure.Pressure` as a plain
-tuple, made a ``Pressure`` again inside: numba's dispatcher types a named tuple in Python,
-0.85 us a call); a
+the market's :class:`Rules` as a plain tuple (:meth:`Rules.plain`), named again
+inside by :func:`named` (numba's dispatcher types a named tuple passed from
+Python at every call, a plain one for nothing); a
 side ``(reservation, strategy, member, team, cash, earnings, trades, traded,
 lo, hi)`` (:data:`SIDE_FIELDS`, the order of
 :class:`~market.sim.agents.TraderArrays` and the acceptable levels).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,6 +38,34 @@ SIDE_FIELDS = ("reservation", "strategy", "member", "team", "cash", "earnings", 
 
 #: the columns of :func:`market_step`'s rows before the Sellers' earnings (the books read them)
 ROW_SUMS = ledger.ROW_SUMS
+
+
+class Rules(NamedTuple):
+    """The market's rules, as every compiled step reads them: the game's sizes (``prices`` P,
+    ``rounds`` T), who opens (``open_mode``: a side, or drawn per pair), the price grid
+    (level ``k`` costs ``grid_lo + (k - 1) grid_step``; ``span``, the price range, is a
+    surplus of 1) and the game's time pressure."""
+
+    prices: int
+    rounds: int
+    open_mode: int
+    grid_lo: float
+    grid_step: float
+    span: float
+    pressure: Pressure
+
+    def plain(self) -> tuple:
+        """What a compiled entry point takes: the same fields as a plain tuple (:func:`named`
+        makes them a ``Rules`` again inside)."""
+        return (*self[:-1], tuple(self.pressure))
+
+
+@njit(cache=True, inline="always")
+def named(rules):  # noqa: ANN001, ANN201
+    """The :class:`Rules` of an entry point's plain ``rules`` (:meth:`Rules.plain`): the one
+    place their order is read."""
+    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
+    return Rules(P, T, open_mode, grid_lo, grid_step, span, Pressure(*pressure))
 
 
 @njit(cache=True)
@@ -66,8 +95,8 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     rng = generator(draws)
     sellers, buyers, team_size, kinds, st = borrowed((sellers, buyers, team_size, kinds, st))
     r0, K, with_clock = clock
-    P, T, open_mode, grid_lo, grid_step, span, pressure = rules
-    pressure = Pressure(*pressure)
+    rules = named(rules)
+    P, T, pressure = rules.prices, rules.rounds, rules.pressure
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     n_s, n_b = n_groups_s, kinds.size - n_groups_s
@@ -83,7 +112,7 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
             exchange.hold_units(s_traded, b_traded)
         ps, pb = exchange.pair(s_traded, b_traded, rng)
         n = ps.size
-        first = exchange.openers(n, open_mode, rng)
+        first = exchange.openers(n, rules.open_mode, rng)
         time_left = ints(n, K - r if with_clock else -1)
         actions_j, level, n_moves, bad, bad_g = negotiate_rows(
             (P, T), first, (s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps]),
@@ -95,10 +124,11 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
                               zeros[2, :0])
             return j, rows, levels, offsets, packed_j, actions_j, bad, bad_g
         prices, deal, gain_s, gain_b = exchange.settle_deals(
-            ps, pb, level, n_moves, (grid_lo, grid_step, span), pressure,
+            ps, pb, level, n_moves, (rules.grid_lo, rules.grid_step, rules.span), pressure,
             (s_res, s_cash, s_earn, s_trades, s_traded),
             (b_res, b_cash, b_earn, b_trades, b_traded))
-        reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], team_size)
+        reward = exchange.pay(deal, gain_s, gain_b, rules.span, s_team[ps], b_team[pb],
+                              team_size)
         learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
                   (actions_j, first, n_moves, level), reward, time_left, kinds, n_groups_s, st)
         packed_j = packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b)

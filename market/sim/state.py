@@ -19,6 +19,7 @@ from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol
 from market.sim import auction, exchange, institutions, ledger, population, schedules
 from market.sim.agents import TraderArrays, agent_columns, fixed_columns
+from market.sim.kernel import Rules
 from market.sim.params import Params
 from market.sim.yardsticks import Equilibrium, competitive_equilibrium
 from strategies.base import Strategy
@@ -50,9 +51,10 @@ class Market:
         init=False)
     protocol: Protocol = field(init=False)
     open_mode: int = field(init=False)  # the first mover's code in the compiled step
-    #: the compiled step's rules: ``(P, T, open_mode, grid_lo, grid_step, span, pressure)``,
-    #: the pressure's fields as a plain tuple (:mod:`market.sim.kernel`)
-    rules: tuple = field(init=False)
+    #: the compiled step's rules (:class:`~market.sim.kernel.Rules`), and as its entry points
+    #: take them (:meth:`~market.sim.kernel.Rules.plain`, made once)
+    rules: Rules = field(init=False)
+    plain_rules: tuple = field(init=False, repr=False)
     #: members per team id when earnings are pooled (a common wallet), else empty
     pooled: np.ndarray = field(init=False)
     #: each side's agent ids: a trader's place in the market, Sellers first, from 1 (the
@@ -74,8 +76,9 @@ class Market:
     def __post_init__(self) -> None:
         self.protocol, self.open_mode = self.params.protocol, OPENERS[self.params.first]
         pr, g = self.protocol, self.grid
-        self.rules = (pr.prices, pr.rounds, self.open_mode, g.lo, g.step, self.span,
-                      tuple(pr.pressure))
+        self.rules = Rules(pr.prices, pr.rounds, self.open_mode, g.lo, g.step, self.span,
+                           pr.pressure)
+        self.plain_rules = self.rules.plain()
         self.pooled = (self.team_size if self.params.common_wallet
                        else np.zeros(0, dtype=np.int64))
         ns, nb = len(self.books[SELLER]), len(self.books[BUYER])

@@ -33,6 +33,7 @@ from market.sim.auction import (  # bound when generated
 )
 from market.sim.institutions import Institution
 from market.sim.institutions.cda import standing
+from market.sim.kernel import named  # bound when generated
 
 
 @njit(cache=True)
@@ -42,7 +43,8 @@ def posted_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_gr
     rng = jit.generator(draws)
     sellers, buyers, book, pooled, kinds, st = jit.borrowed(
         (sellers, buyers, book, pooled, kinds, st))
-    P, T = rules[0], rules[1]
+    rules = named(rules)
+    P, T = rules.prices, rules.rounds
     s_strategy, s_member, s_traded, s_lo, s_hi = (sellers[1], sellers[2], sellers[7],
                                                   sellers[8], sellers[9])
     b_strategy, b_member, b_traded, b_lo, b_hi = (buyers[1], buyers[2], buyers[7], buyers[8],
