@@ -230,15 +230,15 @@ class MarketCollector(DataCollector):
         if model.agents_due:
             self.collect_agents(model)
 
-    def collect_steps(self, model: Collected, rows: np.ndarray, levels: np.ndarray,
+    def collect_steps(self, model: Collected, first: int, rows: np.ndarray, levels: np.ndarray,
                       offsets: np.ndarray, names: tuple) -> None:
         """Steps made in one compiled call (agent data, if due at a period's end, is recorded by
         :meth:`close_period`): kept as the call wrote them (``rows``: one per step; ``levels``: the
         deals' levels, step ``j``'s from ``offsets[j]``), with the books as they stood before them.
         Their rows are made when read, as if collected one by one (a batch that keeps only each
-        run's summary never makes them: they cost a small market a quarter of its step); ``names``:
-        each side's strategies during the call."""
-        first, m = model.steps + 1, model.market
+        run's summary never makes them: they cost a small market a quarter of its step); ``first``:
+        the first one's number; ``names``: each side's strategies during the call."""
+        m = model.market
         self._snapshots.append((_STEPS, first, model.period, rows, *names,  # kept flat
                                 model.ledger.period.values(),
                                 model.ledger.run.values(), _equilibrium(model), *_shares(m)))

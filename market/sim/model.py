@@ -73,8 +73,7 @@ class MarketModel(mesa.Model):
         with compiled_code():
             self._open_when_due()
             if engine.in_one_call(self.engine, self.market):
-                self.steps -= 1  # Mesa's step() counted it; the call counts what it makes
-                self._steps(1)
+                self._steps(1, first=self.steps)  # the step Mesa's step() counted
                 return
             done = self.engine.step(self.market, self.step_in_period, self.rng,
                                     self.ledger.equilibrium.price_mid)
@@ -101,12 +100,14 @@ class MarketModel(mesa.Model):
                 steps -= 1
                 continue
             with compiled_code():  # the call's steps recorded whole (as step())
-                steps -= self._steps(engine.call_steps(self.market, self.step_in_period, steps))
+                steps -= self._steps(engine.call_steps(self.market, self.step_in_period, steps),
+                                     first=self.steps + 1)
 
-    def _steps(self, k: int) -> int:
-        """Up to ``k`` steps in one compiled call, kept as it wrote them and entered into the
-        books a period's part at a time (the collector makes their rows when read); a period
-        that ends among them closed (opened again if the call ran on into the next)."""
+    def _steps(self, k: int, first: int) -> int:
+        """Up to ``k`` steps in one compiled call, numbered from ``first``, kept as it wrote them
+        and entered into the books a period's part at a time (the collector makes their rows
+        when read); a period that ends among them closed (opened again if the call ran on into
+        the next). Mesa's counter ends at the last step made."""
         made = self.engine.steps(self.market, self.step_in_period, k, self.rng,
                                  self.ledger.equilibrium.price_mid)
         self.market.stepped()
@@ -114,12 +115,15 @@ class MarketModel(mesa.Model):
         for rows, offsets in made.parts(self.step_in_period, K):
             if self.step_in_period == K:  # the call ran on into the next period
                 self._open_period(self.period + 1, opened=True)
-            self.datacollector.collect_steps(self, rows, made.levels, offsets, made.names)
+            self.datacollector.collect_steps(self, first, rows, made.levels, offsets,
+                                             made.names)
             self.ledger.enter_rows(rows)
-            self.steps += len(rows)  # what Mesa's step() does first
+            first += len(rows)
+            self.steps = first - 1  # Mesa's counter: the steps made so far
             self.step_in_period += len(rows)
             if self.step_in_period == K:
                 self.datacollector.close_period(self)
+        self.steps = first - 1  # also when none was made (an illegal action at the first)
         self._stop_at_max_steps()
         if made.error is not None:
             raise made.error
