@@ -48,7 +48,7 @@ class SubgamePerfect(Compiled):
     The game has several: a responder offered its zero-surplus price gets 0
     whether it accepts or rejects. This one breaks that tie toward accepting,
     so the first mover asks for everything; self-play learners select another
-    (see :func:`market.game.evaluation.spe_outcomes`).
+    (see :func:`market.game.outcome_sets.spe_outcomes`).
     """
 
     name = "spe"

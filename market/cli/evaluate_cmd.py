@@ -32,6 +32,7 @@ from market.cli.common import (
 )
 from market.cli.progress import progress_bar
 from market.errors import UsageError
+from market.game import outcome_sets, theory
 from market.limits import check_memory, check_time
 
 HELP = ("exact evaluation: values, best responses, NashConv and subgame perfection of saved "
@@ -105,8 +106,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         update(advance=1, description="outcomes")
         outcomes = evaluation.outcomes(seller, buyer, protocol, policies=policies)
         update(advance=1, description="the game's pure subgame-perfect outcomes")
-        spe_outcomes = (evaluation.spe_outcome_offers(protocol)
-                        if evaluation.outcome_sets_affordable(protocol)
+        spe_outcomes = (outcome_sets.spe_outcome_offers(protocol)
+                        if outcome_sets.outcome_sets_affordable(protocol)
                         else {})
     names = ("seller", "buyer")
     rows = [
@@ -152,7 +153,6 @@ def _theory(protocol: Any) -> dict[str, Any] | None:
     when the costs are equal). None without time pressure, or with costs and another kind
     at once, or with a kind of pressure declared after the five, which no standard result
     covers (none to set beside the grid)."""
-    from market.game import evaluation
 
     ds, db, offers = protocol.seller_discount, protocol.buyer_discount, 2 * protocol.rounds - 1
     q = protocol.breakdown
@@ -160,14 +160,14 @@ def _theory(protocol: Any) -> dict[str, Any] | None:
         if protocol.discounted or q > 0:
             return None
         return {f"{name}_first": {
-            "fixed_costs": list(evaluation.cost_split(protocol.seller_cost,
+            "fixed_costs": list(theory.cost_split(protocol.seller_cost,
                                                       protocol.buyer_cost, f)),
         } for f, name in enumerate(("seller", "buyer"))}
     if not protocol.timed:
         return None
     return {f"{name}_first": {
-        "finite_horizon": list(evaluation.horizon_split(ds, db, offers, f, q)),
-        "rubinstein": list(evaluation.rubinstein_split(ds, db, f, q)),
+        "finite_horizon": list(theory.horizon_split(ds, db, offers, f, q)),
+        "rubinstein": list(theory.rubinstein_split(ds, db, f, q)),
     } for f, name in enumerate(("seller", "buyer"))}
 
 

@@ -25,10 +25,10 @@ deal on the ``k``-th offer by each side's discount factor to the power
 is a chance node after each counter-offer (an expectation: the talks go on
 with probability ``1 - Q``, else both get 0); by default there is none, and
 the discount of the Q-learner is a learning device, not part of the game.
-:func:`rubinstein_split` and :func:`horizon_split` give what theory says the
-first proposer gets under discounting and breakdown risk, and
-:func:`cost_split` under fixed costs, to compare with :func:`spe` on the
-grid.
+:mod:`market.game.theory` gives what theory says the first proposer gets
+under discounting, breakdown risk and fixed costs, to compare with
+:func:`spe` on the grid; :mod:`market.game.outcome_sets` every pure
+subgame-perfect outcome.
 """
 
 from __future__ import annotations
@@ -38,23 +38,17 @@ from typing import Any
 
 import numpy as np
 
-from market.game import moves, qtable
+from market.game import moves, outcome_sets, qtable
+from market.game.numeric import TIE_TOL
 from market.game.qtable import legal_rows
 from market.game.rules import (
     BUYER,
     SELLER,
-    SIDE_NAMES,
     Negotiator,
     Observation,
     Protocol,
     side_index,
 )
-
-#: two values closer than this, relative to the node being solved (the largest magnitude among
-#: the values compared there), count as a tie: a deep subgame's values are small (discounted
-#: from the root, weighed by the chance to get there), so an absolute tolerance would make
-#: all of them ties
-TIE_TOL = 1e-12
 
 
 def near_best(x: np.ndarray, candidates: np.ndarray) -> np.ndarray:
@@ -515,106 +509,6 @@ def subgame_gaps(
     return out if batched else out[0]
 
 
-def spe_outcomes(protocol: Protocol) -> dict[str, list[tuple[int, float, float]]]:
-    """Every pure subgame-perfect outcome of the game, per first mover, as ``(level, seller
-    reward, buyer reward)`` (:func:`spe_outcome_offers` says on which offer each deal is made).
-    """
-    return {side: [(level, s, b) for level, _, s, b in found]
-            for side, found in spe_outcome_offers(protocol).items()}
-
-
-def spe_outcome_offers(protocol: Protocol
-                      ) -> dict[str, list[tuple[int, int | None, float, float]]]:
-    """Every pure subgame-perfect outcome of the game, per first mover.
-
-    Backward induction over sets: in each subgame (move, offer on the table)
-    the outcomes some pure subgame-perfect equilibrium can lead to. A child's
-    outcome is reachable when the mover weakly prefers it to the worst the
-    other children can be made to give it (the continuations of different
-    subgames are chosen independently). Outcomes are ``(level, seller
-    reward, buyer reward)`` with level 0 for no deal. Several outcomes arise
-    because a responder offered its zero-surplus price gets 0 whether it
-    accepts or rejects. Returned as ``(level, offer, seller reward, buyer
-    reward)``; ``offer`` is the offer the deal is made on (counted from 0, so
-    its rewards are the level's discounted ``offer`` times, less ``offer``
-    costs), None without time pressure, where outcomes are levels alone.
-    With a breakdown risk an outcome is the deal the equilibrium's path
-    makes if the talks do not break down first; the movers compare outcomes
-    by their expectation.
-
-    Without time costs an outcome is its level (ties are exact in levels, so
-    the sets are exact); with them it is a level *and* the move it was
-    accepted at, since the same level is worth less later: the sets are over
-    both, and one level may appear at several values. In each subgame the
-    outcomes are weighed as its mover expects them from there (the chance to
-    survive the counter-offers from that node on, not from the opening), and
-    values within :data:`TIE_TOL` of each other, relative to the largest value
-    reachable from the node, are ties, as in :func:`spe` and
-    :func:`subgame_gaps` (with time costs, ``4/6 * 0.8`` and ``5/6 * 0.64``
-    are equal but for their last bit). Sets are boolean rows
-    over outcomes. The offer children are the same for every offer on the
-    table, so per move only the two best of their worst values matter (a
-    child's bar is the best worst value among the *other* children): the
-    work is ``O(T P^2)`` outcomes-wide, ``O(T^2 P^2)`` with time costs.
-    """
-    P, T = protocol.prices, protocol.rounds
-    slots = 2 * T if protocol.timed else 1  # outcome o = slot * (P + 1) + level
-    width = slots * (P + 1)
-    levels = np.arange(P + 1)
-    values = np.zeros((2, width))  # [side][outcome], 0 for no deal
-    for slot in range(slots):  # slot: the move a deal was accepted at (with time pressure)
-        part = slice(slot * (P + 1) + 1, (slot + 1) * (P + 1))
-        values[SELLER, part], values[BUYER, part] = protocol.deal_rewards(levels[1:], slot)
-    slot_of = np.repeat(np.arange(slots), P + 1)  # outcome -> the move it is accepted at
-    pressure = protocol.pressure
-
-    result: dict[str, list[tuple[int, int | None, float, float]]] = {}
-    for f in (SELLER, BUYER):
-        after = np.zeros((P, width), bool)  # outcome sets at move m + 1, per offer 1..P
-        reach = np.ones(width)  # the chance, from the node at move m, to get to each outcome
-        for m in range(2 * T - 1, -1, -1):
-            # each outcome as the mover expects it from this node: its worth times the chance
-            # to survive the offers from here to it (the game's rule, move by move);
-            # compared relative to the node
-            reach = np.where(slot_of > m, reach * moves.survival(m, pressure), reach)
-            r = values[f if m % 2 == 0 else 1 - f] * reach
-            ahead = slot_of >= m if slots > 1 else np.ones(width, bool)  # from here on
-            tol = TIE_TOL * np.abs(r[ahead]).max()
-            offers = after[protocol.legal(m)[:P]]  # (children, width), shared by every p
-            worst = np.where(offers, r, np.inf).min(axis=1)
-            top = int(worst.argmax()) if len(worst) else -1
-            w1 = worst[top] if top >= 0 else -np.inf
-            rest = np.delete(worst, top) if top >= 0 else worst
-            w2 = rest.max() if len(rest) else -np.inf
-            unique = top >= 0 and w2 < w1 - tol
-            all_offers = offers.any(axis=0)
-            others = np.delete(offers, top, axis=0).any(axis=0) if unique else all_offers
-            tables = [0] if m == 0 else range(1, P + 1)
-            now = np.zeros((len(tables), width), bool)
-            here = (m if slots > 1 else 0) * (P + 1)  # accepting now: this move's outcomes
-            for i, p in enumerate(tables):
-                acc = here + p
-                kids = [w1] if m == 0 else [w1, r[acc], r[0]]  # best offer, accept p, reject
-                best = max(kids)
-                if m > 0:  # accept {p} and reject {0}: bars from every other child
-                    now[i, acc] = r[acc] >= max(w1, r[0]) - tol
-                    now[i, 0] = r[0] >= max(w1, r[acc]) - tol
-                if top < 0:
-                    continue
-                second = max(w2, *(k for k in kids[1:])) if m > 0 else w2
-                if unique and w1 > second + tol:  # the best offer child: held to the second
-                    now[i] |= ((others & (r >= w1 - tol))
-                               | (offers[top] & (r >= second - tol)))
-                else:  # every offer child is held to the best worst value
-                    now[i] |= all_offers & (r >= best - tol)
-            after = now
-        result[SIDE_NAMES[f]] = [
-            (int(o % (P + 1)), (int(o // (P + 1)) - 1 if slots > 1 and o % (P + 1) else None),
-             float(values[SELLER, o]), float(values[BUYER, o]))
-            for o in np.flatnonzero(after[0])]
-    return result
-
-
 def _accept_values(protocol: Protocol, move: int) -> np.ndarray:
     """(P, K) outcome vectors of accepting level ``1..P`` at ``move``: rewards (discounted
     and less the costs of the offers made before, if the game has them) and a deal."""
@@ -642,7 +536,7 @@ def deals(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, first: int,
     (a mixed policy, or a greedy tie), whose outcome is a lottery. Unlike
     :func:`outcomes` (expected rewards) this tells *which* deal and *when*,
     which a discounted game needs to place a pair beside its subgame-perfect
-    outcomes (:func:`spe_outcomes`). Arguments as :func:`outcomes`.
+    outcomes (:func:`~market.game.outcome_sets.spe_outcomes`). Arguments as :func:`outcomes`.
     """
     s, _ = _batch(_as_policy(seller, protocol, policies, "seller"))
     b, _ = _batch(_as_policy(buyer, protocol, policies, "buyer"))
@@ -666,72 +560,6 @@ def deals(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol, first: int,
         live &= ~ended
         offer = np.where(a < P, a, offer)
     return level, move
-
-
-def rubinstein_split(seller_discount: float, buyer_discount: float,
-                     first: int | str = SELLER, breakdown: float = 0.0) -> tuple[float, float]:
-    """Rubinstein's (1982) subgame-perfect split of a surplus of 1, infinite horizon:
-    ``(seller share, buyer share)`` when ``first`` proposes first. The first proposer
-    gets ``(1 - d_other) / (1 - d_s d_b)``.
-
-    With a ``breakdown`` risk Q after each rejection (Binmore, Rubinstein and
-    Wolinsky 1986), a side's continuation is worth ``1 - Q`` of itself,
-    so each factor becomes ``d (1 - Q)``; without discounting the first
-    proposer gets ``1 / (2 - Q)``, which tends to the equal split as Q -> 0.
-    """
-    f = side_index(first) if isinstance(first, str) else int(first)
-    keep = 1.0 - float(breakdown)
-    ds, db = float(seller_discount) * keep, float(buyer_discount) * keep
-    if ds == 1.0 and db == 1.0:
-        raise ValueError("Rubinstein's split needs a discount factor below 1 on some side, "
-                         "or a breakdown risk")
-    other = db if f == SELLER else ds
-    share = (1.0 - other) / (1.0 - ds * db)
-    return (share, 1.0 - share) if f == SELLER else (1.0 - share, share)
-
-
-def horizon_split(seller_discount: float, buyer_discount: float, offers: int,
-                  first: int | str = SELLER, breakdown: float = 0.0) -> tuple[float, float]:
-    """The subgame-perfect split of a surplus of 1 (continuous, no grid) when ``offers``
-    offers alternate, ``first`` making the first and, with an odd count, the last: the
-    last proposer takes everything, and each earlier proposer leaves the responder what it
-    would get by proposing next, discounted by its factor (Ståhl 1972; Rubinstein's split
-    is the limit as ``offers`` grows). This game with ``T`` rounds has ``2T - 1`` offers.
-    A ``breakdown`` risk multiplies each factor by ``1 - Q``, as in :func:`rubinstein_split`."""
-    f = side_index(first) if isinstance(first, str) else int(first)
-    if offers < 1:
-        raise ValueError(f"offers must be >= 1 (got {offers})")
-    keep = 1.0 - float(breakdown)
-    d = (float(seller_discount) * keep, float(buyer_discount) * keep)
-    share = 1.0  # the proposer's share at the last offer
-    for k in range(offers - 2, -1, -1):
-        responder = (1 - f) if k % 2 == 0 else f
-        share = 1.0 - d[responder] * share
-    return (share, 1.0 - share) if f == SELLER else (1.0 - share, share)
-
-
-def cost_split(seller_cost: float, buyer_cost: float, first: int | str = SELLER
-               ) -> tuple[float, float]:
-    """Rubinstein's (1982) fixed-cost result, infinite horizon, no discounting: the range
-    ``(lo, hi)`` of the first proposer's share of a surplus of 1 over subgame-perfect
-    equilibria, when each side pays its cost per period. The side with the smaller cost
-    takes nearly everything: a first proposer with the smaller cost gets 1; with the larger,
-    it gets the other's cost ``c_other``; with equal costs ``c``, any share in ``[c, 1]``.
-
-    Rubinstein's players cannot walk away; here a negotiation that fails is
-    worth 0, so a side never accepts a deal worth less than that, which the
-    grid's equilibria show and this limit does not.
-    """
-    f = side_index(first) if isinstance(first, str) else int(first)
-    costs = (float(seller_cost), float(buyer_cost))
-    mine, other = costs[f], costs[1 - f]
-    if mine == other == 0.0:
-        raise ValueError("the fixed-cost result needs a cost above 0 on some side")
-    if mine < other:
-        return 1.0, 1.0
-    if mine > other:
-        return other, other
-    return mine, 1.0
 
 
 def exact_test(
@@ -777,10 +605,6 @@ def exact_test(
     }
 
 
-#: with time pressure the outcome sets run over levels and moves, O(T^2 P^2): computed up to
-#: this much work (P x T about 7,000: measured 1.5-2.2 s here), left out above it
-OUTCOME_SET_WORK_MAX = 2 * 10**8
-
 #: measured on 2 cores, whole ``evaluate`` command, fresh process: the exact evaluation peaks
 #: at about 190 bytes per policy cell of one side (2 x S x A cells) and takes 0.4-0.75 us per
 #: cell, growing with the size (2.3 s at 3.6 million cells, P = 300, T = 20; 14.6 s at 24
@@ -792,16 +616,6 @@ SECONDS_START = 0.5
 SECONDS_PER_OUTCOME_WORK = 3e-9
 
 
-def outcome_sets_affordable(protocol: Protocol) -> bool:
-    """Whether :func:`spe_outcome_offers` is cheap at this size (always without time
-    pressure, where it is O(T P^2) and inside :func:`cost`)."""
-    return not protocol.timed or _outcome_work(protocol) <= OUTCOME_SET_WORK_MAX
-
-
-def _outcome_work(protocol: Protocol) -> int:
-    return 4 * protocol.prices**2 * protocol.rounds**2
-
-
 def cost(protocol: Protocol) -> tuple[int, float]:
     """The ``evaluate`` command's peak memory (bytes) and time (seconds) on this game: the
     exact evaluation of a pair of policies, the greedy test's expectation, the subgame gaps
@@ -809,28 +623,21 @@ def cost(protocol: Protocol) -> tuple[int, float]:
     by ``run.py bench --only training``)."""
     cells = 2 * qtable.n_rows(protocol) * protocol.n_actions
     seconds = SECONDS_START + SECONDS_PER_CELL * cells
-    if protocol.timed and outcome_sets_affordable(protocol):
-        seconds += SECONDS_PER_OUTCOME_WORK * _outcome_work(protocol)
+    if protocol.timed and outcome_sets.outcome_sets_affordable(protocol):
+        seconds += SECONDS_PER_OUTCOME_WORK * outcome_sets.work(protocol)
     return cells * BYTES_PER_CELL, seconds
 
 
 __all__ = [
-    "OUTCOME_SET_WORK_MAX",
     "TIE_TOL",
     "best_response",
     "cost",
-    "cost_split",
     "exact_test",
     "greedy_policy",
-    "horizon_split",
     "nash_conv",
-    "outcome_sets_affordable",
     "outcomes",
     "report",
-    "rubinstein_split",
     "spe",
-    "spe_outcome_offers",
-    "spe_outcomes",
     "subgame_gaps",
     "values",
 ]

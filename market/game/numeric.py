@@ -24,6 +24,12 @@ import numpy as np
 from market.compiled import internals
 from market.compiled.jit import njit, numba
 
+#: two values closer than this, relative to the node being solved (the largest magnitude among
+#: the values compared there), count as a tie: a deep subgame's values are small (discounted
+#: from the root, weighed by the chance to get there), so an absolute tolerance would make
+#: all of them ties
+TIE_TOL = 1e-12
+
 
 @njit(cache=True, inline="always")
 def exp1(x: float) -> float:
@@ -142,4 +148,4 @@ if numba is not None:
         return draw
 
 
-__all__ = ["exp", "exp1", "integer", "permutation", "power", "power1"]
+__all__ = ["TIE_TOL", "exp", "exp1", "integer", "permutation", "power", "power1"]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.game import evaluation
+from market.game import evaluation, outcome_sets
 from market.game.rules import SELLER, Protocol
 from market.game.training import PRESETS
 from market.report.section import Context
@@ -65,7 +65,7 @@ def measure(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol) -> dict[s
     level, move = evaluation.deals(s_pol, b_pol, protocol, SELLER, policies=True)
     spe_level = int(evaluation.deals(*evaluation.spe(protocol), protocol, SELLER,
                                      policies=True)[0][0])
-    spe_set = sorted({lv for lv, _, _ in evaluation.spe_outcomes(protocol)["seller"]})
+    spe_set = sorted({lv for lv, _, _ in outcome_sets.spe_outcomes(protocol)["seller"]})
     sure = level >= 0
     near = sure & (np.abs(level - spe_level) <= 1)
     near_set = sure & (np.abs(level[:, None] - np.asarray(spe_set)[None]).min(axis=1) <= 1)

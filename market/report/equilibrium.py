@@ -7,7 +7,7 @@ several P and T; the exact evaluator (:mod:`market.game.evaluation`) says for
 each seed whether the pair is a Nash equilibrium (NashConv 0), whether it is
 subgame perfect (:func:`~market.game.evaluation.subgame_gaps` all 0) and which
 outcome it plays, against the set of pure subgame-perfect outcomes
-(:func:`~market.game.evaluation.spe_outcomes`) and the one ``spe`` plays. Why
+(:func:`~market.game.outcome_sets.spe_outcomes`) and the one ``spe`` plays. Why
 that outcome: the learned values at the tie, the same tables evaluated with
 the tie broken otherwise, and training with other exploration schedules.
 """
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.game import evaluation, qtable
+from market.game import evaluation, outcome_sets, qtable
 from market.game.rules import BUYER, SELLER, Protocol
 from market.game.training import preset, train
 from market.report.section import Context, Section
@@ -150,7 +150,7 @@ def run(ctx: Context) -> Section:
     spe_rows = []
     for P, T in games:
         protocol = Protocol(P, T)
-        sets = evaluation.spe_outcomes(protocol)
+        sets = outcome_sets.spe_outcomes(protocol)
         played = evaluation.outcomes(*evaluation.spe(protocol), protocol, policies=True)
         spe_rows.append({
             "P": P, "T": T,

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.game import evaluation
+from market.game import theory
 from market.game.rules import SELLER, Protocol
 from market.game.training import preset, train
 from market.report.against_spe import (
@@ -70,11 +70,11 @@ def _theory(protocol: Protocol) -> dict[str, Any]:
     """Theory's first-mover (Seller's) share under this game's pressure."""
     if protocol.breakdown > 0:
         q = protocol.breakdown
-        return {"theory_finite": evaluation.horizon_split(1, 1, 2 * protocol.rounds - 1,
+        return {"theory_finite": theory.horizon_split(1, 1, 2 * protocol.rounds - 1,
                                                           SELLER, q)[SELLER],
-                "theory_limit_lo": evaluation.rubinstein_split(1, 1, SELLER, q)[SELLER],
-                "theory_limit_hi": evaluation.rubinstein_split(1, 1, SELLER, q)[SELLER]}
-    lo, hi = evaluation.cost_split(protocol.seller_cost, protocol.buyer_cost, SELLER)
+                "theory_limit_lo": theory.rubinstein_split(1, 1, SELLER, q)[SELLER],
+                "theory_limit_hi": theory.rubinstein_split(1, 1, SELLER, q)[SELLER]}
+    lo, hi = theory.cost_split(protocol.seller_cost, protocol.buyer_cost, SELLER)
     return {"theory_finite": np.nan, "theory_limit_lo": lo, "theory_limit_hi": hi}
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from market.game import evaluation
+from market.game import theory
 from market.game.rules import SELLER, Protocol
 from market.game.training import PRESETS, preset, train
 from market.report.against_spe import (
@@ -80,8 +80,8 @@ def _point(ctx: Context, T: int, ds: float, db: float, seeds: int, k: int,
     return {
         "T": T, "seller_discount": ds, "buyer_discount": db, "seeds": seeds,
         "episodes_per_seed": cfg.total_episodes, **{k: m[k] for k in HEAD},
-        "horizon_split": evaluation.horizon_split(ds, db, 2 * T - 1)[SELLER],
-        "rubinstein_split": evaluation.rubinstein_split(ds, db)[SELLER],
+        "horizon_split": theory.horizon_split(ds, db, 2 * T - 1)[SELLER],
+        "rubinstein_split": theory.rubinstein_split(ds, db)[SELLER],
         **{k: m[k] for k in TAIL},
     }
 

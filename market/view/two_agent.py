@@ -28,7 +28,7 @@ import solara.lab
 
 import strategies
 from market.files import shown
-from market.game import evaluation
+from market.game import evaluation, theory
 from market.game.grid import PriceGrid
 from market.game.play import Ranges, fmt, game_for, play
 from market.game.record import NegotiationRecord
@@ -219,10 +219,10 @@ def theory_rows(game: Game) -> list[dict[str, object]]:
     if level[0] > 0:
         rows.append({"what": "grid SPE", "share": mine(int(level[0]))})
     rows.append({"what": "finite split (no grid)",
-                 "share": evaluation.horizon_split(ds, db, 2 * pr.rounds - 1, first)[first]})
+                 "share": theory.horizon_split(ds, db, 2 * pr.rounds - 1, first)[first]})
     if pr.discounted:
         rows.append({"what": "Rubinstein (T → ∞)",
-                     "share": evaluation.rubinstein_split(ds, db, first)[first]})
+                     "share": theory.rubinstein_split(ds, db, first)[first]})
     return rows
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import strategies
 from market.cli import main
 from market.game import evaluation as ev
-from market.game import qtable
+from market.game import outcome_sets, qtable, theory
 from market.game.protocol import Side, negotiate
 from market.game.qtable import legal_rows as q_legal_rows
 from market.game.record import two_agent_rewards
@@ -453,7 +453,7 @@ class TestSubgamePerfection:
         assert not ev.subgame_gaps(s, b, pr, policies=True).any()
         # and its outcome is one of the game's pure subgame-perfect outcomes
         out = ev.outcomes(s, b, pr, policies=True)
-        sets = ev.spe_outcomes(pr)
+        sets = outcome_sets.spe_outcomes(pr)
         for first, name in ((SELLER, "seller"), (BUYER, "buyer")):
             rewards = {(round(o[1], 9), round(o[2], 9)) for o in sets[name]}
             assert (round(out[first, 0], 9), round(out[first, 1], 9)) in rewards
@@ -461,7 +461,7 @@ class TestSubgamePerfection:
     def test_pure_spe_outcomes_at_the_original_size(self):
         """Seller first: it asks P and the Buyer accepts or rejects (indifferent at 0), so
         (1, 0) and (0.8, 0.2); Buyer first: level 1, (0.2, 0.8) only."""
-        sets = ev.spe_outcomes(Protocol(5, 5))
+        sets = outcome_sets.spe_outcomes(Protocol(5, 5))
         assert [o[0] for o in sets["seller"]] == [4, 5]
         assert [o[0] for o in sets["buyer"]] == [1]
 
@@ -473,7 +473,7 @@ class TestSubgamePerfection:
         pr = Protocol(P, T)
         for f, name in ((SELLER, "seller"), (BUYER, "buyer")):
             levels = sorted({level for level, _ in literal_spe_outcomes(pr, f)})
-            assert [o[0] for o in ev.spe_outcomes(pr)[name]] == levels
+            assert [o[0] for o in outcome_sets.spe_outcomes(pr)[name]] == levels
 
     def test_batched_gaps_match_one_by_one(self, rng):
         pr = Protocol(4, 3)
@@ -547,26 +547,26 @@ def test_the_grid_spe_approaches_the_finite_horizon_split(ds, db, T):
     assert not ev.subgame_gaps(s, b, pr, policies=True).any()
     for f in (SELLER, BUYER):
         assert out[f, 2] == 1.0  # a deal on the first offer: delay only costs
-        split = ev.horizon_split(ds, db, 2 * T - 1, f)
+        split = theory.horizon_split(ds, db, 2 * T - 1, f)
         assert out[f, 0] == pytest.approx(split[0], abs=3 / P)
 
 
 @pytest.mark.parametrize("ds,db", [(0.9, 0.9), (0.95, 0.8), (0.5, 0.99), (0.6, 0.3)])
 def test_the_finite_horizon_split_converges_to_rubinstein_s(ds, db):
     for f in (SELLER, BUYER):
-        limit = ev.rubinstein_split(ds, db, f)
+        limit = theory.rubinstein_split(ds, db, f)
         assert sum(limit) == pytest.approx(1.0)
-        assert ev.horizon_split(ds, db, 2001, f) == pytest.approx(limit, abs=1e-9)
-        assert ev.horizon_split(ds, db, 2000, f) == pytest.approx(limit, abs=1e-9)
+        assert theory.horizon_split(ds, db, 2001, f) == pytest.approx(limit, abs=1e-9)
+        assert theory.horizon_split(ds, db, 2000, f) == pytest.approx(limit, abs=1e-9)
     # equal factors: the first proposer gets 1 / (1 + d), more the more impatient both are
-    assert ev.rubinstein_split(0.9, 0.9, "buyer")[1] == pytest.approx(1 / 1.9)
+    assert theory.rubinstein_split(0.9, 0.9, "buyer")[1] == pytest.approx(1 / 1.9)
 
 
 def test_without_discounting_the_last_proposer_takes_everything():
-    assert ev.horizon_split(1.0, 1.0, 9, SELLER) == (1.0, 0.0)  # 9 offers: the Seller's last
-    assert ev.horizon_split(1.0, 1.0, 8, SELLER) == (0.0, 1.0)
+    assert theory.horizon_split(1.0, 1.0, 9, SELLER) == (1.0, 0.0)  # 9 offers: the Seller's last
+    assert theory.horizon_split(1.0, 1.0, 8, SELLER) == (0.0, 1.0)
     with pytest.raises(ValueError, match="below 1"):
-        ev.rubinstein_split(1.0, 1.0)
+        theory.rubinstein_split(1.0, 1.0)
 
 
 def test_the_wallet_counts_levels_and_the_rewards_are_discounted():
@@ -592,11 +592,11 @@ def test_evaluate_spe_with_time_costs_prints_theory_beside_the_grid(capsys):
         assert out["outcome"][f"{first}_first"] in [[o["seller"], o["buyer"]] for o in out[
             "spe_outcomes"][f"{first}_first"]]
     for first in ("seller", "buyer"):
-        theory = out["theory"][f"{first}_first"]
+        said = out["theory"][f"{first}_first"]
         assert out["outcome"][f"{first}_first"][0] == pytest.approx(
-            theory["finite_horizon"][0], abs=2 / 200)
-        assert theory["rubinstein"] == pytest.approx(
-            list(ev.rubinstein_split(0.9, 0.8, first)))
+            said["finite_horizon"][0], abs=2 / 200)
+        assert said["rubinstein"] == pytest.approx(
+            list(theory.rubinstein_split(0.9, 0.8, first)))
     assert main(["evaluate", "--spe", "--discount", "0.95"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "discount per offer: Seller 0.95, Buyer 0.95" in text and "Rubinstein" in text
@@ -620,7 +620,7 @@ def test_pure_spe_outcomes_with_time_costs_match_the_literal_definition(P, T, ds
     pr = Protocol(P, T, ds, db, *more)  # breakdown risk and costs too
     for f, name in ((SELLER, "seller"), (BUYER, "buyer")):
         want = sorted(literal_spe_outcomes(pr, f), key=lambda o: (o[1] if o[0] else 0, o[0]))
-        got = ev.spe_outcomes(pr)[name]
+        got = outcome_sets.spe_outcomes(pr)[name]
         assert [o[0] for o in got] == [o[0] for o in want]
         assert [o[1:] for o in got] == pytest.approx(  # the deal's rewards, when it comes
             [(literal_value(pr, o, SELLER, o[1]), literal_value(pr, o, BUYER, o[1]))
@@ -633,10 +633,10 @@ def test_outcome_sets_with_time_costs_are_left_out_where_they_would_be_slow(caps
     from market.cli import main
     from market.game.rules import Protocol as Game
 
-    assert ev.outcome_sets_affordable(Game(1000, 49))  # no time costs: O(T P^2)
-    assert not ev.outcome_sets_affordable(Game(1000, 12, 0.9, 0.9))
-    assert ev.outcome_sets_affordable(Game(100, 70, 0.9, 0.9))  # 4 P^2 T^2 just under 2e8
-    assert not ev.outcome_sets_affordable(Game(100, 71, 0.9, 0.9))
+    assert outcome_sets.outcome_sets_affordable(Game(1000, 49))  # no time costs: O(T P^2)
+    assert not outcome_sets.outcome_sets_affordable(Game(1000, 12, 0.9, 0.9))
+    assert outcome_sets.outcome_sets_affordable(Game(100, 70, 0.9, 0.9))  # 4 P^2 T^2 just under 2e8
+    assert not outcome_sets.outcome_sets_affordable(Game(100, 71, 0.9, 0.9))
     assert main(["evaluate", "--spe", "--prices", "100", "--rounds", "71", "--discount",
                  "0.95"]) == 0
     text = " ".join(capsys.readouterr().out.split())  # however the console lays it out
@@ -644,7 +644,8 @@ def test_outcome_sets_with_time_costs_are_left_out_where_they_would_be_slow(caps
 
 
 def test_deals_name_the_level_and_move_where_sure_play_ends_and_minus_1_for_a_lottery():
-    from market.game.evaluation import deals, spe, spe_outcomes
+    from market.game.evaluation import deals, spe
+    from market.game.outcome_sets import spe_outcomes
 
     for P, T, d in ((20, 5, 0.9), (6, 3, 0.5), (5, 2, 1.0)):
         protocol = Protocol(P, T, d, d)
@@ -669,15 +670,16 @@ def test_with_time_costs_each_spe_outcome_says_its_level_and_offer_once():
     ``evaluate --json`` printed it); with it every outcome is one (level, offer) and its
     rewards are the level's discounted that many offers."""
     pr = Protocol(3, 5, 1.0, 0.7)
-    found = ev.spe_outcome_offers(pr)
+    found = outcome_sets.spe_outcome_offers(pr)
     for side, outcomes in found.items():
         keys = [(lv, mv) for lv, mv, _, _ in outcomes]
         assert len(keys) == len(set(keys)) > 0, side
         for lv, mv, s, b in outcomes:
             assert mv is not None and s == pytest.approx(lv / 3)
             assert b == pytest.approx((1 - lv / 3) * 0.7 ** mv)  # mv: the offer, from 0
-    assert ev.spe_outcomes(pr)["seller"] == [(lv, s, b) for lv, _, s, b in found["seller"]]
-    plain = ev.spe_outcome_offers(Protocol(5, 5))
+    assert outcome_sets.spe_outcomes(pr)["seller"] == [(lv, s, b)
+                                                      for lv, _, s, b in found["seller"]]
+    plain = outcome_sets.spe_outcome_offers(Protocol(5, 5))
     assert all(mv is None for side in plain.values() for _, mv, _, _ in side)
 
 
@@ -717,17 +719,18 @@ def test_costs_per_offer_come_off_a_deal_and_not_off_a_failure():
 
 def test_theory_under_breakdown_risk_and_fixed_costs():
     q = 0.1
-    assert ev.rubinstein_split(1.0, 1.0, SELLER, q) == pytest.approx((1 / (2 - q), 1 - 1 / (2 - q)))
-    assert ev.rubinstein_split(0.9, 0.8, BUYER, q) == pytest.approx(
-        ev.rubinstein_split(0.9 * (1 - q), 0.8 * (1 - q), BUYER))
+    assert theory.rubinstein_split(1.0, 1.0, SELLER, q) == pytest.approx(
+        (1 / (2 - q), 1 - 1 / (2 - q)))
+    assert theory.rubinstein_split(0.9, 0.8, BUYER, q) == pytest.approx(
+        theory.rubinstein_split(0.9 * (1 - q), 0.8 * (1 - q), BUYER))
     # the finite game tends to the limit as offers grow
-    assert ev.horizon_split(1, 1, 401, SELLER, q) == pytest.approx(
-        ev.rubinstein_split(1, 1, SELLER, q), abs=1e-9)
-    assert ev.cost_split(0.01, 0.05, SELLER) == (1.0, 1.0)  # the cheaper first takes all
-    assert ev.cost_split(0.05, 0.01, SELLER) == (0.01, 0.01)  # the dearer first: c_other
-    assert ev.cost_split(0.02, 0.02, BUYER) == (0.02, 1.0)  # equal: a range
+    assert theory.horizon_split(1, 1, 401, SELLER, q) == pytest.approx(
+        theory.rubinstein_split(1, 1, SELLER, q), abs=1e-9)
+    assert theory.cost_split(0.01, 0.05, SELLER) == (1.0, 1.0)  # the cheaper first takes all
+    assert theory.cost_split(0.05, 0.01, SELLER) == (0.01, 0.01)  # the dearer first: c_other
+    assert theory.cost_split(0.02, 0.02, BUYER) == (0.02, 1.0)  # equal: a range
     with pytest.raises(ValueError):
-        ev.cost_split(0, 0)
+        theory.cost_split(0, 0)
 
 
 @pytest.mark.parametrize("q", [0.05, 0.2, 0.5])

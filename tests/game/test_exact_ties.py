@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from market.game import evaluation as ev
+from market.game import outcome_sets
 from market.game.rules import BUYER, SELLER, Protocol
 
 NONE = (0, None)  # the outcome "no deal"
@@ -122,7 +123,7 @@ class Exact:
 
 
 def spe_sets(protocol: Protocol) -> dict[int, set]:
-    found = ev.spe_outcome_offers(protocol)
+    found = outcome_sets.spe_outcome_offers(protocol)
     return {side: {(lv, (off if lv else None)) for lv, off, _, _ in found[name]}
             for side, name in ((SELLER, "seller"), (BUYER, "buyer"))}
 
@@ -207,7 +208,7 @@ def test_deep_games_agree_with_exact_backward_induction(game):
     for first in (SELLER, BUYER):
         assert exact.profile_deviation((s, b), first) == (0, 0), f"first={first}"
     assert not ev.subgame_gaps(s, b, pr, policies=True).any()
-    if ev.outcome_sets_affordable(pr):
+    if outcome_sets.outcome_sets_affordable(pr):
         want = {f: exact.outcome_sets(f) for f in (SELLER, BUYER)}
         if not pr.timed:  # without time pressure an outcome is its level alone
             want = {f: {(lv, None) for lv, _ in w} for f, w in want.items()}

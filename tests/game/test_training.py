@@ -11,7 +11,7 @@ import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pytest
 
-from market.game import evaluation, qtable
+from market.game import evaluation, outcome_sets, qtable
 from market.game.qtable import legal_rows
 from market.game.rules import BUYER, SELLER, Protocol
 from market.game.training import (
@@ -443,7 +443,7 @@ def test_exploring_starts_make_self_play_subgame_perfect_where_the_default_is_no
     from market.game import evaluation
 
     protocol = Protocol(8, 3, 0.7, 0.7)
-    (spe_level,) = {lv for lv, _, _ in evaluation.spe_outcomes(protocol)["seller"]}
+    (spe_level,) = {lv for lv, _, _ in outcome_sets.spe_outcomes(protocol)["seller"]}
     perfect = {}
     for name in ("default", "perfect"):
         res = train(preset(name, prices=8, rounds=3, seeds=16, test_episodes=0, seed=3,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from market.game import evaluation
+from market.game import evaluation, theory
 from market.game.rules import SELLER, Protocol
 from market.report import pressure
 from market.report.section import Context
@@ -28,7 +28,7 @@ def test_theory_columns_are_the_evaluators(section):
         if r["kind"] == "breakdown":
             assert r["theory_limit_lo"] == pytest.approx(1 / (2 - r["breakdown"]))
         else:
-            assert (r["theory_limit_lo"], r["theory_limit_hi"]) == evaluation.cost_split(
+            assert (r["theory_limit_lo"], r["theory_limit_hi"]) == theory.cost_split(
                 r["seller_cost"], r["buyer_cost"], SELLER)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from market.game import evaluation
+from market.game import evaluation, theory
 from market.game.rules import SELLER, Protocol
 from market.report import timecosts
 from market.report.section import Context
@@ -25,9 +25,9 @@ def test_theory_columns_are_the_evaluators(section):
         assert r.spe_level == level[0] and move[0] == 1
         assert str(r.spe_level) in r.spe_set_levels.split()
         assert r.horizon_split == pytest.approx(
-            evaluation.horizon_split(r.seller_discount, r.buyer_discount, 2 * r.T - 1)[0])
+            theory.horizon_split(r.seller_discount, r.buyer_discount, 2 * r.T - 1)[0])
         assert r.rubinstein_split == pytest.approx(
-            evaluation.rubinstein_split(r.seller_discount, r.buyer_discount)[0])
+            theory.rubinstein_split(r.seller_discount, r.buyer_discount)[0])
 
 
 def test_counts_and_verdicts_agree(section):

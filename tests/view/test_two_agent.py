@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from market.game import evaluation, qtable
+from market.game import evaluation, qtable, theory
 from market.game.rules import BUYER, Protocol
 from market.game.table_files import TablePair, save_tables
 from market.game.training import preset
@@ -244,7 +244,7 @@ def test_the_discount_sliders_set_the_time_costs_and_rubinstein_appears(render):
     _, split = page.charts()
     rows = {r["what"]: r["share"] for r in split["data"]["values"]}
     assert rows["Rubinstein (T → ∞)"] == pytest.approx(
-        evaluation.rubinstein_split(0.9, 0.8, BUYER)[BUYER])
+        theory.rubinstein_split(0.9, 0.8, BUYER)[BUYER])
     assert "discounts 0.9 (Seller) and 0.8 (Buyer) per offer" in " ".join(page.texts())
 
 
@@ -254,9 +254,9 @@ def test_time_costs_set_the_game_and_theory_stands_beside_the_negotiation():
     assert game.protocol == Protocol(101, 4, 0.9, 0.8)
     rows = {r["what"]: r["share"] for r in theory_rows(game)}
     assert rows["Rubinstein (T → ∞)"] == pytest.approx(
-        evaluation.rubinstein_split(0.9, 0.8, BUYER)[BUYER])
+        theory.rubinstein_split(0.9, 0.8, BUYER)[BUYER])
     assert rows["finite split (no grid)"] == pytest.approx(
-        evaluation.horizon_split(0.9, 0.8, 7, BUYER)[BUYER])
+        theory.horizon_split(0.9, 0.8, 7, BUYER)[BUYER])
     level, _ = evaluation.deals(*evaluation.spe(game.protocol), game.protocol, BUYER,
                                 policies=True)
     assert rows["grid SPE"] == pytest.approx(1 - level[0] / 101)
