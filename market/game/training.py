@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.game import kernel
+from market.game import kernel, policies
 from market.game.kernel import COUNT_COLUMNS
 from market.game.pressure import Pressure
 from market.game.qtable import legal_rows, n_rows, round_rows
@@ -182,11 +182,10 @@ def original_loop_policies(
     expectation of ``test_loop="original"`` (:func:`market.game.evaluation.exact_test`
     with ``policies=True``).
     """
-    from market.game import evaluation
 
     out = []
     for tables in (seller, buyer):
-        pol = evaluation.greedy_policy(tables, protocol).copy()
+        pol = policies.greedy_policy(tables, protocol).copy()
         for t in range(protocol.rounds - 1):
             pol[0, round_rows(protocol, t)] = pol[0, 0]
         out.append(pol)

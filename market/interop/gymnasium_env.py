@@ -62,7 +62,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         from exc
 
 from market.errors import UsageError
-from market.game import evaluation
+from market.game import policies
 from market.game.rules import SIDE_NAMES, Negotiator, Protocol
 from market.interop.episode import (
     Episode,
@@ -193,12 +193,12 @@ class BargainingEnv(gym.Env):
         """The opponent's ``(2, S, A)`` policy, for :mod:`market.game.evaluation`.
 
         Exact for opponents whose moves depend only on what they observe
-        (see :func:`market.game.evaluation.policy_of`): then
+        (see :func:`market.game.policies.policy_of`): then
         ``evaluation.best_response(env.opponent_policy(), side, protocol)``
         is the best this environment's agent can do.
         """
         lo, hi = self.settings.range_of(1 - self.side)
-        return evaluation.policy_of(self.opponent, self.settings.protocol, lo, hi)
+        return policies.policy_of(self.opponent, self.settings.protocol, lo, hi)
 
     def render(self) -> str | None:
         """The moves so far as text (``render_mode="ansi"``)."""

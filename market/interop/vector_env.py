@@ -68,6 +68,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from market.compiled import jit
 from market.engines import compiled_module
 from market.errors import UsageError
+from market.game import policies
 from market.game.moves import OPEN_RANDOM
 from market.game.rules import SIDE_NAMES, Protocol
 from market.interop.episode import Settings, check_seed, pressure_keywords, settings_for
@@ -218,10 +219,9 @@ class BargainingVectorEnv(gym.vector.VectorEnv):
     def opponent_policy(self) -> np.ndarray:
         """The opponent's ``(2, S, A)`` policy for :mod:`market.game.evaluation` (refused,
         saying why, for opponents whose moves depend on more than what they observe)."""
-        from market.game import evaluation
 
         lo, hi = self.settings.range_of(1 - self.side)
-        return evaluation.policy_of(self.opponent, self.settings.protocol, lo, hi)
+        return policies.policy_of(self.opponent, self.settings.protocol, lo, hi)
 
     def action_masks(self) -> np.ndarray:
         """The legal actions of every row now, ``(num_envs, actions)`` booleans."""

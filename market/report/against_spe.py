@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.game import evaluation, outcome_sets
+from market.game import evaluation, outcome_sets, policies
 from market.game.rules import SELLER, Protocol
 from market.game.training import PRESETS
 from market.report.section import Context
@@ -59,8 +59,8 @@ def measure(seller: np.ndarray, buyer: np.ndarray, protocol: Protocol) -> dict[s
     lottery (a greedy tie on the way), deal after the first offer, reach NashConv <=
     :data:`NASH_TOL`, end within one level of the SPE (and of its set), and both."""
     P = protocol.prices
-    s_pol = evaluation.greedy_policy(seller, protocol)
-    b_pol = evaluation.greedy_policy(buyer, protocol)
+    s_pol = policies.greedy_policy(seller, protocol)
+    b_pol = policies.greedy_policy(buyer, protocol)
     nc = np.asarray(evaluation.nash_conv(s_pol, b_pol, protocol, policies=True))
     level, move = evaluation.deals(s_pol, b_pol, protocol, SELLER, policies=True)
     spe_level = int(evaluation.deals(*evaluation.spe(protocol), protocol, SELLER,

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.game import evaluation, outcome_sets, qtable
+from market.game import evaluation, outcome_sets, policies, qtable
 from market.game.rules import BUYER, SELLER, Protocol
 from market.game.training import preset, train
 from market.report.section import Context, Section
@@ -70,7 +70,7 @@ def tie_policy(tables: np.ndarray, protocol: Protocol, rule: str) -> np.ndarray:
     """Greedy policies ``(n, 2, S, A)`` of ``tables`` with ties between accepting and
     another best action broken by ``rule``: ``split`` (uniformly, as the learner does),
     ``accept`` (an indifferent responder accepts, as ``spe`` does) or ``reject``."""
-    pol = evaluation.greedy_policy(tables, protocol)
+    pol = policies.greedy_policy(tables, protocol)
     if rule == "split":
         return pol
     P = protocol.prices

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import strategies
 from market.cli import main
 from market.game import evaluation as ev
-from market.game import outcome_sets, qtable, theory
+from market.game import outcome_sets, policies, qtable, theory
 from market.game.protocol import Side, negotiate
 from market.game.qtable import legal_rows as q_legal_rows
 from market.game.record import two_agent_rewards
@@ -297,20 +297,20 @@ def test_greedy_policy_splits_ties_among_legal_maxima():
     q[row(pr, 2, 0)] = [2, 2, 2, 2, 1]  # four-way tie among offers and accept
     q[row(pr, 1, 1)] = [9, 9, 9, 5, 5]  # last round: offers illegal; accept/reject tie
     q[S - 1] = 7  # terminal: nothing legal
-    pol = ev.greedy_policy(q, pr)
+    pol = policies.greedy_policy(q, pr)
     assert pol.shape == (2, S, A)
     assert pol[0, 0] == pytest.approx([0, 0.5, 0.5, 0, 0])
     assert pol[0, row(pr, 2, 0)] == pytest.approx([0.25, 0.25, 0.25, 0.25, 0])
     assert pol[0, row(pr, 1, 1)] == pytest.approx([0, 0, 0, 0.5, 0.5])
     assert (pol[:, S - 1] == 0).all()
     assert (pol[0] == pol[1]).all()  # the document's layout: same rows in both roles
-    assert (ev.greedy_policy(q[None], pr) == pol).all()
+    assert (policies.greedy_policy(q[None], pr) == pol).all()
     two = np.stack([q, -q])
-    pol2 = ev.greedy_policy(two, pr)
+    pol2 = policies.greedy_policy(two, pr)
     assert pol2[0, 0] == pytest.approx([0, 0.5, 0.5, 0, 0])
     assert pol2[1, 0] == pytest.approx([1, 0, 0, 0, 0])  # role 1 uses its own rows
     with pytest.raises(ValueError, match="shape"):
-        ev.greedy_policy(np.zeros((S + 1, A)), pr)
+        policies.greedy_policy(np.zeros((S + 1, A)), pr)
 
 
 def test_bad_policies_are_refused():
@@ -501,7 +501,7 @@ def test_policy_of_the_spe_strategy_is_the_spe(P, T):
     """A strategy that decides from what it observes now, turned into the evaluator's policy."""
     pr = Protocol(P, T)
     for side in (SELLER, BUYER):
-        got = ev.policy_of(strategies.make("spe", side, 1, pr), pr)
+        got = policies.policy_of(strategies.make("spe", side, 1, pr), pr)
         np.testing.assert_array_equal(got, ev.spe(pr)[side])
 
 
@@ -509,7 +509,7 @@ def test_policy_of_the_hardliner_by_hand():
     """P = 3, T = 2, Seller floor 2: it always asks 3; before the final decision it accepts only
     3; at the final decision (second mover, round 1) it takes 2 or 3 and rejects 1."""
     pr = Protocol(3, 2)
-    pol = ev.policy_of(strategies.make("hardliner", SELLER, 1, pr), pr, lo=2, hi=3)
+    pol = policies.policy_of(strategies.make("hardliner", SELLER, 1, pr), pr, lo=2, hi=3)
     acts = pol.argmax(axis=-1)
     offer3, accept, reject = 2, 3, 4
     assert acts[0, 0] == offer3  # opens at 3
@@ -517,7 +517,7 @@ def test_policy_of_the_hardliner_by_hand():
     assert list(acts[:, qtable.row(pr, 2, 0)]) == [offer3, offer3]
     assert [acts[1, qtable.row(pr, p, 1)] for p in (1, 2, 3)] == [reject, accept, accept]
     assert (pol[:, -1] == 0).all()  # terminal row
-    ev._check_policy(pol, pr, "hardliner")
+    policies.check_policy(pol, pr, "hardliner")
 
 
 # --- time costs: discount factors and the theory of bargaining ----------------------------------

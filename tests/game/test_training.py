@@ -11,7 +11,7 @@ import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pytest
 
-from market.game import evaluation, outcome_sets, qtable
+from market.game import evaluation, outcome_sets, policies, qtable
 from market.game.qtable import legal_rows
 from market.game.rules import BUYER, SELLER, Protocol
 from market.game.training import (
@@ -449,8 +449,8 @@ def test_exploring_starts_make_self_play_subgame_perfect_where_the_default_is_no
         res = train(preset(name, prices=8, rounds=3, seeds=16, test_episodes=0, seed=3,
                            seller_discount=0.7, buyer_discount=0.7),
                     nash_conv=False, exact=False)
-        s = evaluation.greedy_policy(res.seller, protocol)
-        b = evaluation.greedy_policy(res.buyer, protocol)
+        s = policies.greedy_policy(res.seller, protocol)
+        b = policies.greedy_policy(res.buyer, protocol)
         gaps = evaluation.subgame_gaps(s, b, protocol, policies=True).reshape(16, -1)
         level, _ = evaluation.deals(s, b, protocol, SELLER, policies=True)
         perfect[name] = (int((gaps.max(axis=1) == 0).sum()), int((level == spe_level).sum()))

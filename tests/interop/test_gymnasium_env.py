@@ -11,7 +11,7 @@ gym = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from market.errors import UsageError  # noqa: E402
-from market.game import evaluation, qtable  # noqa: E402
+from market.game import evaluation, policies, qtable  # noqa: E402
 from market.interop.gymnasium_env import ENV_ID, BargainingEnv  # noqa: E402
 
 
@@ -87,7 +87,7 @@ def test_a_learner_trained_through_the_env_reaches_the_exact_best_response(kwarg
     game, side = env.settings.protocol, kwargs["side"]
     opponent = env.opponent_policy()
     br_seller_first, br_buyer_first, _ = evaluation.best_response(opponent, side, game)
-    learned = evaluation.greedy_policy(train(env, 400), game)
+    learned = policies.greedy_policy(train(env, 400), game)
     pair = (learned, opponent) if side == "seller" else (opponent, learned)
     values = [evaluation.values(*pair, game, first)[0 if side == "seller" else 1]
               for first in ("seller", "buyer")]

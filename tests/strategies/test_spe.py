@@ -5,7 +5,7 @@ import pytest
 
 import strategies
 from market.game import evaluation as ev
-from market.game import qtable
+from market.game import policies, qtable
 from market.game.protocol import Side, negotiate
 from market.game.record import two_agent_rewards
 from market.game.rules import BUYER, SELLER, Observation, Protocol
@@ -70,7 +70,7 @@ def test_best_response_bounds_what_an_opponent_of_spe_earns():
     rng = np.random.default_rng(3)
     qb = rng.random((2, qtable.n_rows(pr), pr.n_actions))
     sp, _ = ev.spe(pr)
-    buyer_pol = ev.greedy_policy(qb, pr)
+    buyer_pol = policies.greedy_policy(qb, pr)
     v_br_sf, v_br_bf, _ = ev.best_response(sp, BUYER, pr)
     for f, v_br in ((SELLER, v_br_sf), (BUYER, v_br_bf)):
         assert ev.values(sp, buyer_pol, pr, f)[1] <= v_br + 1e-12
