@@ -37,6 +37,7 @@ from market.game.rules import Protocol
 from market.processes import compiled_code
 from strategies import compiled, registry
 from strategies.base import KernelState, Strategy
+from strategies.stores import stores
 
 #: the two-agent game's compiled loops: a batch of negotiations, the environments' step
 #: (numba compiles each on its first call)
@@ -159,7 +160,7 @@ def game_calls(module: types.ModuleType) -> dict[str, Callable[[], object]]:
 def _tiny_game(module: types.ModuleType) -> None:
     n = 2
     i = np.zeros(n, dtype=np.int64)
-    store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
+    store, _ = stores([KernelState(), KernelState()])  # one strategy a side
     seat = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 2, np.int64))
     module.negotiate_rows((2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64),
                           np.zeros(2, np.int64), 1, store.arrays, np.random.default_rng(0),
@@ -201,7 +202,7 @@ def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray |
         return lockstep.negotiate(protocol, seller, buyer, first, rng, time_left)
     module = compiled_module(strategies)
     kinds = np.array([compiled.kind_in(module, s) for s in strategies], dtype=np.int64)
-    store, _ = compiled.stores([s.kernel_state() for s in strategies])
+    store, _ = stores([s.kernel_state() for s in strategies])
     opens = np.empty(n, dtype=np.int64)  # writable: numba types a read-only view (a
     opens[:] = first  # broadcast scalar) apart, and compiled the whole loop again for it
     tl = (np.full(n, -1, dtype=np.int64) if time_left is None

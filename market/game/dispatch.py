@@ -18,7 +18,7 @@ offer and the one before, per negotiation ``(2, n)``, and the side that moved
 first; ``seat`` ``(lo, hi, member, time_left)``: the mover's acceptable
 levels, its member index in its population and the steps left in the
 trading period (-1: no clock), per negotiation; ``st`` ``(fstore, istore,
-layout, config)``: every population's arrays (:class:`strategies.compiled.Store`);
+layout, config)``: every population's arrays (:class:`strategies.stores.Store`);
 ``g`` the population; ``record`` ``(actions, first, n_moves, level)``:
 finished negotiations; ``turn``: one row's :class:`~market.game.rules.Turn`.
 

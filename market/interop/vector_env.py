@@ -75,6 +75,7 @@ from market.interop.episode import Settings, check_seed, pressure_keywords, sett
 from market.limits import check_memory
 from strategies import compiled, specs
 from strategies.base import Strategy
+from strategies.stores import stores
 
 #: sub-environments at most (memory: a few hundred bytes each)
 NUM_ENVS_MAX = 10_000_000
@@ -99,7 +100,7 @@ class Rows:
         self.kind = compiled.kind_in(self.module, opponent)
         self.n, self.settings, self.side = n, settings, side
         self.protocol = p = settings.protocol
-        self.store, _ = compiled.stores([opponent.kernel_state()])
+        self.store, _ = stores([opponent.kernel_state()])
         self.first = np.zeros(n, dtype=np.int64)
         self.move = np.zeros(n, dtype=np.int64)
         self.last = np.zeros((2, n), dtype=np.int64)

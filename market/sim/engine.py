@@ -55,6 +55,7 @@ from market.sim.kernel import Rules
 from market.sim.state import Market
 from strategies import compiled
 from strategies.base import KernelState, Strategy
+from strategies.stores import stores
 
 #: the compiled loops a market's module holds: the game's negotiation loop, inlined into the
 #: market's bilateral step, and every institution's step (:mod:`market.sim.institutions`;
@@ -130,7 +131,7 @@ def _tiny_step(module: types.ModuleType, institution: str) -> None:
         return (f.copy(), i.copy(), i.copy(), i.copy(), f.copy(), f.copy(), i.copy(),
                 np.zeros(n, np.bool_), np.ones(n, np.int64), np.full(n, 2, np.int64))
 
-    store, _ = compiled.stores([KernelState(), KernelState()])  # one strategy a side
+    store, _ = stores([KernelState(), KernelState()])  # one strategy a side
     rules = Rules(2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, Pressure()).plain()
     kinds = np.zeros(2, np.int64)
     rng = np.random.default_rng(0)  # alive while its handle is used
@@ -251,7 +252,7 @@ class CompiledEngine:
                                   dtype=np.int64)
             self.n_groups_s = len(m.strategies[SELLER])
             self._strategies = everyone
-        self.store, views = compiled.stores([s.kernel_state() for s in everyone])
+        self.store, views = stores([s.kernel_state() for s in everyone])
         for g, (strat, view) in enumerate(zip(everyone, views, strict=True)):
             strat.bind(self.store, g, view)
 

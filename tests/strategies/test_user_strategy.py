@@ -26,6 +26,7 @@ from market.game.pressure import Pressure
 from market.sim import engine
 from market.sim.model import MarketModel
 from strategies import compiled, specs
+from strategies.stores import stores
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "pages" / "strategies.md"
@@ -132,7 +133,7 @@ def test_an_unknown_kind_plays_an_illegal_action_not_another_rule():
     averaging = strategies.make("averaging", "seller")
     module = compiled.batch_module(compiled.form(type(averaging)))
     n = 3
-    store, _ = compiled.stores([averaging.kernel_state()])
+    store, _ = stores([averaging.kernel_state()])
     i = np.zeros(n, np.int64)
     table = (np.zeros((2, n), np.int64), np.zeros((2, n), np.int64), i.copy())
     seat = (np.ones(n, np.int64), np.full(n, 5, np.int64), i.copy(), np.full(n, -1, np.int64))
@@ -144,7 +145,7 @@ def test_an_unknown_kind_plays_an_illegal_action_not_another_rule():
     for kind in (len(eng.FORMS), -1):
         kinds = np.full(2, kind, np.int64)
         seats = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 5, np.int64))
-        two, _ = compiled.stores([averaging.kernel_state(), averaging.kernel_state()])
+        two, _ = stores([averaging.kernel_state(), averaging.kernel_state()])
         *_, bad, bad_g = eng.negotiate_rows((5, 5), i.copy(), seats, seats,
                                             np.full(n, -1, np.int64), kinds, 1, two.arrays,
                                             np.random.default_rng(0), Pressure())

@@ -7,7 +7,7 @@ import pytest
 
 from market.game.rules import BUYER, SELLER
 from market.sim.model import MarketModel
-from strategies.compiled import stores
+from strategies.stores import stores
 from strategies.zip import BETA, GAMMA, MU, ZeroIntelligencePlus, zip_respond
 
 UP, DOWN, SAME = "raise", "lower", "same"
