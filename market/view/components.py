@@ -33,6 +33,7 @@ from market.game.play import Ranges, fmt
 from market.game.rules import SIDE_NAMES
 from market.sim.model import MarketModel
 from market.view import figures as vf
+from market.view import pair_figures as pf
 from market.view.chart import Chart
 from market.view.controls import MarketSidebar, RunBar
 from market.view.settings import default_settings, model_kwargs
@@ -197,8 +198,8 @@ def TracePanel(model: MarketModel, tick: int = 0) -> None:
                              max=n - 1, on_value=set_pair)
         solara.Button("first deal", disabled=deals.size == 0, text=True,
                       on_click=lambda: set_pair(int(deals[0])))
-        solara.HTML(tag="div", unsafe_innerHTML=vf.banner_html(trace.record, trace.grid))
-    Chart(vf.negotiation_chart(trace.record, trace.grid, pair_ranges(trace),
+        solara.HTML(tag="div", unsafe_innerHTML=pf.banner_html(trace.record, trace.grid))
+    Chart(pf.negotiation_chart(trace.record, trace.grid, pair_ranges(trace),
                                              rounds=model.market.protocol.rounds,
                                              title=trace_title(trace)))
 
@@ -244,7 +245,7 @@ def QTablePanel(model: MarketModel, tick: int = 0) -> None:
     played = int(strat.played[member])
     title = (f"{side} learner {member} of {strat.n_members} (the most learned), "
              f"{played} negotiations played")
-    Chart(vf.qtable_chart(qtable_panels(strat, member), model.market.protocol,
+    Chart(pf.qtable_chart(qtable_panels(strat, member), model.market.protocol,
                                         title=title))
 
 

@@ -35,7 +35,7 @@ from market.game.record import NegotiationRecord
 from market.game.rules import BUYER, SELLER, Protocol
 from market.game.table_files import TablePair, peek_tables
 from market.game.training import preset, train
-from market.view import figures as vf
+from market.view import pair_figures as pf
 from market.view.chart import Chart
 from market.view.server import readable_table
 from market.view.settings import DISCOUNT_MIN
@@ -382,21 +382,21 @@ def TwoAgentPage() -> None:
                       disabled=k >= n)
         solara.Text(f"Move {k} of {n}")
         if k == n and n:
-            solara.HTML(tag="div", unsafe_innerHTML=vf.banner_html(game.record, game.grid))
+            solara.HTML(tag="div", unsafe_innerHTML=pf.banner_html(game.record, game.grid))
     if game.note:
         solara.Info(game.note)
     title = f"{game.seller} (seller) vs {game.buyer} (buyer)"
     with solara.Row(style={"flex-wrap": "wrap", "gap": "24px"}):
-        Chart(vf.negotiation_chart(game.record, game.grid, game.ranges, shown=k,
+        Chart(pf.negotiation_chart(game.record, game.grid, game.ranges, shown=k,
                                    rounds=game.protocol.rounds, title=title, width=560))
         if k:
             solara.HTML(tag="div", unsafe_innerHTML=moves_html(game, k))
         rows = theory_rows(game) if k == n else []
         if rows:
-            Chart(vf.split_chart(rows, f"The {game.record.first}'s share (it moved first): "
+            Chart(pf.split_chart(rows, f"The {game.record.first}'s share (it moved first): "
                                        "this negotiation beside theory"))
     with solara.Row(style={"flex-wrap": "wrap", "gap": "24px"}):
         for side, table in (("seller", game.seller_table), ("buyer", game.buyer_table)):
             if table is not None:
-                Chart(vf.qtable_chart(table_panels(table), game.protocol,
+                Chart(pf.qtable_chart(table_panels(table), game.protocol,
                                       title=f"The {side}'s Q-table"))

@@ -9,6 +9,7 @@ import pytest
 import strategies
 from market.game.rules import SELLER
 from market.view import figures as vf
+from market.view import pair_figures as pf
 from market.view.components import (
     MarketPage,
     ViewMarket,
@@ -47,7 +48,7 @@ def test_every_registered_strategy_can_be_chosen_and_drawn(name):
     for _ in range(3):
         m.step()
     trace = m.last_step.trace(0)
-    spec = vf.negotiation_chart(trace.record, trace.grid, pair_ranges(trace), rounds=5)
+    spec = pf.negotiation_chart(trace.record, trace.grid, pair_ranges(trace), rounds=5)
     path = next(layer for layer in spec["vconcat"][1]["layer"] if layer["name"] == "path")
     offers = [mv for mv in trace.record.moves if mv.action == "offer"]
     assert len(path["data"]["values"]) == len(offers)

@@ -13,6 +13,7 @@ from altair.vegalite.v6.schema.core import load_schema
 from market.game import qtable
 from market.game.rules import Protocol
 from market.view import figures as vf
+from market.view import pair_figures as pf
 from market.view.components import (
     ViewMarket,
     default_model,
@@ -72,8 +73,8 @@ def all_specs(m):
         "earnings": vf.earnings_chart(m.summary(), m.steps),
         "supply": vf.supply_demand_chart(m.buyers.reservation, m.sellers.reservation,
                                          m.period_trades, m.market.grid, m.period),
-        "negotiation": vf.negotiation_chart(trace.record, trace.grid, pair_ranges(trace)),
-        "qtable": vf.qtable_chart(qtable_panels(strat, member), m.market.protocol, title=side),
+        "negotiation": pf.negotiation_chart(trace.record, trace.grid, pair_ranges(trace)),
+        "qtable": pf.qtable_chart(qtable_panels(strat, member), m.market.protocol, title=side),
         "note": vf.note_chart("nothing yet", "a title"),
     }
 
@@ -168,14 +169,14 @@ def test_the_book_chart_shows_the_periods_best_quotes_and_trades(validator, inst
 
 def test_negotiation_chart_draws_ranges_offers_and_the_path():
     game = setup_game()  # the legacy numbers: a deal at 32
-    full = vf.negotiation_chart(game.record, game.grid, game.ranges, rounds=10)
+    full = pf.negotiation_chart(game.record, game.grid, game.ranges, rounds=10)
     ranges = layer(full, "ranges")["data"]["values"]
     assert [(r["lane"], r["lo"], r["hi"]) for r in ranges] == [("BUYER", 0.0, 80.0),
                                                                ("SELLER", 20.0, 100.0)]
     assert values(full, "accept label", "text") == ["seller accepts 32"]
     assert "DEAL at 32" in full["vconcat"][0]["title"]["text"][-1]
 
-    partial = vf.negotiation_chart(game.record, game.grid, game.ranges, shown=3, rounds=10)
+    partial = pf.negotiation_chart(game.record, game.grid, game.ranges, shown=3, rounds=10)
     path = layer(partial, "path")["data"]["values"]
     assert [(p["side"], p["price"], p["round"]) for p in path] == [
         ("buyer", 0.0, 1), ("seller", 50.0, 1), ("buyer", 25.0, 2)]
@@ -187,12 +188,12 @@ def test_negotiation_chart_draws_ranges_offers_and_the_path():
 
 def test_banners_use_the_readable_colours():
     deal = setup_game()
-    html = vf.banner_html(deal.record, deal.grid)
+    html = pf.banner_html(deal.record, deal.grid)
     assert "DEAL at 32" in html
     assert f"color: {DEAL_BANNER[0]}; background-color: {DEAL_BANNER[1]}" in html
     none = setup_game(seller_range=(90, 100), buyer_range=(0, 10))
     assert not none.record.deal
-    html = vf.banner_html(none.record, none.grid)
+    html = pf.banner_html(none.record, none.grid)
     assert "NO DEAL" in html
     assert f"color: {NO_DEAL_BANNER[0]}; background-color: {NO_DEAL_BANNER[1]}" in html
 
@@ -200,11 +201,11 @@ def test_banners_use_the_readable_colours():
 def test_relative_q_scales_each_state_and_blanks_the_untrained():
     table = np.array([[0.0, 0.2, 0.4, 0.0], [5.0, 0.0, 1.0, 3.0], [0.0, 0.0, 0.0, 0.0]])
     blank = table == 0.0
-    rel = vf.relative_q(table, blank)
+    rel = pf.relative_q(table, blank)
     np.testing.assert_allclose(rel[0], [np.nan, 0.0, 1.0, np.nan])
     np.testing.assert_allclose(rel[1], [1.0, np.nan, 0.0, 0.5])
     assert np.isnan(rel[2]).all()
-    one = vf.relative_q(np.array([[0.0, 0.3]]), np.array([[True, False]]))
+    one = pf.relative_q(np.array([[0.0, 0.3]]), np.array([[True, False]]))
     np.testing.assert_allclose(one, [[np.nan, 1.0]])
 
 
@@ -213,7 +214,7 @@ def test_qtable_heatmap_labels_states_and_shows_learned_cells(stepped):
     assert side == "seller"
     panels = qtable_panels(strat, member)
     assert [label for label, _ in panels] == ["moved first", "moved second"]
-    spec = vf.qtable_chart(panels, stepped.market.protocol)
+    spec = pf.qtable_chart(panels, stepped.market.protocol)
     first = layer(spec, "moved first")
     table = strat.tables[member, 0]
     learned = ~qtable.untrained(table, stepped.market.protocol)
@@ -234,7 +235,7 @@ def test_qtable_heatmap_of_a_table_with_learning_everywhere():
     protocol = Protocol(3, 2)
     legal = qtable.legal_rows(protocol)
     table = np.where(legal, np.arange(legal.size).reshape(legal.shape) / 10.0 + 0.1, 0.0)
-    spec = vf.qtable_chart([("any role", table)], protocol)
+    spec = pf.qtable_chart([("any role", table)], protocol)
     rows = spec["data"]["values"]
     assert len(rows) == int(legal.sum())
     assert {r["state"] for r in rows} == set(qtable.row_labels(protocol)) - {"d"}

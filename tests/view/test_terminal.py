@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from market.view import terminal
-from market.view.figures import banner_html
+from market.view.pair_figures import banner_html
 from market.view.two_agent import setup_game
 
 ROOT = Path(__file__).resolve().parents[2]
