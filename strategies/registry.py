@@ -15,6 +15,7 @@ import importlib.util
 import inspect
 import pkgutil
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -68,37 +69,7 @@ def load(where: str, attr: str) -> type[Strategy]:
     """
     spec_text = f"{where}:{attr}"
     if where.endswith(".py") or "/" in where or "\\" in where:
-        try:
-            path = Path(where).expanduser().resolve()
-        except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long
-            raise UsageError(f"strategy {spec_text!r}: {where!r} cannot be resolved "
-                             f"({exc.strerror if isinstance(exc, OSError) else exc})"
-                             ) from None
-        if not path.is_file():
-            raise UsageError(f"strategy {spec_text!r}: no file {where!r}")
-        digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
-        module_name = f"user_strategy_{path.stem}_{digest}"
-        try:
-            content = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError as exc:
-            raise UsageError(f"strategy {spec_text!r}: {where!r} cannot be read "
-                             f"({exc.strerror or exc})") from None
-        module = sys.modules.get(module_name)
-        if module is not None and getattr(module, "__content__", None) != content:
-            module = None  # edited since this process ran it: the new text plays, never the old
-        if module is None:
-            spec = importlib.util.spec_from_file_location(module_name, path)
-            if spec is None or spec.loader is None:
-                raise UsageError(f"strategy {spec_text!r}: {where!r} is not a Python module")
-            module = importlib.util.module_from_spec(spec)
-            module.__content__ = content  # type: ignore[attr-defined]
-            sys.modules[module_name] = module
-            try:
-                spec.loader.exec_module(module)
-            except (Exception, SystemExit) as exc:  # sys.exit() at import: not the command's
-                sys.modules.pop(module_name, None)
-                raise UsageError(f"strategy {spec_text!r}: importing {where!r} failed "
-                                 f"({type(exc).__name__}: {exc})") from None
+        module = _module_of_file(where, spec_text)
     else:
         try:
             module = importlib.import_module(where)
@@ -108,6 +79,48 @@ def load(where: str, attr: str) -> type[Strategy]:
     cls = getattr(module, attr, None)
     if not (isinstance(cls, type) and issubclass(cls, Strategy)):
         raise UsageError(f"strategy {spec_text!r}: {where!r} has no Strategy class {attr!r}")
+    _check_users(cls, attr, spec_text)
+    return register(cls)
+
+
+def _module_of_file(where: str, spec_text: str) -> types.ModuleType:
+    """The module of a user's file, run once per content: an edit since this process ran it
+    runs the new text, never the old."""
+    try:
+        path = Path(where).expanduser().resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long
+        raise UsageError(f"strategy {spec_text!r}: {where!r} cannot be resolved "
+                         f"({exc.strerror if isinstance(exc, OSError) else exc})") from None
+    if not path.is_file():
+        raise UsageError(f"strategy {spec_text!r}: no file {where!r}")
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    module_name = f"user_strategy_{path.stem}_{digest}"
+    try:
+        content = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise UsageError(f"strategy {spec_text!r}: {where!r} cannot be read "
+                         f"({exc.strerror or exc})") from None
+    module = sys.modules.get(module_name)
+    if module is not None and getattr(module, "__content__", None) == content:
+        return module
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"strategy {spec_text!r}: {where!r} is not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    module.__content__ = content  # type: ignore[attr-defined]
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:  # sys.exit() at import: not the command's
+        sys.modules.pop(module_name, None)
+        raise UsageError(f"strategy {spec_text!r}: importing {where!r} failed "
+                         f"({type(exc).__name__}: {exc})") from None
+    return module
+
+
+def _check_users(cls: type[Strategy], attr: str, spec_text: str) -> None:
+    """A user's class may play: it has a name no other class holds, a rule if it is compiled,
+    and keeps its contract's promises on sample turns."""
     if not cls.__dict__.get("name"):
         raise UsageError(f"strategy {spec_text!r}: class {attr} sets no name")
     from strategies import compiled  # the user's class is about to play: numba's load is due
@@ -125,7 +138,6 @@ def load(where: str, attr: str) -> type[Strategy]:
             taken.__module__, taken.__qualname__) != (cls.__module__, cls.__qualname__):
         raise UsageError(f"strategy {spec_text!r}: the name {cls.name!r} is taken by "
                          f"{taken.__module__}.{taken.__qualname__}")
-    return register(cls)
 
 
 def names() -> list[str]:
