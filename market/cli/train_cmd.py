@@ -59,45 +59,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
+    """The training's config from the flags (and the tables ``--load`` read, whose game it
+    keeps), checked: one line for whatever cannot be trained."""
     from market.game.training import check_size, preset
 
-    first = args.trained_first
-    if args.first_old is not None:
-        if first is not None and first != args.first_old:
-            raise UsageError(f"--first {args.first_old} contradicts --trained-first {first} "
-                             "(--first is the old name of --trained-first)")
-        first = args.first_old
     over = {d.name: getattr(args, flag_dest(d.flag))
             for d in declarations(TrainConfig) if d.flag is not None}
-    over["first"] = first
-    asked = discounts(args)
-    ds, db = asked or (1.0, 1.0)
+    over["first"] = _trained_first(args)
+    ds, db = discounts(args) or (1.0, 1.0)
     over.update(seller_discount=ds, buyer_discount=db)
     if loaded is not None:
-        over.update(prices=loaded.protocol.prices, rounds=loaded.protocol.rounds,
-                    role_aware=loaded.role_aware)
-        if args.prices is not None and args.prices != loaded.protocol.prices or (
-            args.rounds is not None and args.rounds != loaded.protocol.rounds
-        ):
-            raise UsageError(
-                f"--load: {args.load} holds tables for P={loaded.protocol.prices}, "
-                f"T={loaded.protocol.rounds}, not the requested --prices/--rounds"
-            )
-        if loaded.seller.shape[0] != loaded.buyer.shape[0]:
-            raise UsageError(f"--load: {args.load} mixes role-aware and document-layout tables")
-        have = (loaded.protocol.seller_discount, loaded.protocol.buyer_discount)
-        given = common.pressure(args)  # a side not given is the file's
-        want = (given.get("seller_discount", have[0]), given.get("buyer_discount", have[1]))
-        if want != have:
-            raise UsageError(f"--load: {args.load} holds tables trained with discount Seller "
-                             f"{have[0]:g}, Buyer {have[1]:g}, not the requested Seller "
-                             f"{want[0]:g}, Buyer {want[1]:g}")
-        for d in PRESSURE:  # the rest of the game's time pressure: the file's, or refused
-            mine = getattr(loaded.protocol, d.name)
-            if d.flag and over.get(d.name) is not None and over[d.name] != mine:
-                raise UsageError(f"--load: {args.load} holds tables trained with {d.name} "
-                                 f"{mine:g}, not the requested {over[d.name]:g}")
-            over[d.name] = mine
+        over.update(_loaded_game(args, loaded, over))
     if args.cycles == 0 and loaded is None:
         raise UsageError("--cycles must be >= 1 (0 is allowed only with --load, to test)")
     for opt, path, ext in (("--plot", args.plot, ".png"), ("--save", args.save, ".npz")):
@@ -112,6 +84,47 @@ def _config(args: argparse.Namespace, loaded: Any | None) -> Any:
         print(f"{common.PROG} train: note: --first is now --trained-first (the side trained in the "
               "first cycle, not the first mover)", file=sys.stderr)
     return cfg
+
+
+def _trained_first(args: argparse.Namespace) -> str | None:
+    """``--trained-first``, or its old name ``--first`` (the two must agree)."""
+    first = args.trained_first
+    if args.first_old is not None:
+        if first is not None and first != args.first_old:
+            raise UsageError(f"--first {args.first_old} contradicts --trained-first {first} "
+                             "(--first is the old name of --trained-first)")
+        first = args.first_old
+    return first
+
+
+def _loaded_game(args: argparse.Namespace, loaded: Any, over: dict[str, Any]) -> dict[str, Any]:
+    """The game of the tables ``--load`` read (sizes, layout, every kind of time pressure),
+    which the flags may repeat but not contradict."""
+    out: dict[str, Any] = dict(prices=loaded.protocol.prices, rounds=loaded.protocol.rounds,
+                               role_aware=loaded.role_aware)
+    if args.prices is not None and args.prices != loaded.protocol.prices or (
+        args.rounds is not None and args.rounds != loaded.protocol.rounds
+    ):
+        raise UsageError(
+            f"--load: {args.load} holds tables for P={loaded.protocol.prices}, "
+            f"T={loaded.protocol.rounds}, not the requested --prices/--rounds"
+        )
+    if loaded.seller.shape[0] != loaded.buyer.shape[0]:
+        raise UsageError(f"--load: {args.load} mixes role-aware and document-layout tables")
+    have = (loaded.protocol.seller_discount, loaded.protocol.buyer_discount)
+    given = common.pressure(args)  # a side not given is the file's
+    want = (given.get("seller_discount", have[0]), given.get("buyer_discount", have[1]))
+    if want != have:
+        raise UsageError(f"--load: {args.load} holds tables trained with discount Seller "
+                         f"{have[0]:g}, Buyer {have[1]:g}, not the requested Seller "
+                         f"{want[0]:g}, Buyer {want[1]:g}")
+    for d in PRESSURE:  # the rest of the game's time pressure: the file's, or refused
+        mine = getattr(loaded.protocol, d.name)
+        if d.flag and over.get(d.name) is not None and over[d.name] != mine:
+            raise UsageError(f"--load: {args.load} holds tables trained with {d.name} "
+                             f"{mine:g}, not the requested {over[d.name]:g}")
+        out[d.name] = mine
+    return out
 
 
 def _progress_runner(cfg: Any, start: Any, quiet: bool) -> Any:
