@@ -189,14 +189,7 @@ def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int,
     game = dict(zip(("seller_discount", "buyer_discount"), discount or (), strict=False))
     game.update(pressure or {})  # the command line's time pressure, discounts included
     protocol = Protocol(prices, rounds, **game)
-    names = [s.strip() for s in strategies.split(",") if s.strip()] or None
-    if names is None and strategies.strip():  # "," or ", ,": a list of nothing
-        raise UsageError(f"--strategies names no strategy (got {strategies!r}); give "
-                         "comma-separated names, or leave it out for every registered one")
-    for n in names or []:
-        spec = specs.parse(n, "--strategies")
-        if spec.cls.plays_trained_tables and spec.arg is not None:
-            raise UsageError(f"--strategies: give a saved table with --qtable (got {n!r})")
+    names = _entrant_names(strategies)
     for opt, rng in (("--seller-range", seller_range), ("--buyer-range", buyer_range)):
         if rng is not None:
             check_range(opt, rng, protocol.prices)
@@ -216,6 +209,22 @@ def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int,
                genius=len(agents), quiet=quiet)
     return TournamentPlan(protocol, repetitions, seed, names, seller_range, buyer_range,
                           agents, tables)
+
+
+def _entrant_names(strategies: str) -> list[str] | None:
+    """The ``--strategies`` list, each a spec the tournament can play (None: every registered
+    strategy)."""
+    from strategies import specs
+
+    names = [s.strip() for s in strategies.split(",") if s.strip()] or None
+    if names is None and strategies.strip():  # "," or ", ,": a list of nothing
+        raise UsageError(f"--strategies names no strategy (got {strategies!r}); give "
+                         "comma-separated names, or leave it out for every registered one")
+    for n in names or []:
+        spec = specs.parse(n, "--strategies")
+        if spec.cls.plays_trained_tables and spec.arg is not None:
+            raise UsageError(f"--strategies: give a saved table with --qtable (got {n!r})")
+    return names
 
 
 def run_tournament(
