@@ -183,6 +183,19 @@ def _roundtrip(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=jsonable))
 
 
+def _same_batch(stored: dict[str, Any], specs: Sequence[RunSpec]) -> bool:
+    """Whether a table's batch record is of the same kind of batch as ``specs``: the same
+    parameter names (a dropped parameter would otherwise pass for its default), the same
+    --fill, and the same inputs (a file a run reads, a saved table, changed since: its rows
+    are not this batch's)."""
+    names = {k for spec in specs for k, _ in spec.params}
+    fills = {spec.fill for spec in specs}
+    if set(stored.get("params", ())) != names or {stored.get("fill")} != fills:
+        return False
+    inputs = sorted({tuple(i) for spec in specs for i in spec.inputs})
+    return sorted(tuple(i) for i in stored.get("inputs", ())) == inputs
+
+
 def previous_results(
     out: str | os.PathLike[str], specs: Sequence[RunSpec], per_step: bool
 ) -> dict[int, RunOutcome]:
@@ -195,19 +208,7 @@ def previous_results(
         steps = _read_parquet(steps_path(out)) if per_step else None
     except (OSError, ValueError):
         return {}
-    if "run" not in table.columns:
-        return {}
-    # The table must come from the same kind of batch: the same parameter names (a
-    # dropped parameter would otherwise pass for its default) and the same --fill.
-    stored = table.attrs.get("batch", {})
-    names = {k for spec in specs for k, _ in spec.params}
-    fills = {spec.fill for spec in specs}
-    if set(stored.get("params", ())) != names or {stored.get("fill")} != fills:
-        return {}
-    # and from the same inputs: a file a run reads (a saved table) changed since, its rows
-    # are not this batch's
-    inputs = sorted({tuple(i) for spec in specs for i in spec.inputs})
-    if sorted(tuple(i) for i in stored.get("inputs", ())) != inputs:
+    if "run" not in table.columns or not _same_batch(table.attrs.get("batch", {}), specs):
         return {}
     by_run = {int(r["run"]): r for r in table.to_dict("records")}
     found: dict[int, RunOutcome] = {}
