@@ -165,7 +165,7 @@ def _print_summary(table: Any, grid: dict, result: Any, seconds: float, processe
         for idx, row in list(means.iterrows())[:20]:
             idx = idx if isinstance(idx, tuple) else (idx,)
             out.add_row(*[f"{v:g}" if isinstance(v, float) else str(v) for v in idx],
-                        *[f"{row[(c, 'mean')]:.3g}" for c in shown],
+                        *[common.figure(row[(c, 'mean')]) for c in shown],
                         str(int(row[(shown[0], "count")])))
         console.print(out)
     for rec in table.loc[table["error"].notna(), ["run", "error"]].head(3).itertuples():

@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         status = {"met": "[green]met[/green]", "missed": "[bold red]MISSED[/bold red]"}.get(
             r.status, "")
-        spread = f"{_num(r.spread[0])}-{_num(r.spread[1])}" if r.spread else ""
-        table.add_row(r.section, r.metric, _num(r.value), r.unit, spread,
+        spread = f"{common.figure(r.spread[0])}-{common.figure(r.spread[1])}" if r.spread else ""
+        table.add_row(r.section, r.metric, common.figure(r.value), r.unit, spread,
                       str(r.target or ""), status, r.note)
     # piped output would wrap at rich's default 80 columns; a bench table reads better wide
     console = common.console()
@@ -70,5 +70,3 @@ def run(args: argparse.Namespace) -> int:
     return 1 if args.check and failed else 0
 
 
-def _num(x: float) -> str:
-    return f"{x:,.3g}" if abs(x) < 100 else f"{x:,.0f}"

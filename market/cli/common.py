@@ -253,6 +253,13 @@ def _range_text(lo: float | None, hi: float | None) -> str:
     return ""
 
 
+def figure(x: float) -> str:
+    """A figure in a table: three significant digits below 100, whole with thousands
+    separators from there (``45.2``, ``933``, ``1,100``; never an exponent a column mixes
+    with plain numbers)."""
+    return f"{x:,.3g}" if abs(x) < 100 else f"{x:,.0f}"
+
+
 def emit_json(data: Any) -> None:
     """Print ``data`` as JSON on stdout (numpy scalars and arrays converted; NaN and
     infinities as ``null``, so the output is valid JSON whatever the command)."""

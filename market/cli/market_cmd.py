@@ -247,6 +247,11 @@ def _fmt_any(x: float) -> str:
     return f"{int(x):,}" if float(x).is_integer() else f"{x:.3f}"
 
 
+def _many(n: int, word: str) -> str:
+    """``1 period``, ``5,000,000 sellers``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 #: the summary's words for an institution other than bilateral bargaining
 def _institution(args: argparse.Namespace) -> str:
     """The title's words for a market that does not bargain in pairs (none for one that
@@ -265,8 +270,9 @@ def _print_summary(
 
     console = common.console()
     head = Table(
-        title=(f"Market{_institution(args)}: {args.sellers} sellers x {args.buyers} buyers, "
-               f"{int(s['steps'])} steps ({int(s['periods'])} periods of {args.period}), "
+        title=(f"Market{_institution(args)}: {_many(args.sellers, 'seller')} x "
+               f"{_many(args.buyers, 'buyer')}, {_many(int(s['steps']), 'step')} "
+               f"({_many(int(s['periods']), 'period')} of {args.period:,}), "
                f"P={args.prices}, "
                f"{f'T={args.rounds}, ' if institutions.get(args.institution).bilateral else ''}"
                f"{_time_costs(args)}seed {args.seed}"),

@@ -113,3 +113,18 @@ def test_money_ranges_that_would_overflow_are_refused(tmp_path, args):
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "must lie within [-1e+12, 1e+12]" in res.stderr and args[0][:12] in res.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_summary_counts_in_words_with_thousands_separators(tmp_path):
+    """``1 period``, not ``1 periods``; ``1,200 buyers``, not ``1200``."""
+    r = run_cli("--buyers", "1200", "--sellers", "1000", "--steps", "5", "--out",
+                str(tmp_path / "run"))
+    assert r.returncode == 0, r.stderr
+    assert "Market: 1,000 sellers x 1,200 buyers, 5 steps (1 period of 10)" in r.stdout
+
+
+def test_a_table_figure_never_mixes_an_exponent_with_plain_numbers():
+    from market.cli.common import figure
+
+    assert [figure(x) for x in (0.85, 45.2, 150.0, 933.3, 1100.0, 2260.4)] == [
+        "0.85", "45.2", "150", "933", "1,100", "2,260"]
