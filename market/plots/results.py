@@ -145,20 +145,27 @@ def _slug(name: str) -> str:
 
 
 def _positions(values: pd.Series) -> tuple[dict[Any, float], list[Any] | None]:
-    """x positions: the values themselves if numeric, else 0, 1, ... with tick labels."""
-    uniq = sorted(values.dropna().unique().tolist(), key=lambda v: (str(type(v)), v))
+    """x positions: the values themselves if numeric; else categories (an institution, a
+    schedule) at 0, 1, ... in the order the batch swept them, with tick labels."""
+    uniq = values.dropna().unique().tolist()  # in the order of the runs: the grid's
     if all(isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
            for v in uniq):
-        return {v: float(v) for v in uniq}, None
+        return {v: float(v) for v in sorted(uniq)}, None
     return {v: float(i) for i, v in enumerate(uniq)}, uniq
 
 
-def _line(ax: Any, s: pd.DataFrame, x: str, pos: dict[Any, float], label: str) -> None:
+def _line(ax: Any, s: pd.DataFrame, x: str, pos: dict[Any, float], label: str,
+          categories: bool = False) -> None:
+    """One series: a line with its interval as a band over a number, or points with their
+    intervals as error bars over categories (nothing lies between two institutions)."""
     xs = np.array([pos[v] for v in s[x]])
     order = np.argsort(xs)
     xs, mean, half = xs[order], s["mean"].to_numpy()[order], s["half"].to_numpy()[order]
-    (line,) = ax.plot(xs, mean, marker="o", label=label)
     band = np.nan_to_num(half)
+    if categories:
+        ax.errorbar(xs, mean, yerr=band, fmt="o", capsize=4, label=label)
+        return
+    (line,) = ax.plot(xs, mean, marker="o", label=label)
     ax.fill_between(xs, mean - band, mean + band, color=line.get_color(), alpha=0.2)
 
 
@@ -187,10 +194,10 @@ def _metric_figure(df: pd.DataFrame, x: str, shown: list[str], others: list[str]
             for combo, g in s.groupby(others, sort=True):
                 combo = combo if isinstance(combo, tuple) else (combo,)
                 label = ", ".join(f"{k}={v}" for k, v in zip(others, combo, strict=True))
-                _line(ax, g, x, pos, label)
+                _line(ax, g, x, pos, label, ticks is not None)
             ax.legend(fontsize=7)
         else:
-            _line(ax, summarize(df, x, metric), x, pos, "all runs")
+            _line(ax, summarize(df, x, metric), x, pos, "all runs", ticks is not None)
         ax.set_ylabel(labels.get(metric, metric))
         _finish_axis(ax, x, ticks, pos)
     how = ("" if not others else
@@ -220,7 +227,7 @@ def _earnings_figure(df: pd.DataFrame, x: str, earn: dict[str, list[str]], other
         for col in earn[side]:
             s = summarize(df, x, col).dropna(subset=["mean"])
             if not s.empty:
-                _line(ax, s, x, pos, col.split(".", 2)[2])
+                _line(ax, s, x, pos, col.split(".", 2)[2], ticks is not None)
         ax.set_title(f"{side}s")
         ax.set_ylabel("earnings per trader")
         _finish_axis(ax, x, ticks, pos)

@@ -143,3 +143,27 @@ def test_every_figure_path_is_checked_before_drawing(results, tmp_path, capsys, 
     blocked = out / "rounds_market.png"
     assert err == f"run.py plot: error: --out: {blocked} is a directory, not a file"
     assert [p.name for p in out.iterdir()] == ["rounds_market.png"]
+
+
+def test_a_category_is_points_with_error_bars_in_the_order_swept():
+    """An institution is no number: no line joins two of them, no band lies between, and
+    they stand in the order the batch swept them (not alphabetically)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PolyCollection
+
+    from market.plots import results as pr
+
+    df = pd.DataFrame({"institution": ["pairs", "cda", "call"] * 2,
+                       "efficiency": [0.8, 0.9, 0.95, 0.82, 0.92, 0.97]})
+    pos, ticks = pr._positions(df["institution"])
+    assert ticks == ["pairs", "cda", "call"]
+    fig, ax = plt.subplots()
+    try:
+        pr._line(ax, pr.summarize(df, "institution", "efficiency"), "institution", pos, "all",
+                 categories=True)
+        assert all(line.get_linestyle() == "None" for line in ax.get_lines())
+        assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
+        ys = ax.get_lines()[0].get_ydata()
+        assert list(np.round(ys, 3)) == [0.81, 0.91, 0.96]  # pairs, cda, call
+    finally:
+        plt.close(fig)
