@@ -145,7 +145,8 @@ def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True) -
     environment compiles its own step on use)."""
     what = "the market engine" if loops else "the strategies' rules"
     what += f" with {', '.join(extra)}" if extra else ""
-    return f"compiling {what} (first run only, {'about 20' if built_ins else 'a few'} seconds)"
+    took = "about 20" if built_ins else "a few"
+    return f"compiling {what} (kept for later runs; {took} seconds)"
 
 
 _lock = threading.Lock()

@@ -497,7 +497,7 @@ def batch_module(f: Form, announce: Callable[[], None] | None = None) -> types.M
     module = form_module(f)
     try:
         build.build(module, _calls(module, f), announce or say_compiling(
-            f"compiling {f.name}'s rule (first run only)"))
+            f"compiling {f.name}'s rule (kept for later runs)"))
     except (CompileError, StrategyFailed):
         raise
     except Exception as exc:

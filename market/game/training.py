@@ -63,7 +63,7 @@ CHUNK_EPISODES = 500_000
 CHUNK_PER_SEED = 32_768
 
 #: what :func:`train` says before compiling the kernel (numba's cache is cold)
-COMPILING = "compiling the training kernel (first run only, about 10 seconds)"
+COMPILING = "compiling the training kernel (kept for later runs; about 10 seconds)"
 
 
 def table_cells(config: TrainConfig) -> int:
