@@ -223,11 +223,11 @@ def _serve(args: argparse.Namespace, base: str, url: str, cdn: Path) -> int:
         sys.stdout.flush()
         proc.wait()
         return 0 if proc.returncode in (0, -2, 130) else 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # how the view is stopped; 130, as every command's Ctrl-C
         if proc is not None:
             stop(proc)
         print("Solara server stopped.", file=sys.stderr)
-        return 0
+        return 130
     finally:
         if proc is not None:
             stop(proc)
