@@ -129,6 +129,12 @@ class Params:
         return Protocol(self.prices, self.rounds, *self.discounts,
                         **{d.name: getattr(self, d.name) for d in pressure.OTHERS})
 
+    @functools.cached_property
+    def values_and_costs(self) -> schedules.Schedule | None:
+        """The schedule :attr:`schedule` names or writes out, read once (None: drawn from the
+        ranges); what the market's traders and price grid are made from."""
+        return schedules.parse(self.schedule)
+
     @property
     def discounts(self) -> tuple[float, float]:
         """(Seller, Buyer) factors per offer: a side's own, else ``discount``, else 1."""
@@ -234,7 +240,7 @@ def _check_institution(p: Params, say: Namer) -> None:
 def _check_schedule(p: Params, say: Namer) -> None:
     """A schedule fits the traders (:func:`market.sim.schedules.check`) and fixes values and
     costs: there is nothing to redraw."""
-    schedules.check(p.schedule, p.n_buyers, p.n_sellers,
+    schedules.check(p.values_and_costs, p.schedule, p.n_buyers, p.n_sellers,
                     {k: say(k) for k in ("schedule", "n_buyers", "n_sellers")})
     if p.schedule != schedules.DRAWN and p.redraw:
         raise ValueError(f"{say('redraw')}: {say('schedule')} {p.schedule!r} fixes values and "

@@ -16,7 +16,7 @@ import numpy as np
 
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol, side_index
-from market.sim import institutions, schedules
+from market.sim import institutions
 from market.sim.agents import TraderArrays
 from market.sim.params import Params
 from strategies import compiled, specs
@@ -200,7 +200,7 @@ def trader_indices(traders: object, n: int, name: str, distinct: bool = True) ->
 def draw(p: Params, side: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """Reservation prices of ``n`` traders of ``side``: Sellers' costs, Buyers' values (a
     schedule's, when the market has one: nothing is drawn)."""
-    schedule = schedules.parse(p.schedule)
+    schedule = p.values_and_costs
     if schedule is not None:
         return schedule.of(side == BUYER, n)
     lo, hi = p.cost_range if side == SELLER else p.value_range

@@ -109,10 +109,11 @@ def parse(text: str, name: str = "schedule") -> Schedule | None:
     return schedule
 
 
-def check(text: str, n_buyers: int, n_sellers: int, say: dict[str, str]) -> None:
-    """The schedule ``text`` fits the market: each side's traders a multiple of its length;
-    ``ValueError`` naming the parameters (``say``: what the caller calls them)."""
-    schedule = parse(text, say["schedule"])
+def check(schedule: Schedule | None, text: str, n_buyers: int, n_sellers: int,
+          say: dict[str, str]) -> None:
+    """The ``schedule`` (:func:`parse` of ``text``) fits the market: each side's traders a
+    multiple of its length; ``ValueError`` naming the parameters (``say``: what the caller
+    calls them)."""
     if schedule is None:
         return
     for n, own, flag, what in ((n_buyers, schedule.values, say["n_buyers"], "values"),

@@ -17,7 +17,7 @@ import pandas as pd
 
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol
-from market.sim import auction, exchange, institutions, ledger, population, schedules
+from market.sim import auction, exchange, institutions, ledger, population
 from market.sim.agents import TraderArrays, agent_columns, fixed_columns
 from market.sim.kernel import Rules
 from market.sim.params import Params
@@ -98,7 +98,7 @@ class Market:
     def build(cls, p: Params, rng: np.random.Generator) -> Market:
         """The traders of ``p`` with their strategies and teams, drawn from ``rng``."""
         lo, hi = min(p.value_range[0], p.cost_range[0]), max(p.value_range[1], p.cost_range[1])
-        schedule = schedules.parse(p.schedule)
+        schedule = p.values_and_costs
         if schedule is not None:
             lo, hi = schedule.bounds
         books, names, strategies = population.populate(p, p.protocol, rng)
