@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import strategies
+from market.game import pressure
 from market.game.rules import SIDE_NAMES
 from market.sim.declared import BY_NAME, FIRST_MOVERS, INSTITUTIONS, PARAMETERS
 from market.sim.params import check  # the one shared validation
@@ -54,7 +55,7 @@ DISCOUNT_MIN, DISCOUNT_STEP = float(BY_NAME["seller_discount"].control.lo), 0.01
 #: per offer, sliders over the declared controls' ranges (0: none, the default)
 PRESSURE_SLIDERS: dict[str, Number] = {
     name: Number(c.label, c.lo, c.hi, 0.01)  # type: ignore[arg-type]
-    for name in ("breakdown", "seller_cost", "buyer_cost")
+    for name in (d.name for d in pressure.OTHERS)
     if (c := BY_NAME[name].control) is not None
 }
 #: strategy revision (:mod:`market.sim.revision`): its protocol and inheritance are choices,
@@ -87,9 +88,7 @@ DEFAULTS: dict[str, Any] = {
     "common_wallet": False,
     "seller_discount": 1.0,
     "buyer_discount": 1.0,
-    "breakdown": 0.0,
-    "seller_cost": 0.0,
-    "buyer_cost": 0.0,
+    **{d.name: d.default for d in pressure.OTHERS},
     "revision": "none",
     "revision_rate": 0.1,
     "selection": 1.0,
