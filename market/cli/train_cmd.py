@@ -297,18 +297,7 @@ def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
         stats.add_row("deals, exact expectation", "", _fmt(summary["test"]["exact_deals"], many, 1))
     console.print(stats)
     if args.tables:
-        which = f" (first seed, seed {cfg.seed})" if many else ""
-        pair = {"seller": res.seller[0], "buyer": res.buyer[0]}
-        shown = tuple(s for s in ("seller", "buyer") if not blank(pair[s], res.protocol, cfg.init))
-        for normalised in (False, True):
-            for t in q_tables(res.seller[0], res.buyer[0], res.protocol, cfg.init, normalised,
-                              sides=shown):
-                t.title = (t.title or "") + which
-                console.print(t)
-        for side in ("seller", "buyer"):
-            if side not in shown:
-                console.print(f"{side.capitalize()} Q-table: untrained (every cell at its "
-                              f"initial value {cfg.init:g}), not shown")
+        _print_tables(console, cfg, res, many)
     else:
         console.print("Q-tables not shown (--tables prints them; --save keeps them)")
     nc = summary["nash_conv"]
@@ -323,6 +312,22 @@ def _print(res: Any, summary: dict[str, Any], args: argparse.Namespace) -> None:
     for key in ("plot", "saved"):
         if key in summary:
             console.print(f"{'figure' if key == 'plot' else 'tables'} written to {summary[key]}")
+
+
+def _print_tables(console: Any, cfg: Any, res: Any, many: bool) -> None:
+    """The first seed's final Q-tables, raw then normalised; an untrained side said in a line."""
+    which = f" (first seed, seed {cfg.seed})" if many else ""
+    pair = {"seller": res.seller[0], "buyer": res.buyer[0]}
+    shown = tuple(s for s in ("seller", "buyer") if not blank(pair[s], res.protocol, cfg.init))
+    for normalised in (False, True):
+        for t in q_tables(res.seller[0], res.buyer[0], res.protocol, cfg.init, normalised,
+                          sides=shown):
+            t.title = (t.title or "") + which
+            console.print(t)
+    for side in ("seller", "buyer"):
+        if side not in shown:
+            console.print(f"{side.capitalize()} Q-table: untrained (every cell at its "
+                          f"initial value {cfg.init:g}), not shown")
 
 
 def blank(tables: np.ndarray, protocol: Any, init: float) -> bool:
