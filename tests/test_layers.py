@@ -24,7 +24,7 @@ LAYERS = {
     "market.errors": 1, "market.limits": 1, "market.files": 1, "market.processes": 1,
     "market.jsonable": 1, "market.parameters": 1,
     "market.game": 2, "market.compiled": 2,
-    "strategies": 3, "market.engines": 3,
+    "strategies": 3, "market.compiled_game": 3,
     "market.sim": 4, "market.interop": 4,
     "market.plots": 5,
     "market.runs": 6, "market.view": 6, "market.report": 6,
@@ -145,7 +145,7 @@ def test_the_compiled_two_agent_game_needs_no_market():
     compile entry point) sits below the market: playing a compiled negotiation, and loading
     the tournament and the vector environment, imports neither ``market.sim`` nor Mesa. The
     report's game sections play through it too, not through the market."""
-    for name in ("market.engines", "market.game.loops", "market.game.fastgame",
+    for name in ("market.compiled_game", "market.game.loops", "market.game.fastgame",
                  "market.game.moves"):
         assert (layer(name) or 9) <= 3, name
         assert not [t for t in GRAPH[name] if t.startswith("market.sim")], name
@@ -155,13 +155,13 @@ def test_the_compiled_two_agent_game_needs_no_market():
         import sys
         import numpy as np
         import market.interop.vector_env, market.runs.tournament
-        from market import engines
+        from market import compiled_game
         from market.game.protocol import Side
         from market.game.rules import Protocol
         from strategies import specs
         pr = Protocol(5, 5, 0.9, 0.9, 0.1, 0.01, 0.02)
         s, b = specs.build("boulware", 0, pr), specs.build("averaging", 1, pr)
-        rec = engines.negotiate(pr, Side.single(s, 4, 1, 5), Side.single(b, 4, 1, 5), 0,
+        rec = compiled_game.negotiate(pr, Side.single(s, 4, 1, 5), Side.single(b, 4, 1, 5), 0,
                                 np.random.default_rng(0))
         assert rec.n_moves.min() >= 1
         print(sorted(m for m in sys.modules if m.split(".")[0] == "mesa"

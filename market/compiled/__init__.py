@@ -8,6 +8,6 @@ build step: a cache folder named by the digest of what was compiled, so an
 edit is never played from an old compile; the generated modules; the one way
 an entry point is built) and :mod:`~market.compiled.internals` (what is
 taken from numba beyond its public API, and why). The game compiles through
-it; :mod:`market.engines`, above the strategies, generates their rules into
+it; :mod:`market.compiled_game`, above the strategies, generates their rules into
 the game's loops with it.
 """

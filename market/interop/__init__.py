@@ -23,5 +23,5 @@ the same games. Every environment takes the game as ``protocol=``
 (:class:`~market.game.rules.Protocol`), or as keywords that build one.
 
 Layer 4: imports :mod:`market.game`, :mod:`strategies` and, for the compiled environments,
-the compiled two-agent game (:mod:`market.engines`), never the market.
+the compiled two-agent game (:mod:`market.compiled_game`), never the market.
 """

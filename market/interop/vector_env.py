@@ -66,7 +66,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         from exc
 
 from market.compiled import jit
-from market.engines import compiled_module
+from market.compiled_game import compiled_module
 from market.errors import UsageError
 from market.game import policies
 from market.game.moves import OPEN_RANDOM

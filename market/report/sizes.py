@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 import strategies
-from market.engines import negotiate
+from market.compiled_game import negotiate
 from market.game import evaluation, qtable
 from market.game.protocol import Side
 from market.game.rules import BUYER, SELLER, Protocol

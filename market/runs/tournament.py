@@ -118,11 +118,11 @@ def play_pairing(
     buyer_range: tuple[int, int],
 ) -> dict[str, float]:
     """Play ``repetitions`` negotiations with each first mover in one batch; mean outcomes."""
-    from market import engines  # numba's loading: not for checking the arguments
+    from market import compiled_game  # numba's loading: not for checking the arguments
 
     n = 2 * repetitions
     first = np.where(np.arange(n) < repetitions, SELLER, BUYER)
-    record = engines.negotiate(
+    record = compiled_game.negotiate(
         protocol,
         Side.single(seller, n, *seller_range),
         Side.single(buyer, n, *buyer_range),

@@ -39,7 +39,7 @@ from functools import cached_property
 
 import numpy as np
 
-from market import engines
+from market import compiled_game
 from market.compiled import jit
 from market.errors import CompileError, Notice
 from market.game import loops
@@ -63,24 +63,24 @@ from strategies.stores import stores
 TEMPLATES = (loops, *(importlib.import_module(name) for name in institutions.templates()))
 
 #: the two-agent game, compiled (the tournament's and the report's): the game's own
-negotiate = engines.negotiate
+negotiate = compiled_game.negotiate
 
 
 def compiled_module(strategies: Sequence[Strategy] = (),
                     on_compile: Callable[[], None] | None = None,
                     institution: str = "pairs") -> types.ModuleType:
     """The generated module that runs a market of these strategies (and every built-in one)
-    compiled: :func:`market.engines.compiled_module` with the market's steps
+    compiled: :func:`market.compiled_game.compiled_module` with the market's steps
     (:data:`TEMPLATES`), built on first use (``on_compile`` is called first, only then), the
     ``institution``'s step among them."""
-    return engines.compiled_module(strategies, on_compile,
+    return compiled_game.compiled_module(strategies, on_compile,
                                    lambda module: step_calls(module, institution), TEMPLATES)
 
 
 def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
     """Build the built-in strategies' market engine and two-agent game (once per build)."""
     compiled_module((), on_compile)
-    engines.ensure_compiled(on_compile)
+    compiled_game.ensure_compiled(on_compile)
 
 
 def build_all(names: Sequence[str] = ("pairs",),
@@ -101,7 +101,7 @@ def build_all(names: Sequence[str] = ("pairs",),
                                    "ensure_compiled; ensure_compiled(lambda: None)"],
                                   stderr=subprocess.DEVNULL, preexec_fn=preexec_die_with_parent)
     try:
-        engines.ensure_compiled(on_compile)
+        compiled_game.ensure_compiled(on_compile)
         took["two-agent game"] = time.perf_counter() - started
         for institution in names:
             t = time.perf_counter()
@@ -282,9 +282,9 @@ class CompiledEngine:
                     m.plain_rules, (r, m.params.period), centre, *sides, m.book, m.pooled,
                     self.kinds, self.n_groups_s, self.store.arrays, self._draws(rng))
         except Exception as exc:
-            raise engines.rule_failed(self._strategies, exc) from exc
+            raise compiled_game.rule_failed(self._strategies, exc) from exc
         if bad >= 0:
-            raise engines.illegal(self._strategies[bad_g], bad)
+            raise compiled_game.illegal(self._strategies[bad_g], bad)
         return _result(m, packed, actions, sums)
 
     def steps(self, m: Market, r: int, k: int, rng: np.random.Generator, centre: float
@@ -305,8 +305,8 @@ class CompiledEngine:
                                             centre, *sides, m.pooled, self.kinds,
                                             self.n_groups_s, self.store.arrays, draws)
         except Exception as exc:
-            raise engines.rule_failed(self._strategies, exc) from exc
-        error = None if bad < 0 else engines.illegal(self._strategies[bad_g], bad)
+            raise compiled_game.rule_failed(self._strategies, exc) from exc
+        error = None if bad < 0 else compiled_game.illegal(self._strategies[bad_g], bad)
         # a trader that changed strategy: the model reads earnings as it counts them
         moved = m.books[SELLER].moved or m.books[BUYER].moved
         return Steps(done, rows, levels, offsets, m.strategy_names(),

@@ -512,15 +512,15 @@ def test_the_compiled_game_runs_on_the_signature_its_warm_up_compiled():
     import numpy as np
 
     import strategies
-    from market import engines
+    from market import compiled_game
     from market.game.protocol import Side
     from market.game.rules import Protocol
 
     p = Protocol(5, 3)
     pair = [strategies.make("averaging", side, 1, p) for side in ("seller", "buyer")]
-    engines.negotiate(p, Side.single(pair[0], 4, 1, 5), Side.single(pair[1], 4, 1, 5), 0,
+    compiled_game.negotiate(p, Side.single(pair[0], 4, 1, 5), Side.single(pair[1], 4, 1, 5), 0,
                       np.random.default_rng(0))
-    module = engines.compiled_module(pair)
+    module = compiled_game.compiled_module(pair)
     assert module.negotiate_rows.signatures, "compiled"
     assert all("readonly" not in str(t) for sig in module.negotiate_rows.signatures
                for t in sig), module.negotiate_rows.signatures

@@ -87,16 +87,16 @@ def test_same_seed_same_matrix_and_pairings_independent_of_the_field():
 
 
 def test_one_negotiate_call_per_pairing(monkeypatch):
-    from market import engines
+    from market import compiled_game
 
     calls = []
-    real = engines.negotiate
+    real = compiled_game.negotiate
 
     def counting(protocol, seller, buyer, first, rng):
         calls.append(len(seller.group))
         return real(protocol, seller, buyer, first, rng)
 
-    monkeypatch.setattr(engines, "negotiate", counting)
+    monkeypatch.setattr(compiled_game, "negotiate", counting)
     run_tournament(entrants("averaging", "hardliner"), P5T5, repetitions=30)
     assert calls == [60] * 4  # 2 x 2 pairings, each with both first movers as rows
 

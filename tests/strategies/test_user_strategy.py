@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import strategies
-from market import engines
+from market import compiled_game
 from market.compiled import build
 from market.errors import CompileError
 from market.game.pressure import Pressure
@@ -141,7 +141,7 @@ def test_an_unknown_kind_plays_an_illegal_action_not_another_rule():
     module.decide(len(module.FORMS) + 5, 0, 0, (5, 5), np.arange(n), table, seat,
                   store.arrays, 0, np.random.default_rng(0), out)
     assert (out == -1).all()
-    eng = engines.compiled_module(())  # the two-agent game's loops
+    eng = compiled_game.compiled_module(())  # the two-agent game's loops
     for kind in (len(eng.FORMS), -1):
         kinds = np.full(2, kind, np.int64)
         seats = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 5, np.int64))
