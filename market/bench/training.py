@@ -7,7 +7,7 @@ the trainer greedy on a frozen snapshot, roles swapping every cycle with the
 document's snapshot rule and the first mover alternating every episode. It
 plays under the protocol as specified (legal actions only), like the
 compiled trainer, so both do the same work per episode. It is the yardstick
-only: training itself runs in :mod:`market.game.kernel`.
+only: training itself runs in :mod:`market.game.train_kernel`.
 
 Rows: the reference; one seed of the default preset (the speed a person
 waits for); many seeds of the document's preset over all cores (episodes
@@ -113,17 +113,17 @@ def reference_train(
 _COMPILE_PROBE = """
 import json, time
 t0 = time.perf_counter()
-from market.game import kernel
+from market.game import train_kernel
 t1 = time.perf_counter()
 heard = []
-kernel.ensure_compiled(lambda: heard.append(time.perf_counter()))
+train_kernel.ensure_compiled(lambda: heard.append(time.perf_counter()))
 t2 = time.perf_counter()
 print(json.dumps({"import": t1 - t0, "ready": t2 - t1, "compiled": bool(heard)}))
 """
 
 
 def compile_probe(cache_dir: str | None) -> dict[str, float]:
-    """Time :func:`market.game.kernel.ensure_compiled` in a fresh interpreter.
+    """Time :func:`market.game.train_kernel.ensure_compiled` in a fresh interpreter.
 
     ``cache_dir``: the cache folder for that interpreter (``NEGOTIATION_MARKET_CACHE``);
     ``None``: this machine's.
@@ -137,10 +137,10 @@ def _median(values: list[float]) -> float:
 
 
 def run(repeats: int, quick: bool) -> list[BenchRow]:
-    from market.game import kernel
+    from market.game import train_kernel
     from market.game.training import preset, train
 
-    kernel.ensure_compiled()  # compile outside the timings (its cost has its own rows)
+    train_kernel.ensure_compiled()  # compile outside the timings (its cost has its own rows)
     ref_cycles = 10 if quick else 50  # the document's 50 x 100 episodes
     seeds = 200 if quick else 2000  # each trains the document's 50 x 100 episodes
     ref_episodes = ref_cycles * 100

@@ -8,7 +8,7 @@ the price grid that maps levels to money, the document's Q-table layout and
 its ``.npz`` files, exact evaluation by backward induction (values, best
 responses, NashConv, subgame perfection, a subgame-perfect equilibrium), training of
 Q-learners (its episode loop compiled once per build in
-:mod:`~market.game.kernel`), and :mod:`~market.game.play`, which plays one negotiation on a
+:mod:`~market.game.train_kernel`), and :mod:`~market.game.play`, which plays one negotiation on a
 grid. Nothing here knows of Mesa, of particular strategies or of the
 command line.
 """

@@ -1,16 +1,16 @@
-"""The training episode loop, compiled: a template that :mod:`market.game.kernel` compiles.
+"""The training episode loop, compiled: a template that :mod:`market.game.train_kernel` compiles.
 
 Everything that plays the two-agent game on Q-tables for training runs
 here: a seed's episodes (epsilon-greedy moves, the first mover
 alternating), its Bellman updates, the per-episode statistics, and the
-greedy test (the same loop with learning off). :mod:`market.game.kernel`
+greedy test (the same loop with learning off). :mod:`market.game.train_kernel`
 builds it (:mod:`market.compiled.build`: an edit to anything it inlines, the
 learners' update and greedy choice in :mod:`market.game.qtable` among them, is
 a new build).
 
 Random numbers: each seed has its own xoshiro256** generator (Blackman and
 Vigna), four 64-bit words seeded by ``SeedSequence(seed, spawn_key=(i,))``
-for seed index ``i`` (:func:`market.game.kernel.seed_states`). A seed's
+for seed index ``i`` (:func:`market.game.train_kernel.seed_states`). A seed's
 draws therefore do not depend on how many seeds train together, on the
 number of threads, nor on the order in which threads run. The draws of one
 move, in order:
@@ -235,7 +235,7 @@ def run(
     :func:`learn_episode`). ``opening``: ``(first0,
     stale_first, starts)``; the first mover is ``first0`` on even ``k``, the
     other side on odd ``k``. ``counts`` (n, C, 7): statistics
-    (:data:`market.game.kernel.COUNT_COLUMNS`) added to slot
+    (:data:`market.game.train_kernel.COUNT_COLUMNS`) added to slot
     ``(e0 + k) // per_cycle``, i.e. per cycle. ``log`` (n, K, 2T) or empty:
     the actions of every move (-1 after the end), for tests.
 

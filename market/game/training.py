@@ -17,7 +17,7 @@ Two schemes:
 This module decides what runs (which side learns, which table the trainer
 plays, exploration and learning rate per episode, where cycles begin and
 end) and keeps the records; the episodes themselves, the Bellman updates
-and the greedy test run in one compiled loop, :mod:`market.game.kernel`,
+and the greedy test run in one compiled loop, :mod:`market.game.train_kernel`,
 called on chunks of episodes with every seed's tables in one
 ``(n, 2, R, S, A)`` array. Seeds run in parallel over the cores.
 
@@ -38,8 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from market.game import kernel, policies
-from market.game.kernel import COUNT_COLUMNS
+from market.game import policies, train_kernel
 from market.game.pressure import Pressure
 from market.game.qtable import legal_rows, n_rows, round_rows
 from market.game.rules import SELLER, SIDE_NAMES, Protocol
@@ -54,6 +53,7 @@ from market.game.train_config import (  # noqa: F401  (the trainer's names, from
     TrainConfig,
     preset,
 )
+from market.game.train_kernel import COUNT_COLUMNS
 from market.limits import check_table_cells
 
 #: episodes (summed over seeds) per call of the kernel: progress is reported per call
@@ -240,11 +240,11 @@ def train(
     goes to stderr). Raises :class:`~market.errors.CompileError` if numba
     cannot compile the kernel on this machine.
     """
-    kernel.ensure_compiled(_say_compiling if status is None else lambda: status(COMPILING))
+    train_kernel.ensure_compiled(_say_compiling if status is None else lambda: status(COMPILING))
     protocol = config.protocol
     n, E, C = config.seeds, config.episodes, config.cycles
     q = np.ascontiguousarray(np.stack(initial_tables(config, start), axis=1), dtype=np.float64)
-    rng = kernel.seed_states(config.seed, n)
+    rng = train_kernel.seed_states(config.seed, n)
     counts = np.zeros((n, C, len(COUNT_COLUMNS)), dtype=np.int64)
     roles = _Roles(config, q)
     trainees: list[str] = []
@@ -266,7 +266,7 @@ def train(
         stop = min(total, g + chunk, (cycle + 1) * E if per_cycle else total)
         eps, lr = schedules(config, g, stop)
         first0, learns = roles.movers(g, e)
-        kernel.play(q, rng, counts, eps, lr, first0, learns, config.gamma, e0=g, per_cycle=E,
+        train_kernel.play(q, rng, counts, eps, lr, first0, learns, config.gamma, e0=g, per_cycle=E,
                     bonus=config.deal_bonus, pressure=_pressure(config),
                     starts=config.explore_starts)
         g = stop
@@ -343,7 +343,7 @@ def _greedy_test(q: np.ndarray, rng: np.ndarray, config: TrainConfig, nash_conv:
     tested = np.zeros((n, 1, len(COUNT_COLUMNS)), dtype=np.int64)
     if config.test_episodes > 0:
         zeros = np.zeros(config.test_episodes)
-        kernel.play(q, rng, tested, zeros, zeros, SELLER, (False, False), config.gamma,
+        train_kernel.play(q, rng, tested, zeros, zeros, SELLER, (False, False), config.gamma,
                     stale_first=config.test_loop == "original", pressure=_pressure(config))
     test = pd.DataFrame(tested[:, 0], columns=list(COUNT_COLUMNS))[_columns(config)]
     test.insert(0, "seed", np.arange(n))

@@ -97,7 +97,7 @@ def build_all(names: Sequence[str] = ("pairs",),
     took: dict[str, float] = {}
     started = time.perf_counter()
     with deferred_signals():  # a signal cannot cut the child's start in half
-        kernel = subprocess.Popen([sys.executable, "-c", "from market.game.kernel import "
+        kernel = subprocess.Popen([sys.executable, "-c", "from market.game.train_kernel import "
                                    "ensure_compiled; ensure_compiled(lambda: None)"],
                                   stderr=subprocess.DEVNULL, preexec_fn=preexec_die_with_parent)
     try:

@@ -2,7 +2,7 @@
 by the whole session.
 
 The reference is written from the documents (docs/pages/protocol.md, the training
-module's docstring, the draw order in market/game/kernel.py's docstring),
+module's docstring, the draw order in market/game/train_kernel.py's docstring),
 not from the kernel: plain lists, one move at a time, and the document's
 online update (a mover updates its previous cell when it sees its next row).
 It draws from its own pure-Python xoshiro256** with the same seeding, so the
@@ -59,7 +59,7 @@ def reference_train(config: TrainConfig, index: int) -> dict[str, Any]:
 
     Returns the final tables ``(R, S, A)`` per side, the per-cycle counts
     ``(C, 8)`` and the test counts ``(8,)`` in the order of
-    ``market.game.kernel.COUNT_COLUMNS``.
+    ``market.game.train_kernel.COUNT_COLUMNS``.
     """
     P, T = config.prices, config.rounds
     S, A = P * T + 2, P + 2

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from market.game import episodes, kernel, qtable
+from market.game import episodes, qtable, train_kernel
 from market.game.pressure import Pressure
 from market.game.protocol import Side, negotiate
 from market.game.qtable import legal_rows
@@ -34,8 +34,8 @@ def play_logged(q: np.ndarray, episodes: int, first0: int, eps: float, learns=(F
     """Run the kernel and return its per-move log ``(n, episodes, 2T)`` and counts."""
     n, T = q.shape[0], (q.shape[3] - 2) // (q.shape[4] - 2)
     log = np.zeros((n, episodes, 2 * T), dtype=np.int64)
-    counts = np.zeros((n, 1, len(kernel.COUNT_COLUMNS)), dtype=np.int64)
-    kernel.play(q, kernel.seed_states(seed, n), counts, np.full(episodes, eps),
+    counts = np.zeros((n, 1, len(train_kernel.COUNT_COLUMNS)), dtype=np.int64)
+    train_kernel.play(q, train_kernel.seed_states(seed, n), counts, np.full(episodes, eps),
                 np.full(episodes, lr), first0, learns, gamma, stale_first=stale_first, log=log)
     return log, counts[:, 0]
 
@@ -46,18 +46,18 @@ def test_generator_is_xoshiro256starstar_and_matches_the_python_reference(xoshir
     # the first outputs of xoshiro256** from state (1, 2, 3, 4), worked by hand:
     # rotl(2 * 5, 7) * 9 = 11520; then s1 becomes 0, so the second output is 0
     assert [int(episodes.next_u64(st)) for _ in range(2)] == [11520, 0]
-    ref = xoshiro(kernel.seed_states(7, 3)[2])
-    st = kernel.seed_states(7, 3)[2].copy()
+    ref = xoshiro(train_kernel.seed_states(7, 3)[2])
+    st = train_kernel.seed_states(7, 3)[2].copy()
     for _ in range(1000):
         assert episodes.uniform(st) == ref.uniform()
 
 
 def test_seed_streams_come_from_seed_sequence_spawn():
-    states = kernel.seed_states(42, 5)
+    states = train_kernel.seed_states(42, 5)
     children = np.random.SeedSequence(42).spawn(5)
     for i, child in enumerate(children):
         np.testing.assert_array_equal(states[i], child.generate_state(4, np.uint64))
-    np.testing.assert_array_equal(kernel.seed_states(42, 2), states[:2])  # a prefix
+    np.testing.assert_array_equal(train_kernel.seed_states(42, 2), states[:2])  # a prefix
     assert len({tuple(s) for s in states}) == 5
 
 
@@ -88,7 +88,7 @@ def test_the_update_is_qtables_function_compiled():
 
 # --- choosing -----------------------------------------------------------------------------------
 def _choices(row: list[float], lo: int, hi: int, eps: float, n: int) -> np.ndarray:
-    qf, st = np.asarray(row, dtype=float), kernel.seed_states(3, 1)[0]
+    qf, st = np.asarray(row, dtype=float), train_kernel.seed_states(3, 1)[0]
     return np.array([episodes.choose(qf, 0, 5, lo, hi, eps, st) for _ in range(n)])
 
 
@@ -275,10 +275,10 @@ def test_a_machine_without_numba_gets_one_line_and_exit_2(tmp_path, command):
 
 _TRAIN_SCRIPT = """
 import numpy as np
-from market.game import kernel
+from market.game import train_kernel
 q = np.zeros((2, 2, 1, 12, 5))
-kernel.play(q, kernel.seed_states(0, 2), np.zeros((2, 1, 8), np.int64), np.full(50, 0.5),
-            np.full(50, 0.3), 0, (True, True), 0.9)
+train_kernel.play(q, train_kernel.seed_states(0, 2), np.zeros((2, 1, 8), np.int64),
+                  np.full(50, 0.5), np.full(50, 0.3), 0, (True, True), 0.9)
 print(repr(float(q.sum())))
 """
 
