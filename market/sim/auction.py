@@ -130,7 +130,9 @@ def best(book: tuple, side: int, prices: int) -> int:
 @njit(cache=True)
 def _decide_one(kind, side, game, clock, trader, view, st, g, rng, scratch):  # noqa: ANN001, ANN201
     """One trader's action through its population's compiled decision (the same call the
-    bilateral loops make, on a one-row table), and the move and rounds it was asked at:
+    bilateral loops make, on a one-row table), the move it was asked at, and whether the
+    action is legal there (:func:`~market.game.moves.legal_block`: a caller refuses the step
+    when it is not):
     ``game`` the game's ``(P, T)``, ``clock`` ``(r, K)``, ``trader`` ``(member, lo, hi)``,
     ``view`` what it sees ``(offer, own, prev)``. A rule's rounds are the period's steps; a
     table player's (a learner's) are the game's own ``T``, its step in the period counted up
@@ -151,7 +153,8 @@ def _decide_one(kind, side, game, clock, trader, view, st, g, rng, scratch):  # 
     first[0] = side if move == 0 else 1 - side
     decide(kind, side, move, (P, rounds), rows, (last, before, first),
            (s_lo, s_hi, s_member, time_left), st, g, rng, out)
-    return out[0], move, rounds
+    lo_a, hi_a = legal_block(move, P, rounds)
+    return out[0], move, lo_a <= out[0] < hi_a
 
 
 @njit(cache=True, inline="always")
@@ -244,12 +247,11 @@ def cda_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_group
             g, m, lo, hi = s_strategy[i], s_member[i], s_lo[i], s_hi[i]
         else:
             g, m, lo, hi = n_groups_s + b_strategy[i], b_member[i], b_lo[i], b_hi[i]
-        act, move, rounds = _decide_one(kinds[g], side, (P, T), clock, (m, lo, hi),
-                                        (offer, book[0][side, i], seen[side, i]), st, g, rng,
-                                        scratch)
+        act, move, legal = _decide_one(kinds[g], side, (P, T), clock, (m, lo, hi),
+                                       (offer, book[0][side, i], seen[side, i]), st, g, rng,
+                                       scratch)
         seen[side, i] = offer
-        lo_a, hi_a = legal_block(move, P, rounds)
-        if act < lo_a or act >= hi_a:
+        if not legal:
             return _refused(n_max, move, g)
         if act == P + 1:  # no quote: the standing one stays
             continue
@@ -312,12 +314,11 @@ def call_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_grou
         else:
             g, m, lo, hi = n_groups_s + b_strategy[i], b_member[i], b_lo[i], b_hi[i]
         offer = left[1 - side]
-        act, move, rounds = _decide_one(kinds[g], side, (P, T), clock, (m, lo, hi),
-                                        (offer, quote[side, i], seen[side, i]), st, g, rng,
-                                        scratch)
+        act, move, legal = _decide_one(kinds[g], side, (P, T), clock, (m, lo, hi),
+                                       (offer, quote[side, i], seen[side, i]), st, g, rng,
+                                       scratch)
         seen[side, i] = offer
-        lo_a, hi_a = legal_block(move, P, rounds)
-        if act < lo_a or act >= hi_a:
+        if not legal:
             return _refused(min(free_s.size, free_b.size), move, g)
         k = 0 if act == P + 1 else (offer if act == P else act + 1)
         quote[side, i] = k

@@ -136,8 +136,9 @@ def _tiny_step(module: types.ModuleType, institution: str) -> None:
     kinds = np.zeros(2, np.int64)
     rng = np.random.default_rng(0)  # alive while its handle is used
     draws = jit.rng_handle(rng)  # typed as CompiledEngine.step passes it
-    entry = getattr(module, institutions.get(institution).entry)
-    if institutions.get(institution).bilateral:
+    how = institutions.get(institution)
+    entry = getattr(module, how.entry)
+    if how.bilateral:
         entry(1, rules, (0, 1, False), 0.5, side(), side(), np.zeros(0, np.int64), kinds, 1,
               store.arrays, draws)
     else:
@@ -247,7 +248,7 @@ class CompiledEngine:
                 if not compiled.has_form(strat):
                     raise ValueError(f"strategy {strat.name!r} has no compiled decision")
             self.module = compiled_module(everyone, institution=m.params.institution)
-            self._entry = getattr(self.module, institutions.get(m.params.institution).entry)
+            self._entry = getattr(self.module, m.institution.entry)
             self.kinds = np.array([compiled.kind_in(self.module, s) for s in everyone],
                                   dtype=np.int64)
             self.n_groups_s = len(m.strategies[SELLER])

@@ -20,7 +20,6 @@ import numpy as np
 from market.compiled import jit
 from market.compiled.jit import njit
 from market.game import numeric
-from market.game.moves import legal_block
 from market.game.rules import BUYER, SELLER
 from market.sim.auction import (  # bound when generated
     _decide_one,
@@ -56,12 +55,11 @@ def posted_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_gr
     n_max = min(free_s.size, free_b.size)
     for i in free_s:  # every Seller posts an ask (or none)
         g = s_strategy[i]
-        act, move, rounds = _decide_one(kinds[g], SELLER, (P, T), clock,
-                                        (s_member[i], s_lo[i], s_hi[i]),
-                                        (0, book[0][SELLER, i], seen[SELLER, i]), st, g, rng,
-                                        scratch)
-        lo_a, hi_a = legal_block(move, P, rounds)
-        if act < lo_a or act >= hi_a:
+        act, move, legal = _decide_one(kinds[g], SELLER, (P, T), clock,
+                                       (s_member[i], s_lo[i], s_hi[i]),
+                                       (0, book[0][SELLER, i], seen[SELLER, i]), st, g, rng,
+                                       scratch)
+        if not legal:
             return _refused(n_max, move, g)
         if act < P:
             _post(book, SELLER, i, act + 1)
@@ -73,13 +71,12 @@ def posted_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_gr
         if offer == 0:  # no ask stands
             break
         g = n_groups_s + b_strategy[i]
-        act, move, rounds = _decide_one(kinds[g], BUYER, (P, T), clock,
-                                        (b_member[i], b_lo[i], b_hi[i]),
-                                        (offer, book[0][BUYER, i], seen[BUYER, i]), st, g, rng,
-                                        scratch)
+        act, move, legal = _decide_one(kinds[g], BUYER, (P, T), clock,
+                                       (b_member[i], b_lo[i], b_hi[i]),
+                                       (offer, book[0][BUYER, i], seen[BUYER, i]), st, g, rng,
+                                       scratch)
         seen[BUYER, i] = offer
-        lo_a, hi_a = legal_block(move, P, rounds)
-        if act < lo_a or act >= hi_a:
+        if not legal:
             return _refused(n_max, move, g)
         if act != P:  # she leaves it: a posted price is taken or left, not bargained
             continue
