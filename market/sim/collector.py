@@ -338,11 +338,11 @@ class MarketCollector(DataCollector):
                              grid.prices))
 
     def close_period(self, model: Collected) -> None:
-        """A period closed: its row, its shares (when traders revise) and the agents' state
-        (when it is recorded at each period's end)."""
+        """A period closed: its row (partner choice's figures too, under it), its shares (when
+        traders revise) and the agents' state (when it is recorded at each period's end)."""
         p = model.market.params
         self.add_period({"period": model.period, "last_step": model.steps,
-                         **model.ledger.period_figures()})
+                         **model.ledger.period_figures(), **model.market.partner_figures()})
         if p.revision != "none":
             self.add_shares(revision.share_rows(model.market, model.period, model.steps))
         if p.agent_data == "period":

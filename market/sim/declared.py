@@ -20,7 +20,7 @@ from __future__ import annotations
 from market.game import pressure
 from market.limits import PRICES_MAX, ROUNDS_MAX, STEPS_MAX, TRADERS_MAX
 from market.parameters import Control, Param
-from market.sim import institutions
+from market.sim import institutions, matching
 
 #: the choices of a distribution, the first mover, agent data, learners' parameters
 DISTRIBUTIONS = ("uniform", "normal", "triangular")
@@ -38,6 +38,10 @@ CLOCK_PARTS = ("both", "state", "wait")
 #: how traders meet (:mod:`market.sim.institutions`, their registry): in pairs that bargain
 #: with alternating offers, in a continuous double auction, or in a call market
 INSTITUTIONS = tuple(institutions.INSTITUTIONS)
+#: who bargains with whom in bilateral bargaining (:mod:`market.sim.matching`), and the order a
+#: Seller serves her visitors in
+MATCHINGS = tuple(matching.MATCHINGS)
+SERVICES = tuple(matching.SERVICES)
 #: the value schedules: drawn, or one named (``market.sim.schedules.NAMED``, which this
 #: data-only module does not import; a test holds the two equal)
 SCHEDULES = ("drawn", "symmetric", "flat-supply", "flat-demand", "excess-demand")
@@ -99,6 +103,27 @@ PARAMETERS: tuple[Param, ...] = (
           "how traders meet: " + institutions.choices_in_words(),
           choices=INSTITUTIONS, flag="--institution",
           control=Control("Institution")),
+    Param("matching", "choice", "random",
+          "with --institution pairs, who bargains with whom: " + matching.choices_in_words(),
+          choices=MATCHINGS, flag="--matching", control=Control("Partner choice"),
+          extension=True),
+    Param("loyalty_beta", "float", 1.0,
+          "with --matching loyalty, the choice intensity beta: a Buyer visits Seller j with "
+          "probability proportional to exp(beta J_j)", 0, None, closed=True,
+          flag="--loyalty-beta", metavar="BETA", control=Control("Choice intensity beta", 0.0,
+                                                                   20.0), extension=True),
+    Param("loyalty_gamma", "float", 0.1,
+          "with --matching loyalty, the memory decay gamma: each period J_j <- (1 - gamma) J_j "
+          "+ the period's earnings from j (a share of the price range)", 0, 1,
+          flag="--loyalty-gamma", metavar="GAMMA", control=Control("Memory decay gamma", 0.01,
+                                                                   1.0), extension=True),
+    Param("loyalty_memory", "int", 16,
+          "with --matching loyalty, the Sellers a Buyer remembers (the others at J = 0)", 1,
+          TRADERS_MAX, flag="--loyalty-memory", metavar="M", extension=True),
+    Param("service", "choice", "random",
+          "with --matching loyalty, the order a Seller serves her visitors in: random, or "
+          "loyal-first (the largest J for her first)", choices=SERVICES, flag="--service",
+          control=Control("Service order"), extension=True),
     Param("first", "choice", "random", "who opens each negotiation (default random per pair)",
           choices=FIRST_MOVERS, flag="--first", control=Control("First mover")),
     Param("teams", "int", None, "teams per side (default: every trader alone)", 1,

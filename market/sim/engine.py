@@ -52,6 +52,7 @@ from market.game.rules import BUYER, SELLER
 from market.processes import compiled_code
 from market.sim import auction, exchange, institutions, ledger
 from market.sim.kernel import Rules
+from market.sim.partners import Partners
 from market.sim.state import Market
 from strategies import compiled
 from strategies.base import KernelState, Strategy
@@ -139,8 +140,9 @@ def _tiny_step(module: types.ModuleType, institution: str) -> None:
     how = institutions.get(institution)
     entry = getattr(module, how.entry)
     if how.bilateral:
+        partners = Partners.build("loyalty", 1.0, 0.1, 1, "loyal-first", n, n)
         entry(1, rules, (0, 1, False), 0.5, side(), side(), np.zeros(0, np.int64), kinds, 1,
-              store.arrays, draws)
+              store.arrays, draws, partners.compiled)
     else:
         entry(rules, (0, 1), 0.5, side(), side(), auction.new_book(n, 2),
               np.zeros(0, np.int64), kinds, 1, store.arrays, draws)
@@ -304,7 +306,8 @@ class CompiledEngine:
                     self.module.market_step(k, m.plain_rules, (r, m.params.period,
                                                                m.params.clock),
                                             centre, *sides, m.pooled, self.kinds,
-                                            self.n_groups_s, self.store.arrays, draws)
+                                            self.n_groups_s, self.store.arrays, draws,
+                                            m.partners.compiled)
         except Exception as exc:
             raise compiled_game.rule_failed(self._strategies, exc) from exc
         error = None if bad < 0 else compiled_game.illegal(self._strategies[bad_g], bad)
@@ -412,9 +415,10 @@ def across_periods(m: Market) -> bool:
     """Whether one compiled call may run on into the next periods (:func:`in_one_call`
     holding): nothing happens between periods but everybody holding a unit again, which
     the call does itself (no values redrawn, no strategy revised, no agent data due at a
-    period's end)."""
+    period's end, no partner figures to read as it closes)."""
     p = m.params
-    return not p.redraw and p.revision == "none" and p.agent_data == "none"
+    return (not p.redraw and p.revision == "none" and p.agent_data == "none"
+            and not m.partners.loyalty)
 
 
 def call_steps(m: Market, r: int, wanted: int) -> int:
@@ -435,17 +439,23 @@ def time_left_at(m: Market, r: int) -> int:
 
 
 def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: str = "auto",
-           institution: str = "pairs"
+           institution: str = "pairs", matching: str = "random"
            ) -> tuple[type[CompiledEngine] | type[LockstepEngine], list[str]]:
     """The engine class for these strategies, and the names of those without a compiled form.
 
     ``engine``: ``auto`` (compiled when every strategy has a compiled
     decision), ``compiled`` (refused, naming them, when some have none) or
     ``lockstep``. A double auction and a call market run compiled only (their
-    strategies are compiled rules, which :func:`market.sim.params.check` holds).
+    strategies are compiled rules, which :func:`market.sim.params.check` holds), and so
+    does partner choice (``matching`` ``loyalty``: its rounds are compiled).
     """
     missing = [getattr(s, "name", type(s).__name__) or type(s).__name__
                for side in strategies for s in side if not compiled.has_form(s)]
+    if matching != "random" and (engine == "lockstep" or missing):
+        why = ("engine 'lockstep'" if engine == "lockstep" else
+               f"{', '.join(sorted(set(missing)))} (no compiled decision)")
+        raise ValueError(f"matching {matching!r} runs on the compiled engine, with compiled "
+                         f"strategies only; not with {why}")
     if not institutions.get(institution).bilateral:
         if engine == "lockstep":
             raise ValueError(f"engine 'lockstep' plays bilateral bargaining only; institution "

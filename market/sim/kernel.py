@@ -30,6 +30,7 @@ from market.game.loops import negotiate_rows  # bound when generated
 from market.game.pressure import Pressure
 from market.game.rules import SELLER
 from market.sim import exchange, ledger
+from market.sim import partners as matching
 
 #: a side's arrays, in the order :func:`market_step` takes them
 SIDE_FIELDS = ("reservation", "strategy", "member", "team", "cash", "earnings", "trades",
@@ -70,7 +71,7 @@ def named(rules):  # noqa: ANN001, ANN201
 
 @njit(cache=True)
 def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
-                draws):
+                draws, partners):
     """Up to ``k`` market steps in one call (each: pair, negotiate, settle, pay, learn), with
     what the model records of each: a single step (``k`` = 1,
     :meth:`~market.sim.model.MarketModel.step`) or a period's steps at once
@@ -82,8 +83,10 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     periods, each opening with every trader holding its unit again (what
     :meth:`~market.sim.state.Market.open_period` does when nothing else changes between
     periods: :func:`~market.sim.engine.across_periods`); ``draws``: the model's generator,
-    or its :func:`~market.compiled.jit.rng_handle`. Returns how many steps were made
-    (fewer than ``k`` after an illegal action, whose move and population come
+    or its :func:`~market.compiled.jit.rng_handle`; ``partners``: the pairing rule and what
+    the Buyers remember (:attr:`market.sim.partners.Partners.compiled`): a step is rounds of
+    pairs (:mod:`market.sim.matching`). Returns how many
+    steps were made (fewer than ``k`` after an illegal action, whose move and population come
     last, -1 otherwise); one row per step: its pairs, its
     :func:`~market.sim.ledger.settle_sums` (:data:`ROW_SUMS` columns in all),
     then the Seller strategies' summed earnings, then their traders, then the
@@ -93,6 +96,7 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     step's packed results (:func:`packed`) and actions.
     """
     rng = generator(draws)
+    match, partners = partners
     sellers, buyers, team_size, kinds, st = borrowed((sellers, buyers, team_size, kinds, st))
     r0, K, with_clock = clock
     rules = named(rules)
@@ -110,27 +114,58 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
         r = (r0 + j) % K  # inlining cost 3 s of cold compile
         if r == 0 and j > 0:  # a new period
             exchange.hold_units(s_traded, b_traded)
-        ps, pb = exchange.pair(s_traded, b_traded, rng)
+        ps, pb, queue = matching.first_round(match, partners, s_traded, b_traded, rng)
+        none_i, none_f = ints(0, 0), floats(1, 0)[0]
+        steps_ps, steps_pb, steps_first, steps_level, steps_moves = (none_i, none_i, none_i,
+                                                                     none_i, none_i)
+        steps_prices, steps_gs, steps_gb = none_f, none_f, none_f
+        steps_deal = np.zeros(0, np.bool_)
+        rnd = 0
+        while True:  # rounds: one under random pairs; a Seller's next visitor while she holds
+            n = ps.size  # her unit under loyalty (market.sim.matching)
+            first = exchange.openers(n, rules.open_mode, rng)
+            time_left = ints(n, K - r if with_clock else -1)
+            actions, level, n_moves, bad, bad_g = negotiate_rows(
+                (P, T), first, (s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps]),
+                (b_strategy[pb], b_member[pb], b_lo[pb], b_hi[pb]), time_left, kinds,
+                n_groups_s, st, rng, pressure)
+            if bad >= 0:
+                zeros = floats(3, n)
+                packed_j = packed(ps, pb, first, level, n_moves, zeros[0], zeros[1, :0],
+                                  zeros[2, :0])
+                return j, rows, levels, offsets, packed_j, actions, bad, bad_g
+            prices, deal, gain_s, gain_b = exchange.settle_deals(
+                ps, pb, level, n_moves, (rules.grid_lo, rules.grid_step, rules.span), pressure,
+                (s_res, s_cash, s_earn, s_trades, s_traded),
+                (b_res, b_cash, b_earn, b_trades, b_traded))
+            reward = exchange.pay(deal, gain_s, gain_b, rules.span, s_team[ps], b_team[pb],
+                                  team_size)
+            learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
+                      (actions, first, n_moves, level), reward, time_left, kinds, n_groups_s,
+                      st)
+            matching.remember(match, partners, ps, pb, prices, gain_b, rules.span)
+            if rnd == 0:  # the step so far: this round
+                steps_ps, steps_pb, steps_first, steps_level = ps, pb, first, level
+                steps_moves, steps_prices, steps_deal = n_moves, prices, deal
+                steps_gs, steps_gb, actions_j = gain_s, gain_b, actions
+            else:
+                steps_ps = np.concatenate((steps_ps, ps))
+                steps_pb = np.concatenate((steps_pb, pb))
+                steps_first = np.concatenate((steps_first, first))
+                steps_level = np.concatenate((steps_level, level))
+                steps_moves = np.concatenate((steps_moves, n_moves))
+                steps_prices = np.concatenate((steps_prices, prices))
+                steps_deal = np.concatenate((steps_deal, deal))
+                steps_gs = np.concatenate((steps_gs, gain_s))
+                steps_gb = np.concatenate((steps_gb, gain_b))
+                actions_j = np.concatenate((actions_j, actions))
+            ps, pb = matching.next_round(queue, s_traded)
+            rnd += 1
+            if ps.size == 0:
+                break
+        ps, pb, first, level, n_moves = steps_ps, steps_pb, steps_first, steps_level, steps_moves
+        prices, deal, gain_s, gain_b = steps_prices, steps_deal, steps_gs, steps_gb
         n = ps.size
-        first = exchange.openers(n, rules.open_mode, rng)
-        time_left = ints(n, K - r if with_clock else -1)
-        actions_j, level, n_moves, bad, bad_g = negotiate_rows(
-            (P, T), first, (s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps]),
-            (b_strategy[pb], b_member[pb], b_lo[pb], b_hi[pb]), time_left, kinds, n_groups_s,
-            st, rng, pressure)
-        if bad >= 0:
-            zeros = floats(3, n)
-            packed_j = packed(ps, pb, first, level, n_moves, zeros[0], zeros[1, :0],
-                              zeros[2, :0])
-            return j, rows, levels, offsets, packed_j, actions_j, bad, bad_g
-        prices, deal, gain_s, gain_b = exchange.settle_deals(
-            ps, pb, level, n_moves, (rules.grid_lo, rules.grid_step, rules.span), pressure,
-            (s_res, s_cash, s_earn, s_trades, s_traded),
-            (b_res, b_cash, b_earn, b_trades, b_traded))
-        reward = exchange.pay(deal, gain_s, gain_b, rules.span, s_team[ps], b_team[pb],
-                              team_size)
-        learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
-                  (actions_j, first, n_moves, level), reward, time_left, kinds, n_groups_s, st)
         packed_j = packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b)
         row = rows[j]
         row[0] = n

@@ -38,6 +38,7 @@ from market.sim import collector, engine, ledger, params, population, revision
 from market.sim.agents import TraderArrays, make_agents
 from market.sim.collector import MarketCollector
 from market.sim.ledger import Ledger
+from market.sim.partners import COLUMNS as partner_columns
 from market.sim.state import Market
 from market.sim.traces import LastStep
 
@@ -63,8 +64,9 @@ class MarketModel(mesa.Model):
         self.last_step = LastStep(self.market, (self.seller_agents, self.buyer_agents))
         self._open_period(0)
         self.agents_due = p.agent_data == "step"  # the collector records them at each step
+        partners = partner_columns if self.market.partners.loyalty else ()
         self.datacollector = MarketCollector(collector.variables(collector.snapshot(self, None)),
-                                             ledger.keys())
+                                             (*ledger.keys(), *partners))
         self.datacollector.collect(self)
 
     def step(self) -> None:
@@ -192,16 +194,20 @@ class MarketModel(mesa.Model):
         return self.market.books[1]
 
     def summary(self) -> dict[str, float]:
-        """Flat summary of the run so far (all values floats; NaN where undefined)."""
+        """Flat summary of the run so far (all values floats; NaN where undefined); under partner
+        choice, the figures of the period now open or last closed
+        (:func:`market.sim.partners.figures`)."""
         periods = self.period + (self.step_in_period > 0)
         return {"steps": float(self.steps), "periods": float(periods),
-                **self.ledger.run_figures(), **self.market.earnings()}
+                **self.ledger.run_figures(), **self.market.earnings(),
+                **self.market.partner_figures()}
 
 
 def engine_for(market: Market, kind: str) -> engine.CompiledEngine | engine.LockstepEngine:
     """The engine ``kind`` (``auto``, ``compiled``, ``lockstep``) for this market; ``auto``
     says so (once, as a notice) when some strategy puts it on the lockstep path."""
-    cls, missing = engine.choose(market.strategies, kind, market.params.institution)
+    cls, missing = engine.choose(market.strategies, kind, market.params.institution,
+                                 market.params.matching)
     if missing and kind == "auto":
         engine.say_lockstep(missing)
     if cls is engine.CompiledEngine:

@@ -101,6 +101,11 @@ class Params:
     value_dist: Distribution = _default("value_dist")
     cost_dist: Distribution = _default("cost_dist")
     institution: str = _default("institution")
+    matching: str = _default("matching")
+    loyalty_beta: float = _default("loyalty_beta")
+    loyalty_gamma: float = _default("loyalty_gamma")
+    loyalty_memory: int = _default("loyalty_memory")
+    service: str = _default("service")
     first: str = _default("first")
     teams: int | None = _default("teams")
     common_wallet: bool = _default("common_wallet")
@@ -227,10 +232,15 @@ def _refuse_off_book(params: Mapping[str, Any], say: Namer) -> None:
 
 
 def _check_institution(p: Params, say: Namer) -> None:
-    """Time pressure, which prices the offers of a bilateral negotiation, must be off in a
-    double auction or a call market (their strategies: :func:`_refuse_off_book`)."""
+    """Time pressure, which prices the offers of a bilateral negotiation, and partner choice,
+    which picks the pairs, must be off in a double auction or a call market (their
+    strategies: :func:`_refuse_off_book`)."""
     if institutions.get(p.institution).bilateral:
         return
+    if p.matching != "random":
+        raise ValueError(f"{say('matching')} {p.matching} chooses partners in bilateral "
+                         f"bargaining: it needs {say('institution')} pairs, not "
+                         f"{p.institution}")
     if p.protocol.timed:
         raise ValueError(f"{say('institution')} {p.institution} has no offers to discount, "
                          f"cost or break down: time pressure (discounts, costs per offer, "

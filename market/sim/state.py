@@ -21,6 +21,7 @@ from market.sim import auction, exchange, institutions, ledger, population
 from market.sim.agents import TraderArrays, agent_columns, fixed_columns
 from market.sim.kernel import Rules
 from market.sim.params import Params
+from market.sim.partners import Partners
 from market.sim.yardsticks import Equilibrium, competitive_equilibrium
 from strategies.base import Strategy
 
@@ -67,6 +68,9 @@ class Market:
     #: the order book of an institution that holds one (:data:`market.sim.auction.BOOK_FIELDS`),
     #: None in bilateral bargaining
     book: tuple[np.ndarray, ...] | None = field(default=None, init=False)
+    #: who bargains with whom, and what the Buyers remember of their Sellers
+    #: (:mod:`market.sim.matching`)
+    partners: Partners = field(init=False)
     _wallets: np.ndarray | None = field(default=None, init=False, repr=False)
     #: the agent columns that never change (:func:`~market.sim.agents.fixed_columns`)
     _fixed: dict[str, np.ndarray] | None = field(default=None, init=False, repr=False)
@@ -89,6 +93,9 @@ class Market:
         self.institution = institutions.get(self.params.institution)
         if self.institution.book:
             self.book = auction.new_book(max(ns, nb), pr.prices)
+        p = self.params
+        self.partners = Partners.build(p.matching, p.loyalty_beta, p.loyalty_gamma,
+                                       p.loyalty_memory, p.service, ns, nb)
 
     def stepped(self) -> None:
         """Earnings may have changed (a step ran): what is derived from them is made again."""
@@ -131,6 +138,7 @@ class Market:
         if first or self.params.redraw:
             self.equilibrium = competitive_equilibrium(self.books[BUYER].reservation,
                                                        self.books[SELLER].reservation)
+        self.partners.open_period(first, self.books[BUYER].earnings)
         if self.params.revision != "none":
             self.period_base = (self.books[SELLER].earnings.copy(),
                                 self.books[BUYER].earnings.copy())
@@ -146,6 +154,13 @@ class Market:
                                 for b, base in zip(self.books, self.period_base, strict=True)])
         pooled = np.bincount(teams, weights=gains, minlength=len(self.team_size))
         return (pooled / self.team_size)[self.books[side].team]
+
+    def partner_figures(self) -> dict[str, float]:
+        """The period's partner-choice figures (:func:`market.sim.partners.figures`; none under
+        random pairs)."""
+        if not self.partners.loyalty:
+            return {}
+        return self.partners.figures(self.books[BUYER].earnings, len(self.books[SELLER]))
 
     def best_quotes(self) -> tuple[int, int]:
         """The book's best bid and best ask levels (0: none; both 0 in bilateral bargaining):

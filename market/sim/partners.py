@@ -1,0 +1,253 @@
+"""The pairing rules of bilateral bargaining, compiled, and what a market's Buyers remember.
+
+The rules are stated in :mod:`market.sim.matching` (the registry, and its table);
+here is what runs them: :class:`Partners` (a market's rule and its Buyers'
+preferences, kept by the market's state), the compiled rounds that
+:func:`market.sim.kernel.market_step` calls (:func:`first_round`,
+:func:`next_round`, :func:`remember`, :func:`new_period`), and the period's
+figures (:func:`figures`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from market.compiled.jit import njit
+from market.game import numeric
+from market.sim import exchange
+from market.sim.matching import LOYALTY, MATCHINGS, SERVE_LOYAL_FIRST, SERVICES
+
+#: a Buyer is loyal when her order parameter ``y`` is at least this (one Seller holds
+#: almost all of her preference: with two Sellers, at least 94.7% of it)
+LOYAL_Y = 0.9
+
+
+@dataclass
+class Partners:
+    """A market's pairing rule and what its Buyers remember (empty arrays under ``random``).
+
+    ``rule``: ``(code, beta, gamma, service)`` as the compiled step takes it;
+    ``arrays``: ``(ids, weight, pending, gain, price)``: each Buyer's remembered Sellers
+    (``-1``: an empty place) and their ``J``, the Seller she dealt with this period
+    (``-1``: none) and what it earned her, and each Seller's price this period (NaN: no
+    sale); ``base``: the Buyers' earnings when the period opened.
+    """
+
+    rule: tuple[int, float, float, int]
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    base: np.ndarray
+
+    @classmethod
+    def build(cls, matching: str, beta: float, gamma: float, memory: int, service: str,
+              n_sellers: int, n_buyers: int) -> Partners:
+        """A market's partners as its parameters say, nobody remembered yet."""
+        code = MATCHINGS[matching].code
+        nb, ns, m = (n_buyers, n_sellers, memory) if code == LOYALTY else (0, 0, 1)
+        arrays = (np.full((nb, m), -1, np.int64), np.zeros((nb, m)), np.full(nb, -1, np.int64),
+                  np.zeros(nb), np.full(ns, np.nan))
+        return cls((code, float(beta), float(gamma), SERVICES[service]), arrays, np.zeros(nb))
+
+    @property
+    def loyalty(self) -> bool:
+        return self.rule[0] == LOYALTY
+
+    @property
+    def compiled(self) -> tuple[tuple, tuple]:
+        """``(rule, arrays)``: the compiled step's last two arguments."""
+        return self.rule, self.arrays
+
+    def open_period(self, first: bool, earnings: np.ndarray) -> None:
+        """A period opens: preferences take in the period that closed; prices start again."""
+        if not self.loyalty:
+            return
+        if not first:
+            new_period(self.rule, self.arrays)
+        self.base = earnings.copy()
+
+    def figures(self, earnings: np.ndarray, n_sellers: int) -> dict[str, float]:
+        """The period's partner figures (module docstring), read as it closes."""
+        return figures(self.arrays, earnings - self.base, n_sellers)
+
+
+def order_parameter(weight: np.ndarray, n_sellers: int) -> np.ndarray:
+    """Each Buyer's ``y = sum J^2 / (sum J)^2`` over her remembered Sellers (``1/n_sellers``
+    without any preference yet: she chooses among all alike)."""
+    s1 = weight.sum(axis=1)
+    s2 = np.square(weight).sum(axis=1)
+    y = np.full(len(weight), 1.0 / n_sellers)
+    some = s1 > 0
+    y[some] = s2[some] / np.square(s1[some])
+    return y
+
+
+def figures(arrays: tuple, earned: np.ndarray, n_sellers: int) -> dict[str, float]:
+    """WKH's order parameter and the loyalty, dispersion and earnings figures of a period:
+    ``earned``, each Buyer's earnings in it."""
+    _, weight, _, _, price = arrays
+    y = order_parameter(weight, n_sellers)
+    loyal = y >= LOYAL_Y
+    sold = price[~np.isnan(price)]
+    mean = float(sold.mean()) if sold.size else math.nan
+    sd = float(sold.std(ddof=1)) if sold.size > 1 else math.nan
+    return {
+        "mean_y": float(y.mean()) if y.size else math.nan,
+        "loyal_share": float(loyal.mean()) if y.size else math.nan,
+        "sellers_per_buyer": float((1.0 / y).mean()) if y.size else math.nan,
+        "seller_price_sd": sd,
+        "seller_price_cv": sd / mean if mean else math.nan,
+        "loyal_earnings": float(earned[loyal].mean()) if loyal.any() else math.nan,
+        "searching_earnings": float(earned[~loyal].mean()) if (~loyal).any() else math.nan,
+    }
+
+
+#: the period table's partner columns under ``loyalty`` (:func:`figures`' keys)
+COLUMNS = ("mean_y", "loyal_share", "sellers_per_buyer", "seller_price_sd", "seller_price_cv",
+           "loyal_earnings", "searching_earnings")
+
+
+# --- the compiled rules: :func:`market.sim.kernel.market_step` calls them ---------------------
+
+@njit(cache=True)
+def new_period(rule, arrays):  # noqa: ANN001, ANN201
+    """``J <- (1 - gamma) J + pi`` for every Buyer (the period that closed: ``pending``,
+    ``gain``), a new deal remembered in an empty place or in place of the smallest ``J``
+    below it; no Seller has sold yet."""
+    gamma = rule[2]
+    ids, weight, pending, gain, price = arrays
+    for b in range(ids.shape[0]):
+        row, w = ids[b], weight[b]
+        for m in range(w.size):
+            w[m] *= 1.0 - gamma
+        s = pending[b]
+        if s < 0:
+            continue
+        at, low = -1, np.inf
+        for m in range(row.size):
+            if row[m] == s:
+                at, low = m, -np.inf
+                break
+            if row[m] < 0 and low > -1.0:  # an empty place: taken before any remembered one
+                at, low = m, -1.0
+            elif row[m] >= 0 and low >= 0.0 and w[m] < low:
+                at, low = m, w[m]
+        if at >= 0 and row[at] == s:
+            w[at] += gain[b]
+        elif at >= 0 and (row[at] < 0 or w[at] < gain[b]):
+            row[at], w[at] = s, gain[b]
+        pending[b], gain[b] = -1, 0.0
+    for j in range(price.size):
+        price[j] = np.nan
+
+
+@njit(cache=True, inline="always")
+def _choose(ids, weight, b, beta, n_sellers, rng):  # noqa: ANN001, ANN201
+    """The Seller Buyer ``b`` visits: ``exp(beta J)`` over the Sellers she remembers, weight 1
+    for each of the others."""
+    row, w = ids[b], weight[b]
+    top, known = 0.0, 0
+    for m in range(row.size):
+        if row[m] >= 0:
+            known += 1
+            top = max(top, beta * w[m])
+    total = (n_sellers - known) * numeric.exp1(-top)
+    for m in range(row.size):
+        if row[m] >= 0:
+            total += numeric.exp1(beta * w[m] - top)
+    u = rng.random() * total
+    for m in range(row.size):
+        if row[m] >= 0:
+            u -= numeric.exp1(beta * w[m] - top)
+            if u < 0.0:
+                return row[m]
+    if known >= n_sellers:  # rounding left a crumb: the last remembered
+        for m in range(row.size - 1, -1, -1):
+            if row[m] >= 0:
+                return row[m]
+    while True:  # one of the Sellers she does not remember, uniformly
+        s = numeric.integer(rng, 0, n_sellers)
+        taken = False
+        for m in range(row.size):
+            taken |= row[m] == s
+        if not taken:
+            return s
+
+
+@njit(cache=True, inline="always")
+def _weight_of(ids, weight, b, s):  # noqa: ANN001, ANN201
+    for m in range(ids.shape[1]):
+        if ids[b, m] == s:
+            return weight[b, m]
+    return 0.0
+
+
+@njit(cache=True)
+def first_round(rule, arrays, s_traded, b_traded, rng):  # noqa: ANN001, ANN201
+    """A step's first round of pairs ``(ps, pb)`` and the step's queues for :func:`next_round`
+    ``(start, order, at)``: Seller ``s``'s visitors are ``order[start[s]:start[s + 1]]``, in
+    the order she serves them, ``at[s]`` the next. ``random``: :func:`exchange.pair`, no
+    queue."""
+    code, beta, _, service = rule
+    n_s = s_traded.size
+    if code != LOYALTY:
+        ps, pb = exchange.pair(s_traded, b_traded, rng)
+        return ps, pb, (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    ids, weight = arrays[0], arrays[1]
+    free_b = numeric.permutation(rng, np.flatnonzero(~b_traded))
+    chosen = np.empty(free_b.size, np.int64)
+    start = np.zeros(n_s + 1, np.int64)
+    for i in range(free_b.size):
+        chosen[i] = _choose(ids, weight, free_b[i], beta, n_s, rng)
+        start[chosen[i] + 1] += 1
+    for s in range(n_s):
+        start[s + 1] += start[s]
+    at = start[:-1].copy()
+    order = np.empty(free_b.size, np.int64)
+    for i in range(free_b.size):  # grouped by Seller, each group in the random visiting order
+        order[at[chosen[i]]] = free_b[i]
+        at[chosen[i]] += 1
+    if service == SERVE_LOYAL_FIRST:
+        for s in range(n_s):
+            group = order[start[s]:start[s + 1]]
+            if group.size > 1:
+                keys = np.empty(group.size)
+                for i in range(group.size):
+                    keys[i] = -_weight_of(ids, weight, group[i], s)
+                order[start[s]:start[s + 1]] = group[np.argsort(keys, kind="mergesort")]
+    queue = (start, order, start[:-1].copy())
+    ps, pb = next_round(queue, s_traded)
+    return ps, pb, queue
+
+
+@njit(cache=True)
+def next_round(queue, s_traded):  # noqa: ANN001, ANN201
+    """The next visitor of every Seller who still holds her unit and has one waiting."""
+    start, order, at = queue
+    n = 0
+    for s in range(at.size):
+        n += (not s_traded[s]) and at[s] < start[s + 1]
+    ps, pb = np.empty(n, np.int64), np.empty(n, np.int64)
+    i = 0
+    for s in range(at.size):
+        if (not s_traded[s]) and at[s] < start[s + 1]:
+            ps[i], pb[i] = s, order[at[s]]
+            at[s] += 1
+            i += 1
+    return ps, pb
+
+
+@njit(cache=True)
+def remember(rule, arrays, ps, pb, prices, gain_b, span):  # noqa: ANN001, ANN201
+    """A round's deals: each Buyer's Seller and her gain (a share of ``span``), each Seller's
+    price (nothing under ``random``)."""
+    if rule[0] != LOYALTY:
+        return
+    pending, gain, price = arrays[2], arrays[3], arrays[4]
+    j = 0
+    for i in range(ps.size):
+        if not np.isnan(prices[i]):
+            pending[pb[i]], gain[pb[i]] = ps[i], gain_b[j] / span
+            price[ps[i]] = prices[i]
+            j += 1
