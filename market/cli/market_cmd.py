@@ -211,13 +211,30 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
     return files
 
 
+#: the extensions whose parameters are recorded together when one is on: a parameter's
+#: switch, and the switch's value when off
+FAMILIES = {**dict.fromkeys(("revision", "revision_rate", "selection", "mutation", "inherit"),
+                            ("revision", "none")),
+            **dict.fromkeys(("matching", "loyalty_beta", "loyalty_gamma", "loyalty_memory",
+                             "service"), ("matching", "random"))}
+
+
+def _recorded(d: Any, p: Any) -> bool:
+    """Whether the run records parameter ``d``: every parameter of the original market; an
+    extension's where it is used (its value not the default, or its family's switch on)."""
+    if not d.extension or getattr(p, d.name) != d.default:
+        return True
+    switch, off = FAMILIES.get(d.name, (d.name, d.default))
+    return getattr(p, switch) != off
+
+
 def _parameters(args: argparse.Namespace, p: Any) -> dict[str, Any]:
     """The run's parameters as the command took them, by flag (mixes normalised, ranges as
-    pairs); the time costs only where asked for, as each side's factor, and the revision's
-    only with revision."""
+    pairs); the time costs only where asked for, as each side's factor, and an extension's
+    only where it is used (:func:`_recorded`)."""
     out: dict[str, Any] = {"steps": args.steps, "seed": args.seed}
     for d in PARAMETERS:
-        if d.flag is None or "discount" in d.name or (d.extension and p.revision == "none"):
+        if d.flag is None or "discount" in d.name or not _recorded(d, p):
             continue
         key = flag_dest(d.flag)
         out[key] = (getattr(p, d.name) if d.kind == "mix"
@@ -267,6 +284,7 @@ def _print_summary(
     from rich.table import Table
 
     from market.sim.ledger import METRICS
+    from market.sim.partners import LABELS as partner_labels
 
     console = common.console()
     head = Table(
@@ -299,6 +317,9 @@ def _print_summary(
     for m in METRICS:  # any other metric marked to be shown: one row each
         if m.show and m.key not in LAID_OUT and m.key in s:
             head.add_row(m.label or m.key, _fmt_any(s[m.key]))
+    for key, label in partner_labels.items():  # under partner choice: the last period's
+        if key in s:
+            head.add_row(f"{label} (last period)", _fmt_any(s[key]))
     head.add_row("run time", f"{seconds:.2f} s (building {build:.2f} s)")
     console.print(head)
     table = Table(title="Earnings per strategy and side (run total, under the strategy)")

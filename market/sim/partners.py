@@ -103,9 +103,18 @@ def figures(arrays: tuple, earned: np.ndarray, n_sellers: int) -> dict[str, floa
     }
 
 
-#: the period table's partner columns under ``loyalty`` (:func:`figures`' keys)
-COLUMNS = ("mean_y", "loyal_share", "sellers_per_buyer", "seller_price_sd", "seller_price_cv",
-           "loyal_earnings", "searching_earnings")
+#: the period table's partner columns under ``loyalty`` (:func:`figures`' keys), with their
+#: words where a person reads them
+LABELS = {
+    "mean_y": "Buyers' order parameter y (mean; 1: loyal)",
+    "loyal_share": f"loyal Buyers (y >= {LOYAL_Y:g})",
+    "sellers_per_buyer": "Sellers per Buyer (mean 1/y)",
+    "seller_price_sd": "price dispersion across Sellers (sd)",
+    "seller_price_cv": "price dispersion across Sellers (cv)",
+    "loyal_earnings": "a loyal Buyer's earnings in the period",
+    "searching_earnings": "a searching Buyer's earnings in the period",
+}
+COLUMNS = tuple(LABELS)
 
 
 # --- the compiled rules: :func:`market.sim.kernel.market_step` calls them ---------------------
