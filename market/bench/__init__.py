@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 #: the sections, in the order they run
-SECTIONS = ["training", "market", "bare", "revision", "batch", "institutions", "view", "negmas",
-            "rl"]
+SECTIONS = ["training", "market", "bare", "revision", "batch", "institutions", "partners", "view",
+            "negmas", "rl"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt,

@@ -96,7 +96,8 @@ base = hwm_kib()
 from market.sim.model import MarketModel
 half = {traders} // 2
 mix = {mix}
-m = MarketModel(n_buyers=half, n_sellers=half, buyer_mix=mix, seller_mix=mix, period=10, seed=0)
+m = MarketModel(n_buyers=half, n_sellers=half, buyer_mix=mix, seller_mix=mix, period=10, seed=0,
+                **{extra})
 import time
 steps = []
 for _ in range(20):
@@ -110,8 +111,12 @@ print(json.dumps({{"base_kib": base, "peak_kib": hwm_kib(), "agent_rows": len(fr
 """
 
 
-def _memory(traders: int, mix: dict[str, float] | None = None) -> dict[str, float]:
-    code = _MEMORY_CODE.format(traders=traders, mix=repr(mix or MIX))
+def memory(traders: int, mix: dict[str, float] | None = None, **extra: object
+           ) -> dict[str, float]:
+    """A fresh process's peak resident set (KiB) running 20 steps of a market of ``traders``
+    (half a side) playing ``mix`` (``extra``: more of the model's keywords), its footprint
+    after the imports alone, its agent rows and its median step (seconds)."""
+    code = _MEMORY_CODE.format(traders=traders, mix=repr(mix or MIX), extra=repr(extra))
     out = subprocess.run([sys.executable, "-c", code],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -299,7 +304,7 @@ def run(repeats: int, quick: bool) -> list[BenchRow]:
         rows += _compile_rows(max(1, min(repeats, 2)), repeats, quick, folder)
     # half a million learners would hold 189 M Q-table cells, over the market's cap: the
     # largest market is averaging traders alone
-    mems = [_memory(big, BIG_MIX) for _ in range(1 if quick else min(repeats, 2))]
+    mems = [memory(big, BIG_MIX) for _ in range(1 if quick else min(repeats, 2))]
     peak = statistics.median(m["peak_kib"] for m in mems) / 1024
     base = statistics.median(m["base_kib"] for m in mems) / 1024
     step = statistics.median(m["step_s"] for m in mems)

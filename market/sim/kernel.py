@@ -115,12 +115,12 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
         if r == 0 and j > 0:  # a new period
             exchange.hold_units(s_traded, b_traded)
         ps, pb, queue = matching.first_round(match, partners, s_traded, b_traded, rng)
-        none_i, none_f = ints(0, 0), floats(1, 0)[0]
-        steps_ps, steps_pb, steps_first, steps_level, steps_moves = (none_i, none_i, none_i,
-                                                                     none_i, none_i)
-        steps_prices, steps_gs, steps_gb = none_f, none_f, none_f
-        steps_deal = np.zeros(0, np.bool_)
-        rnd = 0
+        cap = queue[1].size  # at most a visit per Buyer a step (random pairs: one round, no copy)
+        step_i = np.empty((5, cap), np.int64)  # the step's pairs, first movers, levels, moves
+        step_f = np.empty((3, cap))  # its prices and gains
+        step_deal = np.empty(cap, np.bool_)
+        step_actions = np.empty((cap, 2 * T), np.int32)
+        at_p = at_g = 0
         while True:  # rounds: one under random pairs; a Seller's next visitor while she holds
             n = ps.size  # her unit under loyalty (market.sim.matching)
             first = exchange.openers(n, rules.open_mode, rng)
@@ -143,28 +143,27 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
             learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
                       (actions, first, n_moves, level), reward, time_left, kinds, n_groups_s,
                       st)
-            matching.remember(match, partners, ps, pb, prices, gain_b, rules.span)
-            if rnd == 0:  # the step so far: this round
-                steps_ps, steps_pb, steps_first, steps_level = ps, pb, first, level
-                steps_moves, steps_prices, steps_deal = n_moves, prices, deal
-                steps_gs, steps_gb, actions_j = gain_s, gain_b, actions
-            else:
-                steps_ps = np.concatenate((steps_ps, ps))
-                steps_pb = np.concatenate((steps_pb, pb))
-                steps_first = np.concatenate((steps_first, first))
-                steps_level = np.concatenate((steps_level, level))
-                steps_moves = np.concatenate((steps_moves, n_moves))
-                steps_prices = np.concatenate((steps_prices, prices))
-                steps_deal = np.concatenate((steps_deal, deal))
-                steps_gs = np.concatenate((steps_gs, gain_s))
-                steps_gb = np.concatenate((steps_gb, gain_b))
-                actions_j = np.concatenate((actions_j, actions))
-            ps, pb = matching.next_round(queue, s_traded)
-            rnd += 1
-            if ps.size == 0:
+            if cap == 0:
                 break
-        ps, pb, first, level, n_moves = steps_ps, steps_pb, steps_first, steps_level, steps_moves
-        prices, deal, gain_s, gain_b = steps_prices, steps_deal, steps_gs, steps_gb
+            matching.remember(match, partners, ps, pb, prices, gain_b, rules.span)
+            for i in range(n):  # element by element (a slice's copy: seconds of cold compile)
+                step_i[0, at_p + i], step_i[1, at_p + i], step_i[2, at_p + i] = ps[i], pb[i], \
+                    first[i]
+                step_i[3, at_p + i], step_i[4, at_p + i] = level[i], n_moves[i]
+                step_f[0, at_p + i], step_deal[at_p + i] = prices[i], deal[i]
+                for c in range(2 * T):
+                    step_actions[at_p + i, c] = actions[i, c]
+            for i in range(gain_s.size):
+                step_f[1, at_g + i], step_f[2, at_g + i] = gain_s[i], gain_b[i]
+            at_p, at_g = at_p + n, at_g + gain_s.size
+            ps, pb = matching.next_round(queue, s_traded)
+            if ps.size == 0:
+                ps, pb, first = step_i[0, :at_p], step_i[1, :at_p], step_i[2, :at_p]
+                level, n_moves, deal = step_i[3, :at_p], step_i[4, :at_p], step_deal[:at_p]
+                prices, gain_s, gain_b = step_f[0, :at_p], step_f[1, :at_g], step_f[2, :at_g]
+                actions = step_actions[:at_p]
+                break
+        actions_j = actions
         n = ps.size
         packed_j = packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b)
         row = rows[j]

@@ -30,14 +30,16 @@ class Partners:
     """A market's pairing rule and what its Buyers remember (empty arrays under ``random``).
 
     ``rule``: ``(code, beta, gamma, service)`` as the compiled step takes it;
-    ``arrays``: ``(ids, weight, pending, gain, price)``: each Buyer's remembered Sellers
-    (``-1``: an empty place) and their ``J``, the Seller she dealt with this period
-    (``-1``: none) and what it earned her, and each Seller's price this period (NaN: no
-    sale); ``base``: the Buyers' earnings when the period opened.
+    ``arrays``: ``(ids, weight, pending, gain, price, odds)``: each Buyer's remembered
+    Sellers (``-1``: an empty place) and their ``J``, the Seller she dealt with this period
+    (``-1``: none) and what it earned her, each Seller's price this period (NaN: no sale),
+    and each Buyer's choice weights as the period's preferences give them
+    (:func:`_odds`: made once a period, not at every visit); ``base``: the Buyers'
+    earnings when the period opened.
     """
 
     rule: tuple[int, float, float, int]
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    arrays: tuple[np.ndarray, ...]
     base: np.ndarray
 
     @classmethod
@@ -46,8 +48,10 @@ class Partners:
         """A market's partners as its parameters say, nobody remembered yet."""
         code = MATCHINGS[matching].code
         nb, ns, m = (n_buyers, n_sellers, memory) if code == LOYALTY else (0, 0, 1)
+        odds = np.zeros((nb, m + 1))
+        odds[:, m] = ns  # nobody remembered: every Seller at weight exp(0)
         arrays = (np.full((nb, m), -1, np.int64), np.zeros((nb, m)), np.full(nb, -1, np.int64),
-                  np.zeros(nb), np.full(ns, np.nan))
+                  np.zeros(nb), np.full(ns, np.nan), odds)
         return cls((code, float(beta), float(gamma), SERVICES[service]), arrays, np.zeros(nb))
 
     @property
@@ -86,7 +90,7 @@ def order_parameter(weight: np.ndarray, n_sellers: int) -> np.ndarray:
 def figures(arrays: tuple, earned: np.ndarray, n_sellers: int) -> dict[str, float]:
     """WKH's order parameter and the loyalty, dispersion and earnings figures of a period:
     ``earned``, each Buyer's earnings in it."""
-    _, weight, _, _, price = arrays
+    weight, price = arrays[1], arrays[4]
     y = order_parameter(weight, n_sellers)
     loyal = y >= LOYAL_Y
     sold = price[~np.isnan(price)]
@@ -124,14 +128,15 @@ def new_period(rule, arrays):  # noqa: ANN001, ANN201
     """``J <- (1 - gamma) J + pi`` for every Buyer (the period that closed: ``pending``,
     ``gain``), a new deal remembered in an empty place or in place of the smallest ``J``
     below it; no Seller has sold yet."""
-    gamma = rule[2]
-    ids, weight, pending, gain, price = arrays
+    beta, gamma = rule[1], rule[2]
+    ids, weight, pending, gain, price, odds = arrays
     for b in range(ids.shape[0]):
         row, w = ids[b], weight[b]
         for m in range(w.size):
             w[m] *= 1.0 - gamma
         s = pending[b]
         if s < 0:
+            _odds(row, w, odds[b], beta, price.size)
             continue
         at, low = -1, np.inf
         for m in range(row.size):
@@ -147,15 +152,16 @@ def new_period(rule, arrays):  # noqa: ANN001, ANN201
         elif at >= 0 and (row[at] < 0 or w[at] < gain[b]):
             row[at], w[at] = s, gain[b]
         pending[b], gain[b] = -1, 0.0
+        _odds(row, w, odds[b], beta, price.size)
     for j in range(price.size):
         price[j] = np.nan
 
 
 @njit(cache=True, inline="always")
-def _choose(ids, weight, b, beta, n_sellers, rng):  # noqa: ANN001, ANN201
-    """The Seller Buyer ``b`` visits: ``exp(beta J)`` over the Sellers she remembers, weight 1
-    for each of the others."""
-    row, w = ids[b], weight[b]
+def _odds(row, w, odds, beta, n_sellers):  # noqa: ANN001, ANN201
+    """A Buyer's choice weights: ``exp(beta J - top)`` for each Seller she remembers (0 for an
+    empty place), and last their sum with ``exp(-top)`` for each of the others (``top``: the
+    largest ``beta J``, or 0, so that nothing overflows)."""
     top, known = 0.0, 0
     for m in range(row.size):
         if row[m] >= 0:
@@ -163,18 +169,28 @@ def _choose(ids, weight, b, beta, n_sellers, rng):  # noqa: ANN001, ANN201
             top = max(top, beta * w[m])
     total = (n_sellers - known) * numeric.exp1(-top)
     for m in range(row.size):
-        if row[m] >= 0:
-            total += numeric.exp1(beta * w[m] - top)
-    u = rng.random() * total
+        odds[m] = numeric.exp1(beta * w[m] - top) if row[m] >= 0 else 0.0
+        total += odds[m]
+    odds[row.size] = total
+
+
+@njit(cache=True, inline="always")
+def _choose(row, odds, n_sellers, rng):  # noqa: ANN001, ANN201
+    """The Seller a Buyer visits, by her choice weights (:func:`_odds`): one she remembers, or
+    uniformly one of the others."""
+    u = rng.random() * odds[row.size]
+    last = -1
     for m in range(row.size):
         if row[m] >= 0:
-            u -= numeric.exp1(beta * w[m] - top)
+            last = m
+            u -= odds[m]
             if u < 0.0:
                 return row[m]
+    known = 0
+    for m in range(row.size):
+        known += row[m] >= 0
     if known >= n_sellers:  # rounding left a crumb: the last remembered
-        for m in range(row.size - 1, -1, -1):
-            if row[m] >= 0:
-                return row[m]
+        return row[last]
     while True:  # one of the Sellers she does not remember, uniformly
         s = numeric.integer(rng, 0, n_sellers)
         taken = False
@@ -195,20 +211,22 @@ def _weight_of(ids, weight, b, s):  # noqa: ANN001, ANN201
 @njit(cache=True)
 def first_round(rule, arrays, s_traded, b_traded, rng):  # noqa: ANN001, ANN201
     """A step's first round of pairs ``(ps, pb)`` and the step's queues for :func:`next_round`
-    ``(start, order, at)``: Seller ``s``'s visitors are ``order[start[s]:start[s + 1]]``, in
-    the order she serves them, ``at[s]`` the next. ``random``: :func:`exchange.pair`, no
-    queue."""
-    code, beta, _, service = rule
+    ``(start, order, at, live, n_live)``: Seller ``s``'s visitors are
+    ``order[start[s]:start[s + 1]]``, in the order she serves them, ``at[s]`` the next;
+    ``live[:n_live[0]]`` the Sellers who may still have one. ``random``:
+    :func:`exchange.pair`, no queue."""
+    code, service = rule[0], rule[3]
     n_s = s_traded.size
     if code != LOYALTY:
         ps, pb = exchange.pair(s_traded, b_traded, rng)
-        return ps, pb, (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    ids, weight = arrays[0], arrays[1]
+        none = np.zeros(0, np.int64)
+        return ps, pb, (np.zeros(1, np.int64), none, none, none, np.zeros(1, np.int64))
+    ids, weight, odds = arrays[0], arrays[1], arrays[5]
     free_b = numeric.permutation(rng, np.flatnonzero(~b_traded))
     chosen = np.empty(free_b.size, np.int64)
     start = np.zeros(n_s + 1, np.int64)
     for i in range(free_b.size):
-        chosen[i] = _choose(ids, weight, free_b[i], beta, n_s, rng)
+        chosen[i] = _choose(ids[free_b[i]], odds[free_b[i]], n_s, rng)
         start[chosen[i] + 1] += 1
     for s in range(n_s):
         start[s + 1] += start[s]
@@ -225,25 +243,29 @@ def first_round(rule, arrays, s_traded, b_traded, rng):  # noqa: ANN001, ANN201
                 for i in range(group.size):
                     keys[i] = -_weight_of(ids, weight, group[i], s)
                 order[start[s]:start[s + 1]] = group[np.argsort(keys, kind="mergesort")]
-    queue = (start, order, start[:-1].copy())
+    live = np.flatnonzero(start[1:] > start[:-1])  # the Sellers someone visits
+    queue = (start, order, start[:-1].copy(), live, np.full(1, live.size, np.int64))
     ps, pb = next_round(queue, s_traded)
     return ps, pb, queue
 
 
 @njit(cache=True)
 def next_round(queue, s_traded):  # noqa: ANN001, ANN201
-    """The next visitor of every Seller who still holds her unit and has one waiting."""
-    start, order, at = queue
-    n = 0
-    for s in range(at.size):
-        n += (not s_traded[s]) and at[s] < start[s + 1]
-    ps, pb = np.empty(n, np.int64), np.empty(n, np.int64)
-    i = 0
-    for s in range(at.size):
-        if (not s_traded[s]) and at[s] < start[s + 1]:
-            ps[i], pb[i] = s, order[at[s]]
-            at[s] += 1
-            i += 1
+    """The next visitor of every Seller who still holds her unit and has one waiting (the
+    queue's ``live`` Sellers, the first ``n_live`` of them, kept to those)."""
+    start, order, at, live, n_live = queue
+    kept = 0
+    for i in range(n_live[0]):
+        s = live[i]
+        if not s_traded[s] and at[s] < start[s + 1]:
+            live[kept] = s
+            kept += 1
+    n_live[0] = kept
+    ps, pb = np.empty(kept, np.int64), np.empty(kept, np.int64)
+    for i in range(kept):
+        s = live[i]
+        ps[i], pb[i] = s, order[at[s]]
+        at[s] += 1
     return ps, pb
 
 

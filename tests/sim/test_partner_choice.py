@@ -82,12 +82,15 @@ def test_the_mean_field_fixed_points_solve_wkh_s_equation():
 
 def test_preferences_decay_take_in_the_period_s_deal_and_forget_the_smallest():
     p = Partners.build("loyalty", 1.0, 0.5, 2, "random", n_sellers=5, n_buyers=1)
-    ids, weight, pending, gain, price = p.arrays
+    ids, weight, pending, gain, price, odds = p.arrays
     ids[0], weight[0] = (3, 1), (2.0, 0.5)
     pending[0], gain[0], price[:] = 4, 0.8, 10.0
     partners.new_period(p.rule, p.arrays)  # J <- (1 - 0.5) J + pi; Seller 4 replaces Seller 1
     assert ids[0].tolist() == [3, 4] and weight[0].tolist() == [1.0, 0.8]
     assert pending[0] == -1 and np.isnan(price).all()
+    # the period's choice weights: exp(beta J - top), and their sum with the 3 others' exp(-top)
+    assert odds[0].tolist() == pytest.approx([1.0, math.exp(-0.2),
+                                              1.0 + math.exp(-0.2) + 3 * math.exp(-1.0)])
     pending[0], gain[0] = 3, 0.25
     partners.new_period(p.rule, p.arrays)
     assert weight[0].tolist() == [0.75, 0.4]
