@@ -33,6 +33,7 @@ SECTIONS: dict[str, str] = {
     "clock": "clock",
     "mixes": "mixes",
     "institutions": "institutions",
+    "loyalty": "loyalty",
     "survival": "survival",
     "pressure": "pressure",
     "legacy": "legacy",

@@ -71,6 +71,17 @@ class Partners:
             new_period(self.rule, self.arrays)
         self.base = earnings.copy()
 
+    def prefer(self, buyers: np.ndarray, seller: int, j: float) -> None:
+        """Give ``buyers`` the preference ``j`` for ``seller`` now (an experiment's start: Buyers
+        already loyal), their choice weights made again."""
+        ids, weight = self.arrays[0], self.arrays[1]
+        for b in np.atleast_1d(buyers):
+            row = ids[b]
+            at = np.flatnonzero(row == seller)
+            m = int(at[0]) if at.size else int(np.flatnonzero(row < 0)[0])
+            row[m], weight[b, m] = seller, j
+        refresh(self.rule, self.arrays)
+
     def figures(self, earnings: np.ndarray, n_sellers: int) -> dict[str, float]:
         """The period's partner figures (module docstring), read as it closes."""
         return figures(self.arrays, earnings - self.base, n_sellers)
@@ -155,6 +166,14 @@ def new_period(rule, arrays):  # noqa: ANN001, ANN201
         _odds(row, w, odds[b], beta, price.size)
     for j in range(price.size):
         price[j] = np.nan
+
+
+@njit(cache=True)
+def refresh(rule, arrays):  # noqa: ANN001, ANN201
+    """Every Buyer's choice weights made again from her preferences (:func:`_odds`)."""
+    ids, weight, price, odds = arrays[0], arrays[1], arrays[4], arrays[5]
+    for b in range(ids.shape[0]):
+        _odds(ids[b], weight[b], odds[b], rule[1], price.size)
 
 
 @njit(cache=True, inline="always")
