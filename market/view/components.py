@@ -34,6 +34,7 @@ from market.game.rules import SIDE_NAMES
 from market.sim.model import MarketModel
 from market.view import figures as vf
 from market.view import pair_figures as pf
+from market.view import partner_figures
 from market.view.chart import Chart
 from market.view.controls import MarketSidebar, RunBar
 from market.view.settings import default_settings, model_kwargs
@@ -114,6 +115,9 @@ def summary_items(model: MarketModel) -> list[str]:
         *([f"strategy revision: {p.revision}, rate {p.revision_rate:.2f}, selection "
            f"{p.selection:.2f}, mutation {p.mutation:.2f}, adopted learners {p.inherit}"]
           if p.revision != "none" else []),
+        *([f"partner choice: {p.matching}, beta {p.loyalty_beta:.2f}, gamma "
+           f"{p.loyalty_gamma:.2f}, memory {p.loyalty_memory}, service {p.service}"]
+          if model.market.partners.loyalty else []),
     ]
 
 
@@ -155,6 +159,22 @@ def BookPanel(model: MarketModel, tick: int = 0) -> None:
     the trade prices."""
     Chart(vf.book_chart(getattr(model, "period_book", []), model.market.grid,
                         model.market.institution.chart, model.period))
+
+
+@solara.component
+def NetworkPanel(model: MarketModel, tick: int = 0) -> None:
+    """Under partner choice: who prefers whom
+    (:func:`market.view.partner_figures.network_chart`)."""
+    arrays = model.market.partners.arrays
+    Chart(partner_figures.network_chart(arrays[0], arrays[1], len(model.sellers), model.period))
+
+
+@solara.component
+def LoyaltyPanel(model: MarketModel, tick: int = 0) -> None:
+    """Under partner choice: the Buyers' order parameter
+    (:func:`market.view.partner_figures.y_chart`)."""
+    Chart(partner_figures.y_chart(model.market.partners.arrays[1], len(model.sellers),
+                                  model.period))
 
 
 @solara.component
@@ -269,7 +289,8 @@ def MarketMain(
     render_interval: solara.Reactive[int],
 ) -> None:
     """The run bar, the summary, then the six panels in a two-column grid (and the book on a
-    double auction or call market, the strategy shares when traders revise).
+    double auction or call market, the strategy shares when traders revise, the loyalty
+    network and the Buyers' order parameter under partner choice).
 
     The controller bumps Mesa's ``update_counter`` after each step (or render
     interval). Only this component reads it and hands the count down as
@@ -284,7 +305,8 @@ def MarketMain(
             SummaryPanel(m, tick)
         with solara.GridFixed(columns=2, column_gap="10px", row_gap="10px"):
             extra = ([BookPanel] if m.market.book is not None else []) + (
-                [SharesPanel] if m.params.revision != "none" else [])
+                [SharesPanel] if m.params.revision != "none" else []) + (
+                [NetworkPanel, LoyaltyPanel] if m.market.partners.loyalty else [])
             for panel in [*PANELS, *extra]:
                 with solara.Card(margin=0, style={"overflow-x": "auto"}):
                     panel(m, tick)

@@ -34,6 +34,8 @@ from market.view.settings import (
     DISCOUNTS,
     FIRST_MOVERS,
     INSTITUTIONS,
+    MATCHING_CHOICES,
+    MATCHING_SLIDERS,
     NUMBERS,
     PRESSURE_SLIDERS,
     REVISION_CHOICES,
@@ -224,6 +226,26 @@ def RevisionCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]
 
 
 @solara.component
+def PartnersCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
+    """Partner choice in bilateral bargaining: the rule, beta, gamma and the service order."""
+    with solara.Card("Partner choice", margin=0):
+        solara.ToggleButtonsSingle(value=settings["matching"],
+                                   values=list(MATCHING_CHOICES["matching"]),
+                                   on_value=lambda v: set_value("matching", v), dense=True)
+        if settings["matching"] == "random":
+            solara.Text("Random pairs every step.", style={"font-size": "13px"})
+            return
+        for key, spec in MATCHING_SLIDERS.items():
+            solara.SliderFloat(f"{spec.label}: {settings[key]:.2f}", value=settings[key],
+                               min=spec.lo, max=spec.hi, step=spec.step,
+                               on_value=lambda v, key=key: set_value(key, float(v)))
+        solara.Text("A Seller serves her visitors in", style={"font-size": "13px"})
+        solara.ToggleButtonsSingle(value=settings["service"],
+                                   values=list(MATCHING_CHOICES["service"]),
+                                   on_value=lambda v: set_value("service", v), dense=True)
+
+
+@solara.component
 def MixCard(side: str, weights: dict[str, int], set_weight: Callable[[str, int], None]) -> None:
     """Every registered strategy with its weight and normalised share on one side."""
     shares = shares_text(weights)
@@ -262,6 +284,7 @@ def MarketSidebar(
     with solara.Column(gap="12px"):
         MarketCard(current, set_value)
         RevisionCard(current, set_value)
+        PartnersCard(current, set_value)
         for side in SIDE_NAMES:
             MixCard(side, current[f"{side}_weights"], weight_setter(side))
 

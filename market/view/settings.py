@@ -67,6 +67,15 @@ REVISION_SLIDERS: dict[str, Number] = {
     for name in ("revision_rate", "selection", "mutation")
     if (c := BY_NAME[name].control) is not None
 }
+#: partner choice in bilateral bargaining (:mod:`market.sim.matching`): the rule and the
+#: service order are choices, beta and gamma sliders over the declared controls' ranges
+MATCHING_CHOICES: dict[str, tuple[str, ...]] = {
+    "matching": BY_NAME["matching"].choices, "service": BY_NAME["service"].choices}
+MATCHING_SLIDERS: dict[str, Number] = {
+    name: Number(c.label, c.lo, c.hi, 0.01)  # type: ignore[arg-type]
+    for name in ("loyalty_beta", "loyalty_gamma")
+    if (c := BY_NAME[name].control) is not None
+}
 #: a strategy's weight in its side's mix
 WEIGHT = Number("weight", 0, 100, 5)
 SEED_MAX = 2**32 - 1
@@ -94,6 +103,7 @@ DEFAULTS: dict[str, Any] = {
     "selection": 1.0,
     "mutation": 0.0,
     "inherit": "fresh",
+    **{name: BY_NAME[name].default for name in (*MATCHING_CHOICES, *MATCHING_SLIDERS)},
     "seed": 42,
 }
 
@@ -163,6 +173,9 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
     if settings.get("revision", "none") != "none":  # likewise without revision
         for key in (*REVISION_CHOICES, *REVISION_SLIDERS):
             kwargs[key] = settings[key]
+    if settings.get("matching", "random") != "random":  # likewise without partner choice
+        for key in (*MATCHING_CHOICES, *MATCHING_SLIDERS):
+            kwargs[key] = settings[key]
     check({k: v for k, v in kwargs.items() if k != "seed"})
     return kwargs
 
@@ -178,6 +191,8 @@ __all__ = [
     "DISCOUNTS",
     "FIRST_MOVERS",
     "INSTITUTIONS",
+    "MATCHING_CHOICES",
+    "MATCHING_SLIDERS",
     "NUMBERS",
     "PRESSURE_SLIDERS",
     "REVISION_CHOICES",

@@ -220,3 +220,34 @@ def test_the_shares_chart_stacks_each_side_s_strategies():
     fresh = ViewMarket(**model_kwargs(default_settings()))
     none = vf.shares_chart(fresh.datacollector.get_model_vars_dataframe())
     assert "no strategy revision" in str(none)
+
+
+def test_partner_choice_is_set_in_the_sidebar_and_its_network_and_y_are_drawn(render):
+    page = render(MarketPage)
+    page.toggle("random", "loyalty")
+    page.slider("Choice intensity beta", 5.0)
+    page.toggle("random", "loyal-first")  # the service order, shown once loyalty is on
+    page.click("Reset")
+    assert ("partner choice: loyalty, beta 5.00, gamma 0.10, memory 16, service loyal-first"
+            in _summary(page))
+    for _ in range(12):
+        page.click("Step")
+    charts = [str(c) for c in page.charts()]
+    assert len(charts) == 8
+    assert "who prefers whom" in charts[-2] and "Buyers' y" in charts[-1]
+
+
+def test_the_loyalty_network_draws_each_remembered_seller_and_is_summarised_when_large():
+    from market.view import partner_figures
+
+    ids = np.array([[0, -1], [1, 0], [1, -1]])
+    weight = np.array([[2.0, 0.0], [1.0, 0.5], [3.0, 0.0]])
+    spec = partner_figures.network_chart(ids, weight, 2, 0)
+    edges = spec["layer"][0]["data"]["values"]
+    assert sorted((e["buyer"], e["seller"], e["J"]) for e in edges) == [
+        (1, 1, 2.0), (2, 1, 0.5), (2, 2, 1.0), (3, 2, 3.0)]
+    big = partner_figures.network_chart(np.repeat(ids, 200, 0), np.repeat(weight, 200, 0), 2, 0)
+    bars = {r["customers"]: r["sellers"] for r in big["data"]["values"]}
+    assert bars[200] == 1 and bars[400] == 1  # Seller 1 is 200 Buyers' favourite, Seller 2 400's
+    ys = partner_figures.y_chart(weight, 2, 0)["data"]["values"]
+    assert sum(r["buyers"] for r in ys) == 3
