@@ -441,14 +441,26 @@ def _check_memory(p: Params, say: Namer, steps: int | None) -> None:
     check_memory(memory_estimate(p, steps), what, advice)
 
 
+#: a remembered Seller: her id, the Buyer's preference and its choice weight (8 bytes each)
+PREFERENCE_BYTES = 24
+#: a Buyer's place in a step's queues and the step's buffers of her visit (ids, levels,
+#: prices, gains, the negotiation's actions are in :func:`negotiation_bytes`)
+QUEUE_BYTES = 96
+
+
 def memory_estimate(p: Params, steps: int | None = None) -> float:
     """Bytes a market of ``p`` holds: traders, Q-tables (:data:`TABLE_CELL_BYTES`), one
-    step's negotiations for every pair at once and, with ``steps``, the model's and agents'
-    records of that many steps."""
+    step's negotiations for every pair at once, the Buyers' preferences under partner choice
+    (:data:`PREFERENCE_BYTES` per remembered Seller, and a step's queue) and, with ``steps``,
+    the model's and agents' records of that many steps."""
     traders = p.n_buyers + p.n_sellers
     pairs = min(p.n_buyers, p.n_sellers)
     tables = TABLE_CELL_BYTES * sum(cells * (2 if twice else 1) for cells, twice in _tables(p))
     total = traders * TRADER_BYTES + tables + negotiation_bytes(p.protocol, pairs)
+    if p.matching != "random":  # a visit per Buyer a step: as many negotiations as Buyers
+        total += p.n_buyers * ((p.loyalty_memory + 1) * PREFERENCE_BYTES + QUEUE_BYTES)
+        total += negotiation_bytes(p.protocol, p.n_buyers) - negotiation_bytes(p.protocol,
+                                                                               pairs)
     if steps:
         collections = {"step": steps, "period": steps // p.period + 1, "none": 0}[p.agent_data]
         total += collections * traders * AGENT_RECORD_BYTES
