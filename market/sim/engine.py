@@ -53,6 +53,7 @@ from market.processes import compiled_code
 from market.sim import auction, exchange, institutions, ledger
 from market.sim.kernel import Rules
 from market.sim.partners import Partners
+from market.sim.periods import Periods
 from market.sim.state import Market
 from strategies import compiled
 from strategies.base import KernelState, Strategy
@@ -371,18 +372,14 @@ class Steps:
     error: Exception | None
     own_earnings: bool = True
 
-    def parts(self, r: int, K: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The steps made, a period's part at a time (``r``: the first step's place in a
-        period of ``K`` steps): each part's rows, and where its steps' deal levels begin (and
+    def parts(self, periods: Periods) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The steps made, a period's part at a time (``periods``: where the first stands in
+        the market's schedule): each part's rows, and where its steps' deal levels begin (and
         the last ends) in :attr:`levels`."""
-        if self.done == len(self.rows) and self.done <= K - r:  # a step(), a period: whole
+        if self.done == len(self.rows) and self.done <= periods.left:  # a step(), a period
             return [(self.rows, self.offsets)]
-        out, j = [], 0
-        while j < self.done:
-            n = min(self.done - j, K - r)
-            out.append((self.rows[j:j + n], self.offsets[j:j + n + 1]))
-            j, r = j + n, 0
-        return out
+        return [(self.rows[a:a + n], self.offsets[a:a + n + 1])
+                for a, n in periods.parts(self.done)]
 
     def last_record(self) -> tuple[int, tuple | None, np.ndarray | None, tuple | None]:
         """The last step made, as the model records it: its pairs, its

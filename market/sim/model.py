@@ -1,14 +1,16 @@
 """The marketplace: a Mesa model in which Sellers and Buyers pair up and bargain every step.
 
 Each step, the traders who have not yet traded their unit this period are
-paired at random (the longer side's extra traders wait), every pair runs the
+paired at random (the longer side's extra traders wait; or each Buyer visits a Seller she
+chooses, :mod:`~market.sim.matching`), every pair runs the
 alternating-offers protocol with the two traders' strategies, deals settle,
 learners learn, and the DataCollector records the step. A trading period
 lasts ``period`` steps (Gode and Sunder's markets: one unit per trader per
 period); then everybody is back, with values and costs kept or redrawn, and
 traders may revise their strategies.
 
-The model owns that schedule and delegates the rest, one concept per module:
+The model owns that schedule (:class:`~market.sim.periods.Periods` says where it stands,
+the model does what it says) and delegates the rest, one concept per module:
 the parameters (:mod:`~market.sim.params`), the market's state
 (:class:`~market.sim.state.Market`: both sides' arrays and strategies), the
 engine that steps it (:mod:`~market.sim.engine`), the books
@@ -39,6 +41,7 @@ from market.sim.agents import TraderArrays, make_agents
 from market.sim.collector import MarketCollector
 from market.sim.ledger import Ledger
 from market.sim.partners import COLUMNS as partner_columns
+from market.sim.periods import Periods
 from market.sim.state import Market
 from market.sim.traces import LastStep
 
@@ -60,7 +63,8 @@ class MarketModel(mesa.Model):
         self.seller_agents, self.buyer_agents = make_agents(self, self.market.uid)
         self.engine = engine_for(self.market, engine)
         self.ledger = Ledger()
-        self.period = self.step_in_period = 0  # step_in_period: steps done in the period
+        #: the schedule: trading periods of ``period`` steps (:mod:`~market.sim.periods`)
+        self.periods = Periods(p.period)
         self.last_step = LastStep(self.market, (self.seller_agents, self.buyer_agents))
         self._open_period(0)
         self.agents_due = p.agent_data == "step"  # the collector records them at each step
@@ -77,7 +81,7 @@ class MarketModel(mesa.Model):
             if engine.in_one_call(self.engine, self.market):
                 self._steps(1, first=self.steps)  # the step Mesa's step() counted
                 return
-            done = self.engine.step(self.market, self.step_in_period, self.rng,
+            done = self.engine.step(self.market, self.periods.done, self.rng,
                                     self.ledger.equilibrium.price_mid)
             self.market.stepped()
             self.last_step = self.last_step.after(done.last)
@@ -102,7 +106,7 @@ class MarketModel(mesa.Model):
                 steps -= 1
                 continue
             with compiled_code():  # the call's steps recorded whole (as step())
-                steps -= self._steps(engine.call_steps(self.market, self.step_in_period, steps),
+                steps -= self._steps(engine.call_steps(self.market, self.periods.done, steps),
                                      first=self.steps + 1)
 
     def _steps(self, k: int, first: int) -> int:
@@ -110,20 +114,18 @@ class MarketModel(mesa.Model):
         and entered into the books a period's part at a time (the collector makes their rows
         when read); a period that ends among them closed (opened again if the call ran on into
         the next). Mesa's counter ends at the last step made."""
-        made = self.engine.steps(self.market, self.step_in_period, k, self.rng,
+        made = self.engine.steps(self.market, self.periods.done, k, self.rng,
                                  self.ledger.equilibrium.price_mid)
         self.market.stepped()
-        K = self.params.period
-        for rows, offsets in made.parts(self.step_in_period, K):
-            if self.step_in_period == K:  # the call ran on into the next period
+        for rows, offsets in made.parts(self.periods):
+            if self.periods.ended:  # the call ran on into the next period
                 self._open_period(self.period + 1, opened=True)
             self.datacollector.collect_steps(self, first, rows, made.levels, offsets,
                                              made.names)
             self.ledger.enter_rows(rows)
             first += len(rows)
             self.steps = first - 1  # Mesa's counter: the steps made so far
-            self.step_in_period += len(rows)
-            if self.step_in_period == K:
+            if self.periods.advance(len(rows)):
                 self.datacollector.close_period(self)
         self.steps = first - 1  # also when none was made (an illegal action at the first)
         self._stop_at_max_steps()
@@ -134,14 +136,14 @@ class MarketModel(mesa.Model):
 
     def _open_when_due(self) -> None:
         """At a period's end, before the next step: revise (if the market does), open."""
-        if self.step_in_period == self.params.period:
+        if self.periods.ended:
             if self.params.revision != "none":
                 self.revise_strategies()
             self._open_period(self.period + 1)
 
     def _open_period(self, period: int, opened: bool = False) -> None:
         """A period opens: everybody holds a unit again (``opened``: a compiled call did)."""
-        self.period, self.step_in_period = period, 0
+        self.periods.open(period)
         if not opened:
             self.market.open_period(period == 0, self.rng)
         self.ledger.open_period(self.market.equilibrium)
@@ -155,8 +157,7 @@ class MarketModel(mesa.Model):
         if sums is not None:
             trades = self.ledger.enter(sums)
             self.datacollector.add_prices(self.steps, self.period, levels, self.market.grid)
-        self.step_in_period += 1
-        if self.step_in_period == self.params.period:
+        if self.periods.advance():
             self.datacollector.close_period(self)
         self.datacollector.collect(self, trades, pairs, earnings)
         self._stop_at_max_steps()
@@ -184,6 +185,16 @@ class MarketModel(mesa.Model):
                                    like, self.params, self.rng,
                                    compiled_only=self.engine.name == "compiled"):
             self.engine.rebind(m)
+
+    @property
+    def period(self) -> int:
+        """The trading period the market is in (from 0)."""
+        return self.periods.period
+
+    @property
+    def step_in_period(self) -> int:
+        """Steps made in the current period (``period`` of them: it has ended)."""
+        return self.periods.done
 
     @property
     def sellers(self) -> TraderArrays:
