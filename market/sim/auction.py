@@ -2,9 +2,11 @@
 
 A template, compiled with the strategies' decisions by :mod:`strategies.compiled`
 beside the market's bilateral step (:mod:`market.sim.kernel`); the engine
-(:mod:`market.sim.engine`) calls :func:`cda_step` or :func:`call_step` once per
-market step. Every trader decides through the very rule it plays in
-bilateral bargaining: its :class:`~market.game.rules.Turn` is filled from the
+(:mod:`market.sim.engine`) calls :func:`cda_step` or :func:`call_step` for ``k`` steps
+at a time, as it calls bilateral bargaining's :func:`market.sim.kernel.market_step`: the
+same arguments (the book last) and the same rows back; each step is a round,
+:func:`cda_round` or :func:`call_round`. Every trader decides through the very rule it
+plays in bilateral bargaining: its :class:`~market.game.rules.Turn` is filled from the
 book instead of from one opponent (``docs/pages/protocol.md``, "Institutions"):
 
 | Turn | continuous double auction ``cda`` | call market ``call`` |
@@ -39,7 +41,7 @@ import numpy as np
 from market.compiled import jit
 from market.compiled.jit import njit
 from market.game import numeric
-from market.game.buffers import ints
+from market.game.buffers import floats, ints
 from market.game.dispatch import decide, respond, responds, tabled  # bound when generated
 from market.game.moves import legal_block
 from market.game.rules import BUYER, SELLER
@@ -47,14 +49,18 @@ from market.sim import exchange
 from market.sim.kernel import (  # bound when generated
     learn_all,
     named,
+    new_rows,
     no_sums,
     packed,
+    record_step,
     settled_sums,
 )
 
 #: the book's arrays, in the order :func:`cda_step` takes them (:func:`new_book` makes them)
 BOOK_FIELDS = ("quote", "nxt", "prv", "head", "tail", "seen", "left")
 NONE = -1
+#: the book institutions' codes in :func:`_steps`
+CDA, CALL = 0, 1
 
 
 def new_book(n: int, prices: int) -> tuple[np.ndarray, ...]:
@@ -68,12 +74,16 @@ def new_book(n: int, prices: int) -> tuple[np.ndarray, ...]:
             np.zeros(2, np.int64))
 
 
+@njit(cache=True)
 def clear_book(book: tuple) -> None:
-    """Empty the book (a new trading period)."""
-    for a in book:
-        a[:] = 0
-    for a in book[1:5]:
-        a[:] = NONE
+    """Empty the book (a new trading period): the model as a period opens, a compiled call
+    that runs on into the next period."""
+    quote, nxt, prv, head, tail, seen, left = book
+    for two in (quote, seen):
+        two[:, :] = 0
+    for two in (nxt, prv, head, tail):
+        two[:, :] = NONE
+    left[:] = 0
 
 
 @njit(cache=True, inline="always")
@@ -201,8 +211,60 @@ def _side_of(a: int, free_s: np.ndarray, free_b: np.ndarray) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def cda_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
-             draws):
+def cda_step(k, rules, clock, centre, sellers, buyers, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+             draws, book):
+    """``k`` steps of the continuous double auction (each: :func:`cda_round`): what
+    :func:`market.sim.kernel.market_step` takes and returns, the book last."""
+    return _steps(k, rules, clock, centre, sellers, buyers, pooled, kinds, n_groups_s, st,
+                  draws, (CDA, book))
+
+
+@njit(cache=True)
+def call_step(k, rules, clock, centre, sellers, buyers, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+              draws, book):
+    """``k`` calls of the call market (each: :func:`call_round`): what
+    :func:`market.sim.kernel.market_step` takes and returns, the book last."""
+    return _steps(k, rules, clock, centre, sellers, buyers, pooled, kinds, n_groups_s, st,
+                  draws, (CALL, book))
+
+
+@njit(cache=True)
+def _steps(k, rules, clock, centre, sellers, buyers, pooled, kinds, n_groups_s, st, draws,  # noqa: ANN001, ANN201
+           how):
+    """``k`` steps of the book institution ``how`` ``(which, book)``, each a round of it, from
+    step ``r0`` of a period of ``K`` (``clock``: ``(r0, K, with_clock)``), on into the next
+    periods (each opening with every trader holding its unit and the book empty), with a row
+    of each (:func:`~market.sim.kernel.record_step`)."""
+    which, book = how
+    r0, K = clock[0], clock[1]
+    s_strategy, s_earn, s_traded = sellers[1], sellers[5], sellers[7]
+    b_strategy, b_earn, b_traded = buyers[1], buyers[5], buyers[7]
+    n_s = n_groups_s
+    rows, levels, offsets = new_rows(k, r0, K, kinds.size, s_strategy.size, b_strategy.size)
+    packed_j, actions_j = floats(8, 0), np.full((0, 2), -1, np.int32)
+    for j in range(k):
+        r = (r0 + j) % K
+        if r == 0 and j > 0:  # a new period
+            exchange.hold_units(s_traded, b_traded)
+            clear_book(book)
+        if which == CDA:
+            packed_j, actions_j, bad, bad_g, sums = cda_round(
+                rules, (r, K), centre, sellers, buyers, book, pooled, kinds, n_groups_s, st,
+                draws)
+        else:
+            packed_j, actions_j, bad, bad_g, sums = call_round(
+                rules, (r, K), centre, sellers, buyers, book, pooled, kinds, n_groups_s, st,
+                draws)
+        if bad >= 0:
+            return j, rows, levels, offsets, packed_j, actions_j, bad, bad_g
+        record_step(rows, j, sums, packed_j, levels, offsets,
+                    ((s_strategy, s_earn, n_s), (b_strategy, b_earn, kinds.size - n_s)))
+    return k, rows, levels, offsets, packed_j, actions_j, -1, -1
+
+
+@njit(cache=True)
+def cda_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+              draws):
     """One activation round of the continuous double auction, on the model's arrays.
 
     ``clock``: ``(r, K)``, the step in the period and the period's steps; ``centre``: the
@@ -218,7 +280,8 @@ def cda_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_group
     and learners learn from each trade they made as from a negotiation of two moves.
     ``pooled``: members per team under a common wallet (else empty).
 
-    Returns what :func:`market.sim.kernel.market_step` returns.
+    Returns the round's packed results (:func:`~market.sim.kernel.packed`), its actions,
+    the illegal action's move and population (-1: none) and its ledger sums.
     """
     rng = jit.generator(draws)
     sellers, buyers, book, pooled, kinds, st = jit.borrowed(
@@ -277,8 +340,8 @@ def cda_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_group
 
 
 @njit(cache=True)
-def call_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
-              draws):
+def call_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+               draws):
     """One call of the call market (a clearing house), on the model's arrays.
 
     Every trader still holding its unit submits one quote (or none), asked
@@ -290,7 +353,7 @@ def call_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_grou
     levels that clear exactly ``q`` units, from ``max(ask q, bid q+1)`` to
     ``min(bid q, ask q+1)``. The ``i``-th bidder trades with the ``i``-th
     asker. The best bid and ask left unmatched are what the next call shows
-    (``offer``). Returns what :func:`market.sim.kernel.market_step` returns.
+    (``offer``). Returns what :func:`cda_round` returns.
     """
     rng = jit.generator(draws)
     sellers, buyers, book, pooled, kinds, st = jit.borrowed(

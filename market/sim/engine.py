@@ -50,9 +50,8 @@ from market.game.protocol import Side
 from market.game.record import BatchRecord
 from market.game.rules import BUYER, SELLER
 from market.processes import compiled_code
-from market.sim import auction, exchange, institutions, ledger
+from market.sim import exchange, institutions, ledger
 from market.sim.kernel import Rules
-from market.sim.partners import Partners
 from market.sim.periods import Periods
 from market.sim.state import Market
 from strategies import compiled
@@ -137,16 +136,11 @@ def _tiny_step(module: types.ModuleType, institution: str) -> None:
     rules = Rules(2, 1, OPEN_RANDOM, 0.0, 1.0, 1.0, Pressure()).plain()
     kinds = np.zeros(2, np.int64)
     rng = np.random.default_rng(0)  # alive while its handle is used
-    draws = jit.rng_handle(rng)  # typed as CompiledEngine.step passes it
+    draws = jit.rng_handle(rng)  # typed as CompiledEngine.steps passes it
     how = institutions.get(institution)
-    entry = getattr(module, how.entry)
-    if how.bilateral:
-        partners = Partners.build("loyalty", 1.0, 0.1, 1, "loyal-first", n, n)
-        entry(1, rules, (0, 1, False), 0.5, side(), side(), np.zeros(0, np.int64), kinds, 1,
-              store.arrays, draws, partners.compiled)
-    else:
-        entry(rules, (0, 1), 0.5, side(), side(), auction.new_book(n, 2),
-              np.zeros(0, np.int64), kinds, 1, store.arrays, draws)
+    getattr(module, how.entry)(1, rules, (0, 1, False), 0.5, side(), side(),
+                               np.zeros(0, np.int64), kinds, 1, store.arrays, draws,
+                               how.smoke(n, 2))
 
 
 @dataclass
@@ -237,7 +231,7 @@ class CompiledEngine:
     def __init__(self, m: Market) -> None:
         self._market = m
         p = m.params  # what never changes in a market (:func:`in_one_call`)
-        self.in_calls = m.book is None and p.teams is None and p.agent_data != "step"
+        self.in_calls = p.teams is None and p.agent_data != "step"
         self._strategies: tuple[Strategy, ...] = ()
         self._draws = jit.Handles()  # the generator as the compiled step takes it
         self.rebind(m)
@@ -268,47 +262,30 @@ class CompiledEngine:
         self.__init__(state["market"])  # type: ignore[misc]
 
     def step(self, m: Market, r: int, rng: np.random.Generator, centre: float = math.nan
-             ) -> StepResult | Steps:
-        """Step ``r`` of the period (from 0): the institution's step, one compiled call (the
-        ledger's sums about ``centre``, the period's competitive price, computed in it);
-        bilateral bargaining's as one of :meth:`steps`, its negotiations made when read."""
-        if m.book is None:
-            made = self.steps(m, r, 1, rng, centre)
-            if made.error is not None:
-                raise made.error
-            return made
-        S, B = m.books
-        (s_lo, b_lo), (s_hi, b_hi) = m.levels
-        sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
-        try:
-            with compiled_code():
-                packed, actions, bad, bad_g, sums = self._entry(
-                    m.plain_rules, (r, m.params.period), centre, *sides, m.book, m.pooled,
-                    self.kinds, self.n_groups_s, self.store.arrays, self._draws(rng))
-        except Exception as exc:
-            raise compiled_game.rule_failed(self._strategies, exc) from exc
-        if bad >= 0:
-            raise compiled_game.illegal(self._strategies[bad_g], bad)
-        return _result(m, packed, actions, sums)
+             ) -> Steps:
+        """Step ``r`` of the period (from 0): one of :meth:`steps`, its negotiations made when
+        read; an illegal action raised."""
+        made = self.steps(m, r, 1, rng, centre)
+        if made.error is not None:
+            raise made.error
+        return made
 
     def steps(self, m: Market, r: int, k: int, rng: np.random.Generator, centre: float
               ) -> Steps:
-        """``k`` steps of the bilateral market from step ``r`` of the period (on into the next
-        periods if ``k`` reaches past its end) in one compiled call
-        (:func:`~market.sim.kernel.market_step`): their rows (:meth:`Steps.parts`,
-        :meth:`Steps.last_record`), and the last one's negotiations."""
+        """``k`` steps of the market from step ``r`` of the period (on into the next periods if
+        ``k`` reaches past its end) in one compiled call of its institution's step
+        (:func:`~market.sim.kernel.market_step`'s convention): their rows
+        (:meth:`Steps.parts`, :meth:`Steps.last_record`), and the last one's negotiations."""
         S, B = m.books
         (s_lo, b_lo), (s_hi, b_hi) = m.levels
         sides = S.kernel_arrays(s_lo, s_hi), B.kernel_arrays(b_lo, b_hi)
         draws = self._draws(rng)
         try:
             with compiled_code():
-                done, rows, levels, offsets, packed, actions, bad, bad_g = \
-                    self.module.market_step(k, m.plain_rules, (r, m.params.period,
-                                                               m.params.clock),
-                                            centre, *sides, m.pooled, self.kinds,
-                                            self.n_groups_s, self.store.arrays, draws,
-                                            m.partners.compiled)
+                done, rows, levels, offsets, packed, actions, bad, bad_g = self._entry(
+                    k, m.plain_rules, (r, m.params.period, m.params.clock), centre, *sides,
+                    m.pooled, self.kinds, self.n_groups_s, self.store.arrays, draws,
+                    m.institution.state(m))
         except Exception as exc:
             raise compiled_game.rule_failed(self._strategies, exc) from exc
         error = None if bad < 0 else compiled_game.illegal(self._strategies[bad_g], bad)
@@ -318,8 +295,7 @@ class CompiledEngine:
                      None if error else Packed(m, packed, actions), error, not moved)
 
 
-def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | None
-            ) -> StepResult:
+def _result(m: Market, packed: np.ndarray, actions: np.ndarray) -> StepResult:
     """A compiled step's packed results (:func:`~market.sim.kernel.packed`) as a
     :class:`StepResult`."""
     ints = packed[:5].astype(np.int64)  # exact: indices and levels are far below 2**53
@@ -330,7 +306,7 @@ def _result(m: Market, packed: np.ndarray, actions: np.ndarray, sums: tuple | No
     deal = level > 0
     k = int(np.count_nonzero(deal))
     record = BatchRecord(m.protocol, actions, ints[2].astype(np.int8), level, ints[4])
-    return StepResult(ps, pb, record, packed[5], deal, packed[6, :k], packed[7, :k], sums)
+    return StepResult(ps, pb, record, packed[5], deal, packed[6, :k], packed[7, :k])
 
 
 @dataclass
@@ -351,7 +327,7 @@ class Packed:
     @cached_property
     def result(self) -> StepResult:
         """The step's pairs and what came of them."""
-        return _result(self.market, self.packed, self.actions, None)
+        return _result(self.market, self.packed, self.actions)
 
 
 @dataclass

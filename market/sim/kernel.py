@@ -104,10 +104,7 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     n_s, n_b = n_groups_s, kinds.size - n_groups_s
-    rows = floats(k, ROW_SUMS + 2 * (n_s + n_b + 1))
-    periods = (r0 + k - 1) // K + 1  # each trader deals at most once a period
-    levels = ints(periods * min(s_strategy.size, b_strategy.size), 0)
-    offsets = ints(k + 1, 0)
+    rows, levels, offsets = new_rows(k, r0, K, kinds.size, s_strategy.size, b_strategy.size)
     packed_j = floats(8, 0)
     actions_j = np.full((0, 2 * T), -1, np.int32)
     for j in range(k):  # the step's body written here, not inlined from a function: numba's
@@ -164,27 +161,47 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
                 actions = step_actions[:at_p]
                 break
         actions_j = actions
-        n = ps.size
         packed_j = packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b)
-        row = rows[j]
-        row[0] = n
-        (row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
-         row[10]) = settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res, centre)
-        at = offsets[j]
-        for i in range(n):
-            if level[i] > 0:
-                levels[at] = level[i]
-                at += 1
-        offsets[j + 1] = at
-        at = ROW_SUMS
-        for strategy, earn, n_g in ((s_strategy, s_earn, n_s), (b_strategy, b_earn, n_b)):
-            earned, count, mean = ledger.group_means(strategy, earn, n_g)
-            for g in range(n_g):  # element by element: a slice's copy compiles numba's
-                row[at + g] = earned[g]  # shape-mismatch message (seconds of cold compile)
-                row[at + n_g + g] = count[g]
-            row[at + 2 * n_g] = mean
-            at += 2 * n_g + 1
+        record_step(rows, j, settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res,
+                                          centre), packed_j, levels, offsets,
+                    ((s_strategy, s_earn, n_s), (b_strategy, b_earn, n_b)))
     return k, rows, levels, offsets, packed_j, actions_j, -1, -1
+
+
+@njit(cache=True)
+def new_rows(k, r0, K, n_groups, n_sellers, n_buyers):  # noqa: ANN001, ANN201
+    """The rows, deal levels and offsets of ``k`` steps from step ``r0`` of a period of ``K``
+    (:func:`market_step` returns them; a trader deals at most once a period)."""
+    periods = (r0 + k - 1) // K + 1
+    return (floats(k, ROW_SUMS + 2 * (n_groups + 1)),
+            ints(periods * min(n_sellers, n_buyers), 0), ints(k + 1, 0))
+
+
+@njit(cache=True)
+def record_step(rows, j, sums, packed_j, levels, offsets, sides):  # noqa: ANN001, ANN201
+    """Step ``j``'s row (:func:`market_step`): its pairs, its ledger ``sums``, then each side's
+    strategies' summed earnings, traders and mean (``sides``: ``(strategy, earnings,
+    groups)`` of the Sellers, then of the Buyers); its deals' levels after the last step's
+    (``offsets[j]`` where they begin), read from its packed results (:func:`packed`)."""
+    row = rows[j]
+    n = packed_j.shape[1]
+    row[0] = n
+    (row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
+     row[10]) = sums
+    at = offsets[j]
+    for i in range(n):
+        if packed_j[3, i] > 0:
+            levels[at] = np.int64(packed_j[3, i])  # exact: a level is far below 2**53
+            at += 1
+    offsets[j + 1] = at
+    at = ROW_SUMS
+    for strategy, earn, n_g in sides:
+        earned, count, mean = ledger.group_means(strategy, earn, n_g)
+        for g in range(n_g):  # element by element: a slice's copy compiles numba's
+            row[at + g] = earned[g]  # shape-mismatch message (seconds of cold compile)
+            row[at + n_g + g] = count[g]
+        row[at + 2 * n_g] = mean
+        at += 2 * n_g + 1
 
 
 @njit(cache=True, inline="always")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from market.bench.market import _memory, _periods
+from market.bench.market import _periods, memory
 
 
 def test_periods_count_real_negotiations_and_time():
@@ -13,6 +13,6 @@ def test_periods_count_real_negotiations_and_time():
 
 
 def test_memory_is_measured_in_a_fresh_process():
-    small = _memory(200)
+    small = memory(200)
     assert small["agent_rows"] == 2 * 200  # 200 traders, two periods of agent records
     assert 0 < small["base_kib"] <= small["peak_kib"] < 1024 * 1024

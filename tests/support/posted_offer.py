@@ -10,7 +10,7 @@ Each step every Seller still holding her unit posts an ask through her rule
 then the Buyers still holding theirs come in a random order, each seeing the
 lowest ask, and accept it (a trade at that ask, with the Seller who posted
 it first at that level) or leave it. What a trade records, settles and
-teaches is what the double auction's do (:func:`market.sim.auction.cda_step`).
+teaches is what the double auction's do (:func:`market.sim.auction.cda_round`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ import numpy as np
 from market.compiled import jit
 from market.compiled.jit import njit
 from market.game import numeric
+from market.game.buffers import floats
 from market.game.rules import BUYER, SELLER
+from market.sim import exchange
 from market.sim.auction import (  # bound when generated
     _decide_one,
     _post,
@@ -29,15 +31,41 @@ from market.sim.auction import (  # bound when generated
     _settled,
     _withdraw,
     best,
+    clear_book,
 )
 from market.sim.institutions import Institution
 from market.sim.institutions.cda import standing
-from market.sim.kernel import named  # bound when generated
+from market.sim.kernel import named, new_rows, record_step  # bound when generated
 
 
 @njit(cache=True)
-def posted_step(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
-                draws):
+def posted_step(k, rules, clock, centre, sellers, buyers, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+                draws, book):
+    """``k`` steps of the posted-offer market, with the convention of every institution's
+    step (:func:`market.sim.kernel.market_step`'s arguments, the book last, and its rows)."""
+    r0, K = clock[0], clock[1]
+    s_strategy, s_earn, s_traded = sellers[1], sellers[5], sellers[7]
+    b_strategy, b_earn, b_traded = buyers[1], buyers[5], buyers[7]
+    rows, levels, offsets = new_rows(k, r0, K, kinds.size, s_strategy.size, b_strategy.size)
+    packed_j, actions_j = floats(8, 0), np.full((0, 2), -1, np.int32)
+    for j in range(k):
+        r = (r0 + j) % K
+        if r == 0 and j > 0:  # a new period: every unit back, the book empty
+            exchange.hold_units(s_traded, b_traded)
+            clear_book(book)
+        packed_j, actions_j, bad, bad_g, sums = posted_round(
+            rules, (r, K), centre, sellers, buyers, book, pooled, kinds, n_groups_s, st, draws)
+        if bad >= 0:
+            return j, rows, levels, offsets, packed_j, actions_j, bad, bad_g
+        record_step(rows, j, sums, packed_j, levels, offsets,
+                    ((s_strategy, s_earn, n_groups_s),
+                     (b_strategy, b_earn, kinds.size - n_groups_s)))
+    return k, rows, levels, offsets, packed_j, actions_j, -1, -1
+
+
+@njit(cache=True)
+def posted_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+                 draws):
     """One step of the posted-offer market (module docstring), on the model's arrays."""
     rng = jit.generator(draws)
     sellers, buyers, book, pooled, kinds, st = jit.borrowed(

@@ -13,10 +13,13 @@ one: its name and words, whether traders bargain in pairs (where time
 pressure, the rounds ``T`` and the lockstep engine apply) or quote to an
 order book (:mod:`market.sim.auction`'s layout, its best quotes shown), and
 its compiled step: a template module compiled with the strategies' decisions
-(:mod:`strategies.compiled`) and the name of its entry. A book's step takes
-one market step a call, ``(rules, (r, K), centre, sellers, buyers, book,
-pooled, kinds, n_groups_s, st, draws)``; bilateral bargaining's takes ``k``
-steps and returns their rows (:meth:`market.sim.engine.CompiledEngine.steps`).
+(:mod:`strategies.compiled`) and the name of its entry. Every step takes ``k``
+steps and returns their rows, with one calling convention
+(:func:`market.sim.kernel.market_step`'s, :meth:`market.sim.engine.CompiledEngine.steps`):
+``(k, rules, (r, K, with_clock), centre, sellers, buyers, pooled, kinds,
+n_groups_s, st, draws, state)``, ``state`` the institution's own (:attr:`Institution.state`:
+the order book, or bilateral bargaining's partners), and its own smoke arguments
+for the build's first call (:attr:`Institution.smoke`).
 
 The declarations (:mod:`market.sim.declared`: the parameter's choices and
 words), the market's state, the engine, the view and the bench read
@@ -29,7 +32,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -55,11 +58,22 @@ class Institution:
     chart: str = ""
     #: ``quotes(book, prices)``: the best bid and ask levels it shows (0: none)
     quotes: Callable[[tuple, int], tuple[int, int]] | None = None
+    #: ``state(market)``: what its compiled step takes last (a book: the market's book)
+    state: Callable[[Any], Any] = field(default=lambda market: market.book)
+    #: ``smoke(n, prices)``: that argument for a market of ``n`` traders a side and
+    #: ``prices`` levels (the build's first call; a book: an empty one)
+    smoke: Callable[[int, int], Any] = field(default=lambda n, prices: _new_book(n, prices))
 
     @property
     def book(self) -> bool:
         """Whether it holds an order book (every institution but bilateral bargaining)."""
         return not self.bilateral
+
+
+def _new_book(n: int, prices: int) -> tuple:
+    from market.sim import auction  # numba's, when a step is first compiled: not at start-up
+
+    return auction.new_book(n, prices)
 
 
 def _found() -> dict[str, Institution]:
