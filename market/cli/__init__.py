@@ -63,10 +63,38 @@ def plain(text: str | None) -> str | None:
 
 
 class Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one line and exit code 2."""
+    """An ``ArgumentParser`` whose errors are one line and exit code 2, and which refuses an
+    option that takes one value given more than once (argparse would keep the last)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if args is not None:
+            self._refuse_repeats(list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _refuse_repeats(self, args: list[str]) -> None:
+        """One line naming an option of one value that ``args`` give twice (the options that
+        gather several, as ``batch --param``, may repeat)."""
+        single = {opt: a for a in self._actions if a.option_strings
+                  and isinstance(a, argparse._StoreAction) and a.nargs is None
+                  for opt in a.option_strings}
+        given: dict[argparse.Action, list[str]] = {}
+        for i, tok in enumerate(args):
+            if tok == "--":
+                break
+            name, eq, value = tok.partition("=")
+            action = single.get(name)
+            if action is None:
+                continue
+            if not eq:
+                value = args[i + 1] if i + 1 < len(args) else ""
+            given.setdefault(action, []).append(value)
+        for action, values in given.items():
+            if len(values) > 1:
+                self.error(f"{action.option_strings[0]} is given {len(values)} times "
+                           f"({', '.join(repr(v) for v in values)}): give it once")
 
 
 def _commands_action(parser: Parser) -> argparse._SubParsersAction:

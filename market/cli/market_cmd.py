@@ -219,9 +219,16 @@ FAMILIES = {**dict.fromkeys(("revision", "revision_rate", "selection", "mutation
                              "service"), ("matching", "random"))}
 
 
+#: what only drawn values read (a named or written schedule fixes them)
+DRAWN_ONLY = ("value_range", "cost_range", "value_dist", "cost_dist")
+
+
 def _recorded(d: Any, p: Any) -> bool:
-    """Whether the run records parameter ``d``: every parameter of the original market; an
-    extension's where it is used (its value not the default, or its family's switch on)."""
+    """Whether the run records parameter ``d``: every parameter of the original market that
+    the run reads (not the value ranges and distribution under a schedule); an extension's
+    where it is used (its value not the default, or its family's switch on)."""
+    if d.name in DRAWN_ONLY and p.schedule != "drawn":  # a schedule fixes values and costs
+        return False
     if not d.extension or getattr(p, d.name) != d.default:
         return True
     switch, off = FAMILIES.get(d.name, (d.name, d.default))

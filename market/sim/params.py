@@ -185,6 +185,10 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
         values["clock_buckets"] = min(values["period"], 4)
     _check_revision(values, say)
     p = Params(**values)
+    if p.teams is not None and p.teams > max(p.n_buyers, p.n_sellers):
+        raise ValueError(f"{say('teams')} must be at most the larger side's traders "
+                         f"({max(p.n_buyers, p.n_sellers):,}): a team needs a member "
+                         f"(got {p.teams:,})")
     _check_institution(p, say)
     _check_schedule(p, say)
     _check_spec_files(p, say)
@@ -241,6 +245,9 @@ def _check_institution(p: Params, say: Namer) -> None:
         raise ValueError(f"{say('matching')} {p.matching} chooses partners in bilateral "
                          f"bargaining: it needs {say('institution')} pairs, not "
                          f"{p.institution}")
+    if p.first != _default("first"):
+        raise ValueError(f"{say('first')} {p.first} says who opens a negotiation: it applies "
+                         f"to {say('institution')} pairs only (a book has no opening offer)")
     if p.protocol.timed:
         raise ValueError(f"{say('institution')} {p.institution} has no offers to discount, "
                          f"cost or break down: time pressure (discounts, costs per offer, "
@@ -251,10 +258,17 @@ def _check_schedule(p: Params, say: Namer) -> None:
     """A schedule fits the traders (:func:`market.sim.schedules.check`) and fixes values and
     costs: there is nothing to redraw."""
     schedules.check(p.values_and_costs, p.schedule, p.n_buyers, p.n_sellers,
-                    {k: say(k) for k in ("schedule", "n_buyers", "n_sellers")})
+                    {k: say(k) for k in ("schedule", "n_buyers", "n_sellers", "prices")},
+                    p.prices)
     if p.schedule != schedules.DRAWN and p.redraw:
         raise ValueError(f"{say('redraw')}: {say('schedule')} {p.schedule!r} fixes values and "
                          f"costs; redraw needs {say('schedule')} drawn")
+    if p.schedule != schedules.DRAWN:  # what only drawn values read
+        for name in ("value_range", "cost_range", "value_dist", "cost_dist"):
+            if getattr(p, name) != _default(name):
+                raise ValueError(f"{say(name)}: {say('schedule')} {p.schedule!r} fixes values "
+                                 f"and costs, so it would be ignored; drop it, or draw values "
+                                 f"({say('schedule')} drawn)")
 
 
 def value(d: Param, v: Any, name: str) -> Any:
@@ -346,7 +360,11 @@ MIX_FILE_HINT = ("; a file named in a mix cannot hold ',' or '=': rename it, or 
 def parse_mix(text: str, name: str) -> dict[str, float]:
     """``"a=0.5,b=0.5"`` (a bare ``"a"`` is ``a=1``) -> shares as typed, for :func:`check`."""
     mix: dict[str, float] = {}
-    for part in (x.strip() for x in text.split(",")):
+    parts = [x.strip() for x in text.split(",")]
+    if len(parts) > 1 and not all(parts):
+        raise UsageError(f"{name}: an empty member in {text!r} (two commas, or one at an end): "
+                         f"list each strategy once, as NAME=SHARE separated by single commas")
+    for part in parts:
         if not part:
             continue
         spec, eq, share = part.partition("=")

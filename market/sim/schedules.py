@@ -87,8 +87,12 @@ def parse(text: str, name: str = "schedule") -> Schedule | None:
         raise ValueError(f"{name} must be {ALLOWED} (got {text!r})")
     out = []
     for what, part in (("values", values), ("costs", costs)):
+        members = part.split(",")
+        if len(members) > 1 and not all(x.strip() for x in members):
+            raise ValueError(f"{name}: an empty member among its {what} in {text!r} (two "
+                             f"commas, or one at an end): separate numbers by single commas")
         try:
-            numbers = tuple(float(x) for x in part.split(",") if x.strip())
+            numbers = tuple(float(x) for x in members if x.strip())
         except ValueError:
             raise ValueError(f"{name}: its {what} must be numbers separated by ',' "
                              f"(got {part!r})") from None
@@ -110,10 +114,12 @@ def parse(text: str, name: str = "schedule") -> Schedule | None:
 
 
 def check(schedule: Schedule | None, text: str, n_buyers: int, n_sellers: int,
-          say: dict[str, str]) -> None:
+          say: dict[str, str], prices: int | None = None) -> None:
     """The ``schedule`` (:func:`parse` of ``text``) fits the market: each side's traders a
-    multiple of its length; ``ValueError`` naming the parameters (``say``: what the caller
-    calls them)."""
+    multiple of its length, and (with ``prices``) a price grid of that many levels over its
+    bounds holds a price of its competitive band (else no grid price lets the competitive
+    trades happen, and efficiency would be measured against a surplus the grid cannot
+    reach); ``ValueError`` naming the parameters (``say``: what the caller calls them)."""
     if schedule is None:
         return
     for n, own, flag, what in ((n_buyers, schedule.values, say["n_buyers"], "values"),
@@ -121,3 +127,32 @@ def check(schedule: Schedule | None, text: str, n_buyers: int, n_sellers: int,
         if n % len(own):
             raise ValueError(f"{say['schedule']} {text!r} lists {len(own)} {what}: {flag} "
                              f"must be a multiple of {len(own)} (got {n})")
+    if prices is not None and not holds_band(schedule, prices):
+        fit = next((p for p in range(prices + 1, 10_001) if holds_band(schedule, p)), None)
+        lo, hi = band(schedule)
+        where = f"{lo:g}" if lo == hi else f"{lo:g} to {hi:g}"
+        hint = f"; {say['prices']} {fit} is the fewest that does" if fit else ""
+        raise ValueError(f"{say['prices']} {prices}: no price of the grid lies in the "
+                         f"competitive band ({where}) of {say['schedule']} {text!r}, so the "
+                         f"competitive trades cannot happen{hint}")
+
+
+def band(schedule: Schedule) -> tuple[float, float]:
+    """The competitive price band of one copy of the schedule (every copy has the same)."""
+    from market.sim.yardsticks import competitive_equilibrium
+
+    eq = competitive_equilibrium(np.asarray(schedule.values, float),
+                                 np.asarray(schedule.costs, float))
+    return float(eq.price_lo), float(eq.price_hi)
+
+
+def holds_band(schedule: Schedule, prices: int) -> bool:
+    """Whether a grid of ``prices`` levels over the schedule's bounds has a price in its
+    competitive band (no band: nothing to hold)."""
+    lo, hi = band(schedule)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return True
+    low, high = schedule.bounds
+    grid = low + (high - low) * np.arange(prices) / (prices - 1)
+    tol = 1e-9 * max(1.0, abs(high))
+    return bool(((grid >= lo - tol) & (grid <= hi + tol)).any())

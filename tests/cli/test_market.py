@@ -128,3 +128,40 @@ def test_a_table_figure_never_mixes_an_exponent_with_plain_numbers():
 
     assert [figure(x) for x in (0.85, 45.2, 150.0, 933.3, 1100.0, 2260.4)] == [
         "0.85", "45.2", "150", "933", "1,100", "2,260"]
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--seed", "1", "--seed", "2"], "--seed is given 2 times ('1', '2'): give it once"),
+    (["--institution=cda", "--institution", "pairs"], "--institution is given 2 times"),
+    (["--seller-mix", "zi-c", "--seller-mix", "averaging"], "--seller-mix is given 2 times"),
+    (["--institution", "cda", "--first", "seller", "--buyer-mix", "zi-c", "--seller-mix",
+      "zi-c"], "--first seller says who opens a negotiation: it applies to --institution "
+               "pairs only"),
+    (["--teams", "5000000"], "--teams must be at most the larger side's traders (50)"),
+    (["--buyer-mix", "a=0.5,,b=0.5"], "--buyer-mix: an empty member in 'a=0.5,,b=0.5'"),
+    (["--schedule", "3,,2;1", "--buyers", "2", "--sellers", "1"],
+     "--schedule: an empty member among its values"),
+    (["--schedule", "symmetric", "--buyers", "11", "--sellers", "11", "--value-range", "0,50"],
+     "--value-range: --schedule 'symmetric' fixes values and costs, so it would be ignored"),
+    (["--schedule", "symmetric", "--buyers", "11", "--sellers", "11", "--distribution",
+      "normal"], "--distribution: --schedule 'symmetric' fixes values and costs"),
+    (["--institution", "cda", "--schedule", "symmetric", "--prices", "2", "--buyers", "22",
+      "--sellers", "22", "--buyer-mix", "zi-c", "--seller-mix", "zi-c"],
+     "--prices 2: no price of the grid lies in the competitive band (2) of --schedule "
+     "'symmetric', so the competitive trades cannot happen; --prices 3 is the fewest"),
+])
+def test_input_that_would_be_ignored_or_kept_silently_is_refused_in_one_line(tmp_path, args,
+                                                                              words):
+    done = run_cli("--steps", "2", "--out", str(tmp_path / "out"), *args)
+    assert done.returncode == 2, done.stderr
+    assert words in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_schedule_s_run_does_not_record_the_ranges_it_does_not_read():
+    done = run_cli("--steps", "2", "--schedule", "symmetric", "--buyers", "11", "--sellers",
+                   "11", "--json")
+    assert done.returncode == 0, done.stderr
+    recorded = json.loads(done.stdout)["parameters"]
+    assert recorded["schedule"] == "symmetric"
+    assert not {"value_range", "cost_range", "distribution"} & set(recorded)
