@@ -40,7 +40,19 @@ def scheduler_address(text: str) -> str:
     return address
 
 
+def grid_names() -> str:
+    """The names a grid sweeps, each with the ``market`` flag that sets it: the epilog of
+    ``batch --help`` (one vocabulary: the grid's names are the model's keywords)."""
+    from market.sim.declared import PARAMETERS
+
+    said = [f"{d.name} ({d.flag})" if d.flag else d.name for d in PARAMETERS
+            if d.kind not in ("mapping",)]
+    return ("Grid names (the market's parameters, its flag in brackets): " + ", ".join(said)
+            + "; a mix share as buyer_mix.STRATEGY or seller_mix.STRATEGY.")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = grid_names()
     p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
                    help="a swept parameter of the market model (repeatable), e.g. "
                    "n_buyers=50,100 or buyer_mix.qlearning=0,0.5,1")

@@ -445,6 +445,9 @@ def genius_lineup(text: str, protocol: Protocol) -> list[str]:
     from strategies.negmas_agents import anac_agents, check_game, check_name
 
     text = str(text).strip()
+    if text.isdigit() and int(text) < 1:  # refused before the agents are loaded (seconds)
+        raise UsageError(f"--genius must be a count of at least 1 or a comma list of ANAC "
+                         f"agents (got {text!r})")
     if text.isdigit():
         try:
             agents = anac_agents()  # imports the agents (over a second): only for a count

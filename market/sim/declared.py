@@ -92,8 +92,9 @@ PARAMETERS: tuple[Param, ...] = (
           flag="--cost-range", metavar="LO,HI"),
     Param("schedule", "text", "drawn",
           "Buyers' values and Sellers' costs: drawn from their ranges (default), a named "
-          "schedule, or your own as V1,V2,...;C1,C2,... (each side's traders a multiple of "
-          "its list, which they hold in turn)", choices=SCHEDULES, flag="--schedule",
+          "schedule (" + ", ".join(SCHEDULES[1:]) + "), or your own as V1,V2,...;C1,C2,... "
+          "(each side's traders a multiple of its list, which they hold in turn)",
+          choices=SCHEDULES, flag="--schedule",
           metavar="V1,V2,...;C1,C2,..."),
     Param("value_dist", "dist", "uniform", "shape of values and costs in their ranges",
           choices=DISTRIBUTIONS, flag="--distribution"),
@@ -161,7 +162,8 @@ PARAMETERS: tuple[Param, ...] = (
           choices=REVISIONS, flag="--revision", control=Control("Strategy revision"),
           extension=True),
     Param("revision_rate", "float", 0.1,
-          "with --revision, the probability that a trader revises at a period's end",
+          "with --revision, the rate of revision at a period's end: each trader's probability "
+          "to revise (imitate, replicator), or birth-death events per trader (moran)",
           0, 1, closed=True, flag="--revision-rate", metavar="R",
           control=Control("Revising per period", 0.0, 1.0), extension=True),
     Param("selection", "float", 1.0,
