@@ -100,13 +100,15 @@ def run(args: argparse.Namespace) -> int:
     from market.sim.model import MarketModel
 
     t0 = time.perf_counter()
-    model = MarketModel(p, seed=args.seed, engine=args.engine)
+    with progress_bar("market: building the traders", None, quiet=args.json):  # millions:
+        model = MarketModel(p, seed=args.seed, engine=args.engine)  # seconds, said
     t1 = time.perf_counter()  # built: a first run's compile is its own line, not the run's
     _run_steps(model, args.steps, quiet=args.json)
     seconds, build = time.perf_counter() - t1, t1 - t0
-    summary = model.summary()
-    per_strategy = _strategy_table(model)
-    files = _write_outputs(model, args, summary) if args.out is not None else []
+    with progress_bar("market: the summary and the files", None, quiet=args.json):
+        summary = model.summary()
+        per_strategy = _strategy_table(model)
+        files = _write_outputs(model, args, summary) if args.out is not None else []
 
     if args.json:
         emit_json(finite({
