@@ -48,6 +48,60 @@ def check_output_path(path: str | os.PathLike[str] | None, option: str) -> None:
     if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(f"{option}: cannot write {os.fspath(path)} ({parent} is not a "
                          "writable folder)")
+    _NAMED.add(p)
+    if os.path.lexists(p) and not written_here(Path(p)):
+        raise UsageError(f"{option}: {os.fspath(path)} exists and this project did not write "
+                         f"it (it is not listed in {MANIFEST} beside it); move it away or "
+                         f"choose another path")
+
+
+# --- what this project wrote: replaced only if listed ---------------------------------------
+#: the file in an output folder listing the outputs this project wrote there, a name a line:
+#: a file in the way of an output is replaced only if it is listed
+MANIFEST = ".negotiation-market-outputs"
+#: the most bytes of a manifest read
+MANIFEST_MAX = 2**20
+#: the outputs a command named and checked (:func:`check_output_path`): what is listed once
+#: written (a command's own working files, a batch's parts, are the project's by their place)
+_NAMED: set[str] = set()
+
+
+def written_here(dest: Path) -> bool:
+    """Whether this project wrote ``dest`` (its folder's :data:`MANIFEST` lists it)."""
+    try:
+        listed = read_regular(dest.parent / MANIFEST, MANIFEST_MAX, "manifest")
+    except (OSError, ValueError):
+        return False
+    return dest.name in listed.decode("utf-8", "replace").splitlines()
+
+
+def _remember(written: list[Path]) -> None:
+    """List those of ``written`` that a command named as its outputs in their folders'
+    manifests (each replaced whole, as any output)."""
+    by_folder: dict[Path, list[str]] = {}
+    for dest in written:
+        if os.path.abspath(dest) in _NAMED:
+            by_folder.setdefault(dest.parent, []).append(dest.name)
+    for folder, names in by_folder.items():
+        manifest = folder / MANIFEST
+        try:
+            old = read_regular(manifest, MANIFEST_MAX, "manifest").decode("utf-8", "replace")
+        except (OSError, ValueError):
+            old = ""
+        listed = old.splitlines()
+        new = [n for n in dict.fromkeys(names) if n not in listed]
+        if not new:
+            continue
+        fd, tmp = tempfile.mkstemp(prefix=f"{MANIFEST}.", dir=folder)
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write("".join(f"{n}\n" for n in (*listed, *new)))
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, manifest)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 def check_output_dir(path: str | os.PathLike[str] | None, option: str) -> None:
@@ -111,6 +165,7 @@ def all_or_nothing() -> Iterator[None]:
             _discard(stage, done)
             raise _named(exc, dest) from None
         done.append(dest)
+    _remember(done)
 
 
 def _discard(stage: _Stage, renamed: list[Path]) -> None:
@@ -193,6 +248,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             stage.pending[dest] = tmp_path
         else:
             os.replace(tmp_path, dest)
+            _remember([dest])
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()

@@ -93,3 +93,37 @@ def test_a_write_that_fails_names_the_users_path_not_a_temporary_file(tmp_path):
     with pytest.raises(OSError) as info:  # a single write names it too
         write_text("{}", tmp_path / "out" / "summary.json")
     assert info.value.filename == str(tmp_path / "out" / "summary.json")
+
+
+def test_a_file_in_the_way_that_the_project_did_not_write_is_refused_and_kept(tmp_path):
+    import cli_run  # tests/support, on pytest's pythonpath
+
+    out = tmp_path / "out"
+    out.mkdir()
+    mine = out / "summary.json"
+    mine.write_text("my notes")
+    done = cli_run.run("market", "--steps", "2", "--buyers", "4", "--sellers", "4",
+                       "--out", str(out))
+    assert done.returncode == 2
+    assert "summary.json exists and this project did not write it" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert mine.read_text() == "my notes" and sorted(p.name for p in out.iterdir()) == [
+        "summary.json"]
+    mine.unlink()  # what the project wrote, it replaces on the next run
+    for _ in range(2):
+        done = cli_run.run("market", "--steps", "2", "--buyers", "4", "--sellers", "4",
+                           "--out", str(out))
+        assert done.returncode == 0, done.stderr
+    assert "summary.json" in (out / ".negotiation-market-outputs").read_text().split()
+
+
+def test_a_batch_table_path_holding_another_parquet_file_is_refused(tmp_path):
+    import cli_run
+
+    other = tmp_path / "mine.parquet"
+    pd.DataFrame({"a": [1]}).to_parquet(other)
+    done = cli_run.run("batch", "--param", "n_buyers=2", "--iterations", "1", "--steps", "2",
+                       "--out", str(other))
+    assert done.returncode == 2 and "mine.parquet exists and this project did not write it" in (
+        done.stderr)
+    assert pd.read_parquet(other)["a"].tolist() == [1]

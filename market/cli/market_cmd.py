@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from market.sim.model import MarketModel
 
     t0 = time.perf_counter()
-    with progress_bar("market: building the traders", None, quiet=args.json):  # millions:
+    with progress_bar("market: building", None, quiet=args.json):  # millions of traders:
         model = MarketModel(p, seed=args.seed, engine=args.engine)  # seconds, said
     t1 = time.perf_counter()  # built: a first run's compile is its own line, not the run's
     _run_steps(model, args.steps, quiet=args.json)

@@ -191,7 +191,8 @@ def test_genius_lineup_by_count_and_by_name():
     assert "SAGA" not in everyone and len(everyone) == len(agents) - 1  # needs P >= 20
     assert "SAGA" in genius_lineup(str(len(agents)), Protocol(21, 5))
     assert genius_lineup(" HardHeaded, AgentK ", P5T5) == ["HardHeaded", "AgentK"]
-    for bad, needle in (("0", "count in \\[1, "), ("Nope", "unknown class 'Nope'"),
+    for bad, needle in (("0", "a count of at least 1"), (str(len(agents) + 1), "count in \\[1, "),
+                        ("Nope", "unknown class 'Nope'"),
                         ("SAGA", "SAGA cannot play P=5"), ("AgentK,AgentK", "twice"),
                         (",", "a count or a comma list")):
         with pytest.raises(UsageError, match=needle):
