@@ -245,6 +245,18 @@ def _answer(curve: pd.DataFrame, gap: float, kv: pd.DataFrame,
     ]
     for label, d in conf.items():
         parts.append(f"{label}: {d.judged(3)}.")
+    dispersion, earnings = conf.values()
+    if dispersion.significant and dispersion.diff.value < 0:
+        parts.append("So loyalty does not bring price dispersion with it here: with partner "
+                     "choice the Sellers' prices lie closer together, unlike Kirman and "
+                     "Vriend's markets, whose Sellers also learn to price for their loyal "
+                     "customers (here a Seller sees only her service order, not who is loyal).")
+    elif dispersion.significant:
+        parts.append("Loyalty and price dispersion come together, as Kirman and Vriend found.")
+    if earnings.significant:
+        parts.append("Loyal Buyers are not chosen at random: a Buyer becomes loyal by trading, "
+                     "and one who found her Seller sold out stays searching, so the earnings "
+                     "gap describes the two groups rather than what loyalty pays.")
     return " ".join(parts)
 
 
