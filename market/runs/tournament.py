@@ -53,11 +53,9 @@ class Entrant:
 class TournamentResult:
     """Mean payoffs per pairing. Matrices: rows = Seller strategy, columns = Buyer strategy.
 
-    ``mean_payoff`` (rows and columns = strategies that play both sides) is
-    the row strategy's payoff against the column strategy averaged over its
-    two roles: as Seller against the column's Buyer, and as Buyer against the
-    column's Seller.
-    """
+    ``mean_payoff`` (rows and columns = strategies that play both sides) is the row
+    strategy's payoff against the column strategy averaged over its two roles: as Seller
+    against the column's Buyer, and as Buyer against the column's Seller."""
 
     protocol: Protocol
     repetitions: int
@@ -437,18 +435,17 @@ def genius_lineup(text: str, protocol: Protocol) -> list[str]:
     """The ANAC agents ``--genius`` names: a count N (the first N, competition by competition
     from 2010, that can play this game) or a comma list of agent names.
 
-    :class:`~market.errors.UsageError` (one line, naming ``--genius`` and the
-    fix) when the extra is missing, a name is unknown, a count is out of
-    range or a named agent cannot play a game of this size.
-    """
+    :class:`~market.errors.UsageError` (one line, naming ``--genius`` and the fix) when the
+    extra is missing, a name is unknown, a count is out of range or a named agent cannot
+    play a game of this size."""
     from strategies import specs
     from strategies.negmas_agents import anac_agents, check_game, check_name
 
     text = str(text).strip()
-    if text.isdigit() and int(text) < 1:  # refused before the agents are loaded (seconds)
-        raise UsageError(f"--genius must be a count of at least 1 or a comma list of ANAC "
-                         f"agents (got {text!r})")
     if text.isdigit():
+        if int(text) < 1:  # refused before the agents load (seconds)
+            raise UsageError(f"--genius must be a count of at least 1 or a comma list of "
+                             f"ANAC agents (got {text!r})")
         try:
             agents = anac_agents()  # imports the agents (over a second): only for a count
         except ValueError as exc:
