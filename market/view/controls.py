@@ -166,6 +166,14 @@ def RunBar(
                 solara.Text("Settings (sidebar) apply on Reset.", style={"font-size": "13px"})
 
 
+def bilateral(settings: dict[str, Any]) -> bool:
+    """Whether the settings' institution bargains in pairs (where time pressure and partner
+    choice apply: their controls are shown only there)."""
+    from market.sim import institutions
+
+    return institutions.get(settings.get("institution", "pairs")).bilateral
+
+
 @solara.component
 def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
     """Population sizes, game sizes, period, first mover, switches, teams and the seed."""
@@ -194,6 +202,10 @@ def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
         for key, label in SWITCHES.items():
             solara.Checkbox(label=label, value=bool(settings[key]),
                             on_value=lambda v, key=key: set_value(key, v))
+        if not bilateral(settings):  # time pressure prices offers: pairs only
+            solara.InputInt("Seed", value=settings["seed"],
+                            on_value=lambda v: set_value("seed", v))
+            return
         for key, label in DISCOUNTS.items():
             solara.SliderFloat(f"{label}: {settings[key]:.2f}", value=settings[key],
                                min=DISCOUNT_MIN, max=1.0, step=DISCOUNT_STEP,
@@ -228,6 +240,8 @@ def RevisionCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]
 @solara.component
 def PartnersCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
     """Partner choice in bilateral bargaining: the rule, beta, gamma and the service order."""
+    if not bilateral(settings):  # partners are chosen in bilateral bargaining only
+        return
     with solara.Card("Partner choice", margin=0):
         solara.ToggleButtonsSingle(value=settings["matching"],
                                    values=list(MATCHING_CHOICES["matching"]),

@@ -22,6 +22,7 @@ from typing import Any
 import strategies
 from market.game import pressure
 from market.game.rules import SIDE_NAMES
+from market.sim import institutions
 from market.sim.declared import BY_NAME, FIRST_MOVERS, INSTITUTIONS, PARAMETERS
 from market.sim.params import check  # the one shared validation
 
@@ -164,16 +165,17 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
         "common_wallet": bool(settings["common_wallet"]),
         "seed": seed,
     }
+    pairs = institutions.get(kwargs["institution"]).bilateral  # pressure, partners: pairs only
     for key in DISCOUNTS:  # only where set: a market without time costs is built as before
-        if settings.get(key, 1.0) != 1.0:
+        if pairs and settings.get(key, 1.0) != 1.0:
             kwargs[key] = settings[key]
     for key in PRESSURE_SLIDERS:  # likewise without a breakdown risk or costs
-        if settings.get(key, 0.0) != 0.0:
+        if pairs and settings.get(key, 0.0) != 0.0:
             kwargs[key] = settings[key]
     if settings.get("revision", "none") != "none":  # likewise without revision
         for key in (*REVISION_CHOICES, *REVISION_SLIDERS):
             kwargs[key] = settings[key]
-    if settings.get("matching", "random") != "random":  # likewise without partner choice
+    if pairs and settings.get("matching", "random") != "random":  # likewise without partners
         for key in (*MATCHING_CHOICES, *MATCHING_SLIDERS):
             kwargs[key] = settings[key]
     check({k: v for k, v in kwargs.items() if k != "seed"})

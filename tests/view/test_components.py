@@ -251,3 +251,15 @@ def test_the_loyalty_network_draws_each_remembered_seller_and_is_summarised_when
     assert bars[200] == 1 and bars[400] == 1  # Seller 1 is 200 Buyers' favourite, Seller 2 400's
     ys = partner_figures.y_chart(weight, 2, 0)["data"]["values"]
     assert sum(r["buyers"] for r in ys) == 3
+
+
+def test_a_book_institution_hides_time_pressure_and_partner_choice_and_drops_their_values(render):
+    page = render(MarketPage)
+    page.slider("Seller's discount per offer", 0.9)
+    page.toggle("random", "loyalty")
+    assert page.sliders("Seller's discount") and page.sliders("Choice intensity")
+    page.toggle("pairs", "cda")
+    assert not page.sliders("Seller's discount") and not page.sliders("Choice intensity")
+    page.click("Reset")  # the hidden values do not reach the model (they would be refused)
+    assert "institution: continuous double auction" in _summary(page)
+    assert "partner choice" not in _summary(page)
