@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import errno
 import functools
 import importlib
 import importlib.util
@@ -271,6 +272,10 @@ ENDINGS: list[tuple[type[BaseException] | tuple[type[BaseException], ...],
     (KeyboardInterrupt, lambda exc: "interrupted", 130),
 ]
 DEBUG_RAISES = (UsageError, ValueError, CompileError, OSError)
+#: a write the machine could not complete (a full disk or quota, an I/O error, a read-only
+#: file system): not bad input, so not 2, but sysexits' EX_IOERR
+WRITE_FAILED_CODE = 74
+WRITE_FAILED = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG})
 
 
 @contextlib.contextmanager
@@ -325,6 +330,11 @@ def run_command(args: argparse.Namespace) -> int:
             exc = under
         if isinstance(exc, DEBUG_RAISES) and os.environ.get("NEGOTIATION_DEBUG"):
             raise
+        if isinstance(exc, OSError) and exc.errno in WRITE_FAILED:
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(f"{common.PROG} {args.command}: error: could not write {where}"
+                  f"{exc.strerror or exc} (nothing half-written is left)", file=sys.stderr)
+            return WRITE_FAILED_CODE
         for kinds, say, code in ENDINGS:
             if isinstance(exc, kinds):
                 print(f"{common.PROG} {args.command}: {say(exc)}", file=sys.stderr)

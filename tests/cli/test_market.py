@@ -100,9 +100,10 @@ def test_a_failure_while_writing_leaves_no_file(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(market_cmd, "save_figure", broken)
     out_dir = tmp_path / "new" / "out"
     assert main(["market", "--steps", "2", "--buyers", "4", "--sellers", "4",
-                 "--out", str(out_dir)]) == 2
+                 "--out", str(out_dir)]) == 74  # not bad input (2): the write failed
     err = capsys.readouterr().err
-    assert err.strip().endswith(f"error: {out_dir / 'market.png'}: No space left on device")
+    assert err.strip().endswith(f"error: could not write {out_dir / 'market.png'}: No space "
+                                "left on device (nothing half-written is left)")
     assert list(tmp_path.iterdir()) == []  # the Parquet files and the folders made for them
 
 
