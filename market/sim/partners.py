@@ -261,11 +261,41 @@ def first_round(rule, arrays, s_traded, b_traded, rng):  # noqa: ANN001, ANN201
                 keys = np.empty(group.size)
                 for i in range(group.size):
                     keys[i] = -_weight_of(ids, weight, group[i], s)
-                order[start[s]:start[s + 1]] = group[np.argsort(keys, kind="mergesort")]
+                order[start[s]:start[s + 1]] = group[_stable_order(keys)]
     live = np.flatnonzero(start[1:] > start[:-1])  # the Sellers someone visits
     queue = (start, order, start[:-1].copy(), live, np.full(1, live.size, np.int64))
     ps, pb = next_round(queue, s_traded)
     return ps, pb, queue
+
+
+@njit(cache=True)
+def _stable_order(keys):  # noqa: ANN001, ANN201
+    """The indices that sort ``keys`` ascending, equal keys in their order: a bottom-up merge
+    sort (numpy's stable ``argsort``, compiled by numba, cost seconds of cold compile)."""
+    n = keys.size
+    idx, tmp = np.arange(n), np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if keys[idx[j]] < keys[idx[i]]:
+                    tmp[k] = idx[j]
+                    j += 1
+                else:
+                    tmp[k] = idx[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                tmp[k] = idx[i]
+                i, k = i + 1, k + 1
+            while j < hi:
+                tmp[k] = idx[j]
+                j, k = j + 1, k + 1
+        idx, tmp = tmp, idx
+        width *= 2
+    return idx
 
 
 @njit(cache=True)
