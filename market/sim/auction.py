@@ -49,12 +49,11 @@ from market.sim import exchange
 from market.sim.kernel import (  # bound when generated
     learn_all,
     named,
-    new_rows,
     no_sums,
     packed,
-    record_step,
     settled_sums,
 )
+from market.sim.ledger import new_rows, record_step
 
 #: the book's arrays, in the order :func:`cda_step` takes them (:func:`new_book` makes them)
 BOOK_FIELDS = ("quote", "nxt", "prv", "head", "tail", "seen", "left")
@@ -234,7 +233,7 @@ def _steps(k, rules, clock, centre, sellers, buyers, pooled, kinds, n_groups_s, 
     """``k`` steps of the book institution ``how`` ``(which, book)``, each a round of it, from
     step ``r0`` of a period of ``K`` (``clock``: ``(r0, K, with_clock)``), on into the next
     periods (each opening with every trader holding its unit and the book empty), with a row
-    of each (:func:`~market.sim.kernel.record_step`)."""
+    of each (:func:`~market.sim.ledger.record_step`)."""
     which, book = how
     r0, K = clock[0], clock[1]
     s_strategy, s_earn, s_traded = sellers[1], sellers[5], sellers[7]

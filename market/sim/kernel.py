@@ -104,7 +104,8 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
     n_s, n_b = n_groups_s, kinds.size - n_groups_s
-    rows, levels, offsets = new_rows(k, r0, K, kinds.size, s_strategy.size, b_strategy.size)
+    rows, levels, offsets = ledger.new_rows(k, r0, K, kinds.size, s_strategy.size,
+                                            b_strategy.size)
     packed_j = floats(8, 0)
     actions_j = np.full((0, 2 * T), -1, np.int32)
     for j in range(k):  # the step's body written here, not inlined from a function: numba's
@@ -112,12 +113,7 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
         if r == 0 and j > 0:  # a new period
             exchange.hold_units(s_traded, b_traded)
         ps, pb, queue = matching.first_round(match, partners, s_traded, b_traded, rng)
-        cap = queue[1].size  # at most a visit per Buyer a step (random pairs: one round, no copy)
-        step_i = np.empty((5, cap), np.int64)  # the step's pairs, first movers, levels, moves
-        step_f = np.empty((3, cap))  # its prices and gains
-        step_deal = np.empty(cap, np.bool_)
-        step_actions = np.empty((cap, 2 * T), np.int32)
-        at_p = at_g = 0
+        kept = matching.step_buffers(queue, 2 * T)  # a round's pairs, kept for the step's row
         while True:  # rounds: one under random pairs; a Seller's next visitor while she holds
             n = ps.size  # her unit under loyalty (market.sim.matching)
             first = exchange.openers(n, rules.open_mode, rng)
@@ -140,68 +136,22 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
             learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
                       (actions, first, n_moves, level), reward, time_left, kinds, n_groups_s,
                       st)
-            if cap == 0:
+            if kept[0].shape[1] == 0:  # random pairs: one round, the step's own arrays
                 break
             matching.remember(match, partners, ps, pb, prices, gain_b, rules.span)
-            for i in range(n):  # element by element (a slice's copy: seconds of cold compile)
-                step_i[0, at_p + i], step_i[1, at_p + i], step_i[2, at_p + i] = ps[i], pb[i], \
-                    first[i]
-                step_i[3, at_p + i], step_i[4, at_p + i] = level[i], n_moves[i]
-                step_f[0, at_p + i], step_deal[at_p + i] = prices[i], deal[i]
-                for c in range(2 * T):
-                    step_actions[at_p + i, c] = actions[i, c]
-            for i in range(gain_s.size):
-                step_f[1, at_g + i], step_f[2, at_g + i] = gain_s[i], gain_b[i]
-            at_p, at_g = at_p + n, at_g + gain_s.size
+            matching.keep_round(kept, (ps, pb, first, level, n_moves),
+                                (prices, gain_s, gain_b), deal, actions)
             ps, pb = matching.next_round(queue, s_traded)
             if ps.size == 0:
-                ps, pb, first = step_i[0, :at_p], step_i[1, :at_p], step_i[2, :at_p]
-                level, n_moves, deal = step_i[3, :at_p], step_i[4, :at_p], step_deal[:at_p]
-                prices, gain_s, gain_b = step_f[0, :at_p], step_f[1, :at_g], step_f[2, :at_g]
-                actions = step_actions[:at_p]
+                (ps, pb, first, level, n_moves), (prices, gain_s, gain_b), deal, actions = \
+                    matching.kept_step(kept)
                 break
         actions_j = actions
         packed_j = packed(ps, pb, first, level, n_moves, prices, gain_s, gain_b)
-        record_step(rows, j, settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res,
-                                          centre), packed_j, levels, offsets,
-                    ((s_strategy, s_earn, n_s), (b_strategy, b_earn, n_b)))
+        sums = settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res, centre)
+        ledger.record_step(rows, j, sums, packed_j, levels, offsets,
+                           ((s_strategy, s_earn, n_s), (b_strategy, b_earn, n_b)))
     return k, rows, levels, offsets, packed_j, actions_j, -1, -1
-
-
-@njit(cache=True)
-def new_rows(k, r0, K, n_groups, n_sellers, n_buyers):  # noqa: ANN001, ANN201
-    """The rows, deal levels and offsets of ``k`` steps from step ``r0`` of a period of ``K``
-    (:func:`market_step` returns them; a trader deals at most once a period)."""
-    periods = (r0 + k - 1) // K + 1
-    return (floats(k, ROW_SUMS + 2 * (n_groups + 1)),
-            ints(periods * min(n_sellers, n_buyers), 0), ints(k + 1, 0))
-
-
-@njit(cache=True)
-def record_step(rows, j, sums, packed_j, levels, offsets, sides):  # noqa: ANN001, ANN201
-    """Step ``j``'s row (:func:`market_step`): its pairs, its ledger ``sums``, then each side's
-    strategies' summed earnings, traders and mean (``sides``: ``(strategy, earnings,
-    groups)`` of the Sellers, then of the Buyers); its deals' levels after the last step's
-    (``offsets[j]`` where they begin), read from its packed results (:func:`packed`)."""
-    row = rows[j]
-    n = packed_j.shape[1]
-    row[0] = n
-    (row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
-     row[10]) = sums
-    at = offsets[j]
-    for i in range(n):
-        if packed_j[3, i] > 0:
-            levels[at] = np.int64(packed_j[3, i])  # exact: a level is far below 2**53
-            at += 1
-    offsets[j + 1] = at
-    at = ROW_SUMS
-    for strategy, earn, n_g in sides:
-        earned, count, mean = ledger.group_means(strategy, earn, n_g)
-        for g in range(n_g):  # element by element: a slice's copy compiles numba's
-            row[at + g] = earned[g]  # shape-mismatch message (seconds of cold compile)
-            row[at + n_g + g] = count[g]
-        row[at + 2 * n_g] = mean
-        at += 2 * n_g + 1
 
 
 @njit(cache=True, inline="always")

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from market.compiled.jit import njit
+from market.game.buffers import floats, ints
 from market.game.rules import BUYER, SELLER, SIDE_NAMES
 from market.sim.yardsticks import Equilibrium, efficiency, surplus_split
 
@@ -457,3 +458,42 @@ def earnings(sums: Sequence[SideEarnings], teams: int | None = None,
             side_name = "seller" if t < teams else "buyer"
             out[f"earnings.team.{side_name}.{t % teams}"] = float(wallets[t])
     return out
+
+
+# --- a compiled call's rows: every institution's step writes them so ---------------------
+@njit(cache=True)
+def new_rows(k, r0, K, n_groups, n_sellers, n_buyers):  # noqa: ANN001, ANN201
+    """The rows, deal levels and offsets of ``k`` steps from step ``r0`` of a period of ``K``
+    (:func:`market.sim.kernel.market_step` returns them; a trader deals at most once a period)."""
+    periods = (r0 + k - 1) // K + 1
+    return (floats(k, ROW_SUMS + 2 * (n_groups + 1)),
+            ints(periods * min(n_sellers, n_buyers), 0), ints(k + 1, 0))
+
+
+@njit(cache=True)
+def record_step(rows, j, sums, packed_j, levels, offsets, sides):  # noqa: ANN001, ANN201
+    """Step ``j``'s row (:func:`market.sim.kernel.market_step`): its pairs, its ledger
+    ``sums``, then each side's strategies' summed earnings, traders and mean (``sides``:
+    ``(strategy, earnings, groups)`` of the Sellers, then of the Buyers); its deals' levels
+    after the last step's (``offsets[j]`` where they begin), read from its packed results
+    (:func:`market.sim.kernel.packed`). Compiled once per build, not per mix of strategies
+    (it is not part of a template)."""
+    row = rows[j]
+    n = packed_j.shape[1]
+    row[0] = n
+    (row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
+     row[10]) = sums
+    at = offsets[j]
+    for i in range(n):
+        if packed_j[3, i] > 0:
+            levels[at] = np.int64(packed_j[3, i])  # exact: a level is far below 2**53
+            at += 1
+    offsets[j + 1] = at
+    at = ROW_SUMS
+    for strategy, earn, n_g in sides:
+        earned, count, mean = group_means(strategy, earn, n_g)
+        for g in range(n_g):  # element by element: a slice's copy compiles numba's
+            row[at + g] = earned[g]  # shape-mismatch message (seconds of cold compile)
+            row[at + n_g + g] = count[g]
+        row[at + 2 * n_g] = mean
+        at += 2 * n_g + 1

@@ -319,6 +319,46 @@ def next_round(queue, s_traded):  # noqa: ANN001, ANN201
 
 
 @njit(cache=True)
+def step_buffers(queue, moves):  # noqa: ANN001, ANN201
+    """Room for a step's rounds (at most a visit per Buyer; none under random pairs, whose one
+    round is the step): its pairs, first movers, levels and moves; prices and gains; deals;
+    actions (``moves`` a negotiation); and how many pairs and deals are kept."""
+    cap = queue[1].size
+    return (np.empty((5, cap), np.int64), np.empty((3, cap)), np.empty(cap, np.bool_),
+            np.empty((cap, moves), np.int32), np.zeros(2, np.int64))
+
+
+@njit(cache=True)
+def keep_round(kept, pairs, money, deal, actions):  # noqa: ANN001, ANN201
+    """A round's pairs ``(ps, pb, first, level, n_moves)``, ``money`` ``(prices, gain_s,
+    gain_b)`` (gains one per deal), deals and actions, after the step's earlier rounds."""
+    step_i, step_f, step_deal, step_actions, at = kept
+    at_p, at_g = at[0], at[1]
+    n = pairs[0].size
+    for r in range(5):
+        row = pairs[r]
+        for i in range(n):
+            step_i[r, at_p + i] = row[i]
+    for i in range(n):
+        step_f[0, at_p + i], step_deal[at_p + i] = money[0][i], deal[i]
+        for c in range(step_actions.shape[1]):
+            step_actions[at_p + i, c] = actions[i, c]
+    for i in range(money[1].size):
+        step_f[1, at_g + i], step_f[2, at_g + i] = money[1][i], money[2][i]
+    at[0], at[1] = at_p + n, at_g + money[1].size
+
+
+@njit(cache=True)
+def kept_step(kept):  # noqa: ANN001, ANN201
+    """The step's rounds, kept (:func:`keep_round`), as one round's arrays."""
+    step_i, step_f, step_deal, step_actions, at = kept
+    at_p, at_g = at[0], at[1]
+    return ((step_i[0, :at_p], step_i[1, :at_p], step_i[2, :at_p], step_i[3, :at_p],
+             step_i[4, :at_p]), (step_f[0, :at_p], step_f[1, :at_g], step_f[2, :at_g]),
+            step_deal[:at_p], step_actions[:at_p])
+
+
+@njit(cache=True)
 def remember(rule, arrays, ps, pb, prices, gain_b, span):  # noqa: ANN001, ANN201
     """A round's deals: each Buyer's Seller and her gain (a share of ``span``), each Seller's
     price (nothing under ``random``)."""

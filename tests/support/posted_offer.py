@@ -35,7 +35,8 @@ from market.sim.auction import (  # bound when generated
 )
 from market.sim.institutions import Institution
 from market.sim.institutions.cda import standing
-from market.sim.kernel import named, new_rows, record_step  # bound when generated
+from market.sim.kernel import named  # bound when generated
+from market.sim.ledger import new_rows, record_step
 
 
 @njit(cache=True)
