@@ -174,6 +174,15 @@ def bilateral(settings: dict[str, Any]) -> bool:
     return institutions.get(settings.get("institution", "pairs")).bilateral
 
 
+def _sliders(settings: dict[str, Any], set_value: Callable[[str, Any], None],
+             sliders: dict[str, Any]) -> None:
+    """A float slider for each of ``sliders`` (its label, range and step), showing its value."""
+    for key, spec in sliders.items():
+        solara.SliderFloat(f"{spec.label}: {settings[key]:.2f}", value=settings[key],
+                           min=spec.lo, max=spec.hi, step=spec.step,
+                           on_value=lambda v, key=key: set_value(key, float(v)))
+
+
 @solara.component
 def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
     """Population sizes, game sizes, period, first mover, switches, teams and the seed."""
@@ -202,18 +211,12 @@ def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
         for key, label in SWITCHES.items():
             solara.Checkbox(label=label, value=bool(settings[key]),
                             on_value=lambda v, key=key: set_value(key, v))
-        if not bilateral(settings):  # time pressure prices offers: pairs only
-            solara.InputInt("Seed", value=settings["seed"],
-                            on_value=lambda v: set_value("seed", v))
-            return
-        for key, label in DISCOUNTS.items():
-            solara.SliderFloat(f"{label}: {settings[key]:.2f}", value=settings[key],
-                               min=DISCOUNT_MIN, max=1.0, step=DISCOUNT_STEP,
-                               on_value=lambda v, key=key: set_value(key, float(v)))
-        for key, spec in PRESSURE_SLIDERS.items():
-            solara.SliderFloat(f"{spec.label}: {settings[key]:.2f}", value=settings[key],
-                               min=spec.lo, max=spec.hi, step=spec.step,
-                               on_value=lambda v, key=key: set_value(key, float(v)))
+        if bilateral(settings):  # time pressure prices offers: pairs only
+            for key, label in DISCOUNTS.items():
+                solara.SliderFloat(f"{label}: {settings[key]:.2f}", value=settings[key],
+                                   min=DISCOUNT_MIN, max=1.0, step=DISCOUNT_STEP,
+                                   on_value=lambda v, key=key: set_value(key, float(v)))
+            _sliders(settings, set_value, PRESSURE_SLIDERS)
         solara.InputInt("Seed", value=settings["seed"], on_value=lambda v: set_value("seed", v))
 
 
@@ -227,10 +230,7 @@ def RevisionCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]
         if settings["revision"] == "none":
             solara.Text("Traders keep their strategies.", style={"font-size": "13px"})
         else:
-            for key, spec in REVISION_SLIDERS.items():
-                solara.SliderFloat(f"{spec.label}: {settings[key]:.2f}", value=settings[key],
-                                   min=spec.lo, max=spec.hi, step=spec.step,
-                                   on_value=lambda v, key=key: set_value(key, float(v)))
+            _sliders(settings, set_value, REVISION_SLIDERS)
             solara.Text("Adopted learners start from", style={"font-size": "13px"})
             solara.ToggleButtonsSingle(value=settings["inherit"],
                                        values=list(REVISION_CHOICES["inherit"]),
@@ -249,10 +249,7 @@ def PartnersCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]
         if settings["matching"] == "random":
             solara.Text("Random pairs every step.", style={"font-size": "13px"})
             return
-        for key, spec in MATCHING_SLIDERS.items():
-            solara.SliderFloat(f"{spec.label}: {settings[key]:.2f}", value=settings[key],
-                               min=spec.lo, max=spec.hi, step=spec.step,
-                               on_value=lambda v, key=key: set_value(key, float(v)))
+        _sliders(settings, set_value, MATCHING_SLIDERS)
         solara.Text("A Seller serves her visitors in", style={"font-size": "13px"})
         solara.ToggleButtonsSingle(value=settings["service"],
                                    values=list(MATCHING_CHOICES["service"]),
