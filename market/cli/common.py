@@ -152,7 +152,7 @@ def discounts(args: argparse.Namespace) -> tuple[float, float] | None:
 
 def add_pressure(p: argparse.ArgumentParser) -> None:
     """The game's time pressure, as every command that takes it spells it: the discounts
-    (:func:`add_discounts`), then the breakdown risk and each side's cost per offer, with
+    (:func:`add_discounts`), then every other kind (:data:`~market.game.pressure.OTHERS`), with
     flags, ranges and help from their one declaration (:mod:`market.game.pressure`)."""
     from market.game.pressure import PRESSURE
 

@@ -33,6 +33,7 @@ from market.cli.common import (
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.game import outcome_sets, theory
+from market.game.rules import SIDE_NAMES
 from market.limits import check_memory, check_time
 
 HELP = ("exact evaluation: values, best responses, NashConv and subgame perfection of saved "
@@ -160,8 +161,7 @@ def _theory(protocol: Any) -> dict[str, Any] | None:
         if protocol.discounted or q > 0:
             return None
         return {f"{name}_first": {
-            "fixed_costs": list(theory.cost_split(protocol.seller_cost,
-                                                      protocol.buyer_cost, f)),
+            "fixed_costs": list(theory.cost_split(*protocol.costs, f)),
         } for f, name in enumerate(("seller", "buyer"))}
     if not protocol.timed:
         return None
@@ -182,7 +182,7 @@ def pressure_record(protocol: Any) -> dict[str, Any]:
     if protocol.breakdown > 0:
         out["breakdown"] = protocol.breakdown
     if protocol.costly:
-        out["cost"] = {"seller": protocol.seller_cost, "buyer": protocol.buyer_cost}
+        out["cost"] = dict(zip(SIDE_NAMES, protocol.costs, strict=True))
     return out
 
 

@@ -220,8 +220,8 @@ STAT_ROWS = (
 
 
 def stat_rows(cfg: Any) -> tuple[tuple[str, str], ...]:
-    """The counts a run reports: with a breakdown risk, the talks that broke down too (not
-    counted as rejected)."""
+    """The counts a run reports: in a game whose talks may end after a counter-offer, those
+    that did too (not counted as rejected)."""
     return STAT_ROWS + ((("breakdowns", "broke down"),) if cfg.protocol.risky else ())
 
 

@@ -9,7 +9,7 @@ other side with a built-in strategy's compiled decision
 so the opponent makes exactly the moves and draws of its ``act``). A
 template, compiled with the strategies' decisions by :mod:`strategies.compiled`.
 The rules are the game's compiled rules (:mod:`market.game.moves`): move
-``m``'s mover, what is legal, what an action does, the breakdown draw and what
+``m``'s mover, what is legal, what an action does, whether the talks end and what
 a deal is worth; an action the rules forbid is played as reject, as in
 :class:`~market.interop.episode.Episode`.
 

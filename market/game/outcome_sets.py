@@ -40,8 +40,8 @@ def spe_outcome_offers(protocol: Protocol
     reward)``; ``offer`` is the offer the deal is made on (counted from 0, so
     its rewards are the level's discounted ``offer`` times, less ``offer``
     costs), None without time pressure, where outcomes are levels alone.
-    With a breakdown risk an outcome is the deal the equilibrium's path
-    makes if the talks do not break down first; the movers compare outcomes
+    Where the talks may break down, an outcome is the deal the equilibrium's
+    path makes if they do not break down first; the movers compare outcomes
     by their expectation.
 
     Without time costs an outcome is its level (ties are exact in levels, so

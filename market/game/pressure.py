@@ -46,6 +46,35 @@ DISCOUNTS = (SELLER_DISCOUNT, BUYER_DISCOUNT)
 #: every other kind, declared here with its flag and its control in the view: the market,
 #: the view and the batch grid take each as it is
 OTHERS = tuple(d for d in PRESSURE if d not in DISCOUNTS)
+#: each side's cost per offer
+COSTS = (SELLER_COST, BUYER_COST)
+
+
+class Kind(NamedTuple):
+    """One kind of time pressure: its fields, the name a table file's array and a JSON
+    record give it, and its tag in a file name. A record of the kinds keeps a game without
+    any pressure exactly as it always was (each kind only where it is in force)."""
+
+    name: str
+    tag: str
+    params: tuple[Param, ...]
+
+
+#: the kinds, in the order a record lists them
+KINDS = (Kind("discount", "d", DISCOUNTS), Kind(BREAKDOWN.name, "q", (BREAKDOWN,)),
+         Kind("cost", "c", COSTS))
+
+
+def in_force(source: object) -> dict[str, tuple[float, ...]]:
+    """The kinds of pressure ``source`` (a protocol, a trainer's config) puts on the game, by
+    name, each with its fields' values: a kind is in force when any of its fields is off
+    its default."""
+    out: dict[str, tuple[float, ...]] = {}
+    for kind in KINDS:
+        values = tuple(float(getattr(source, d.name)) for d in kind.params)
+        if any(v != d.default for v, d in zip(values, kind.params, strict=True)):
+            out[kind.name] = values
+    return out
 
 
 class Pressure(NamedTuple):
@@ -70,5 +99,6 @@ class Pressure(NamedTuple):
 assert Pressure._fields == tuple(d.name for d in PRESSURE)  # one order, the declarations'
 
 
-__all__ = ["BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "DISCOUNTS",
-           "OTHERS", "PRESSURE", "SELLER_COST", "SELLER_DISCOUNT", "Pressure"]
+__all__ = ["BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "COSTS", "DISCOUNTS", "KINDS",
+           "OTHERS", "PRESSURE", "SELLER_COST", "SELLER_DISCOUNT", "Kind", "Pressure",
+           "in_force"]

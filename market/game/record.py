@@ -36,8 +36,8 @@ class BatchRecord:
 
     @property
     def broke_down(self) -> np.ndarray:
-        """The negotiations that ended on an offer: the talks broke down after it (a game
-        with a breakdown risk; never otherwise, where only accept or reject ends one)."""
+        """The negotiations that ended on an offer: the talks broke down after it (only in a
+        game at risk of that; otherwise only accept or reject ends one)."""
         n = len(self.level)
         if n == 0:
             return np.zeros(0, dtype=bool)
@@ -97,7 +97,7 @@ class NegotiationRecord:
     first: str = "seller"
     deal_level: int | None = None
     rounds_used: int = 0
-    broke_down: bool = False  # the talks ended on an offer (a game with a breakdown risk)
+    broke_down: bool = False  # the talks ended on an offer (a game at risk of that)
 
     @property
     def deal(self) -> bool:

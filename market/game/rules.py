@@ -103,6 +103,11 @@ class Protocol:
         return self.seller_cost > 0.0 or self.buyer_cost > 0.0
 
     @property
+    def costs(self) -> tuple[float, float]:
+        """Each side's cost per offer, (Seller, Buyer)."""
+        return self.seller_cost, self.buyer_cost
+
+    @property
     def timed(self) -> bool:
         """Whether what a deal is worth, or the chance to reach it, depends on when it is made
         (any time pressure at all)."""

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from market.files import atomic_path, open_regular, shown
-from market.game import qtable
+from market.game import pressure, qtable
 from market.game.rules import Protocol
 from market.limits import TABLE_CELLS_MAX
 
@@ -78,33 +78,25 @@ def save_tables(path: str | os.PathLike[str], tables: TablePair) -> None:
 
 
 def _pressure_arrays(protocol: Protocol) -> dict[str, np.ndarray]:
-    """The arrays that record a game's time pressure (none for the document's game)."""
-    out: dict[str, np.ndarray] = {}
-    if protocol.discounted:
-        out["discount"] = np.array([protocol.seller_discount, protocol.buyer_discount])
-    if protocol.breakdown > 0:
-        out["breakdown"] = np.float64(protocol.breakdown)
-    if protocol.costly:
-        out["cost"] = np.array([protocol.seller_cost, protocol.buyer_cost])
-    return out
+    """The arrays that record a game's time pressure, one per kind in force (none for the
+    document's game): two numbers for a kind with a field per side, else one."""
+    return {name: np.array(values) if len(values) > 1 else np.float64(values[0])
+            for name, values in pressure.in_force(protocol).items()}
 
 
 def _pressure_fields(read: Any) -> dict[str, float]:
     """Protocol fields from a file's pressure arrays (``read(name)``: the array, or None)."""
     fields: dict[str, float] = {}
-    for name, keys in (("discount", ("seller_discount", "buyer_discount")),
-                       ("cost", ("seller_cost", "buyer_cost"))):
-        arr = read(name)
+    for kind in pressure.KINDS:
+        arr = read(kind.name)
         if arr is not None:
-            fields.update(zip(keys, (float(x) for x in arr), strict=True))
-    arr = read("breakdown")
-    if arr is not None:
-        fields["breakdown"] = float(arr)
+            fields.update(zip((d.name for d in kind.params),
+                              (float(x) for x in np.atleast_1d(arr)), strict=True))
     return fields
 
 
 #: the arrays of real numbers that record the game's time pressure, and their shapes
-PRESSURE_SHAPES = {"discount": (2,), "cost": (2,), "breakdown": ()}
+PRESSURE_SHAPES = {k.name: (len(k.params),) if len(k.params) > 1 else () for k in pressure.KINDS}
 #: what a table file may hold: these arrays, no more
 ARRAYS = ("seller", "buyer", "prices", "rounds", "meta", *PRESSURE_SHAPES)
 #: ``meta`` is short JSON: at most this many characters and this many levels of nesting
@@ -290,13 +282,15 @@ def game_text(protocol: Protocol, discounts: bool | None = None,
     """``P=5, T=5`` and the time pressure (each kind the game has, or that ``like``, the game
     it is set beside, has; the discounts also if asked), for messages."""
     text = f"P={protocol.prices}, T={protocol.rounds}"
-    if protocol.discounted if discounts is None else discounts:
-        text += (f", discount Seller {protocol.seller_discount:g}, "
-                 f"Buyer {protocol.buyer_discount:g}")
-    if protocol.breakdown > 0 or (like is not None and like.breakdown > 0):
-        text += f", breakdown {protocol.breakdown:g}"
-    if protocol.costly or (like is not None and like.costly):
-        text += f", cost Seller {protocol.seller_cost:g}, Buyer {protocol.buyer_cost:g}"
+    force = pressure.in_force(protocol)
+    beside = pressure.in_force(like) if like is not None else {}
+    for kind in pressure.KINDS:
+        shown = (kind.name in force if discounts is None else discounts) \
+            if kind.params == pressure.DISCOUNTS else kind.name in force or kind.name in beside
+        if shown:
+            values = [getattr(protocol, d.name) for d in kind.params]
+            text += (f", {kind.name} {values[0]:g}" if len(values) == 1 else
+                     f", {kind.name} Seller {values[0]:g}, Buyer {values[1]:g}")
     return text
 
 

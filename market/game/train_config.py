@@ -58,11 +58,10 @@ class TrainConfig:
     ``deal_bonus``: added to both learners' reward for a deal (0, the
     document's rewards, by default): a small one breaks the indifference of
     a responder offered its zero-surplus price toward accepting.
-    ``seller_discount``/``buyer_discount``, ``breakdown``,
-    ``seller_cost``/``buyer_cost``: the game's time pressure (each side's
-    factor and cost per offer, the risk of a breakdown after each
-    counter-offer: :mod:`market.game.pressure`); none, the document's game,
-    by default.
+    The fields of :data:`market.game.pressure.PRESSURE`: the game's time
+    pressure (each side's discount factor and cost per offer, the risk that
+    the talks end after a counter-offer); none, the document's game, by
+    default.
     ``explore_starts``: the share of training episodes that start at a
     random move with a random offer on the table instead of the opening
     (0, the document's training, by default): the learners then train every

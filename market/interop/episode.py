@@ -25,13 +25,11 @@ original project: at a deal on level ``p`` the Seller gets ``p / P``, the
 Buyer ``1 - p / P``; no deal gives both 0) or ``"surplus"`` (the market's:
 the surplus over the reservation level, divided by the width of the grid,
 ``(p - floor) / (P - 1)`` for the Seller and ``(ceiling - p) / (P - 1)``
-for the Buyer). With time costs (``seller_discount``, ``buyer_discount`` in
-(0, 1]; default 1) a side's reward for a deal on the ``k``-th offer is
-multiplied by its factor to the power ``k``, and less ``k`` times its cost
-per offer (``seller_cost``, ``buyer_cost``), as in the exact evaluator. With
-a breakdown risk (``breakdown``) the talks end with no deal, after a
-counter-offer, with that probability (drawn from the environment's
-generator).
+for the Buyer). Under the game's time pressure (:mod:`market.game.pressure`)
+a side's reward for a deal on the ``k``-th offer is multiplied by its
+discount factor to the power ``k``, and less ``k`` times its cost per offer,
+as in the exact evaluator; and after a counter-offer the talks end with no
+deal with the risk the game sets (drawn from the environment's generator).
 
 An action the rules do not allow now is played as reject (the protocol's
 walk-away), so an agent that ignores the mask still plays the game.
@@ -182,7 +180,7 @@ class Episode:
         ``action`` must be an action of the space (:func:`action_index`); one the
         rules forbid at this move is the documented illegal move. ``rng``: the
         environment's generator, which draws whether the talks break down after a
-        counter-offer (a game with a breakdown risk needs it).
+        counter-offer (a game at risk of that needs it).
         """
         action = action_index(action, self.protocol.n_actions)
         legal = bool(self.state.legal(np.array([action]))[0])

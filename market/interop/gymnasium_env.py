@@ -17,13 +17,13 @@ two-agent reward by default (``reward="surplus"``: its surplus).
 **Arguments**: ``side="seller"``, ``opponent="averaging"`` (any strategy
 spec, or a strategy object), ``prices=5``, ``rounds=5`` or ``protocol=`` (a
 :class:`~market.game.rules.Protocol`, the game with its time pressure), and as
-the PettingZoo environment: ``first``, ``seller_range``, ``buyer_range``,
-``reward``, ``seller_discount``, ``buyer_discount``, ``breakdown``,
-``seller_cost``, ``buyer_cost``, ``render_mode``.
+the PettingZoo environment (:mod:`market.interop.pettingzoo_env`, which
+lists them): ``first``, the ranges, ``reward``, the time-pressure keywords
+and ``render_mode``.
 
-**Version history**: v0, the first release (the discounts, then the
-breakdown risk and the costs per offer, were added later with defaults that
-leave the game as it was).
+**Version history**: v0, the first release (the discounts, then the risk
+that the talks end and the costs per offer, were added later with defaults
+that leave the game as it was).
 
 
 The agent plays ``side`` (``"seller"`` or ``"buyer"``); the opponent is any

@@ -23,11 +23,11 @@ without one; discounted and less the costs per offer with time costs);
 pays each side its surplus over its reservation range.
 
 **Arguments**: ``env(prices=5, rounds=5, *, protocol=None, first="random",
-seller_range=None, buyer_range=None, reward="two-agent", seller_discount=1.0,
-buyer_discount=1.0, breakdown=0.0, seller_cost=0.0, buyer_cost=0.0,
-render_mode=None)``: the game as ``protocol`` (a :class:`~market.game.rules.Protocol`:
+seller_range=None, buyer_range=None, reward="two-agent", render_mode=None,
+**pressure)``: the game as ``protocol`` (a :class:`~market.game.rules.Protocol`:
 its sizes and every kind of time pressure), or, as a convenience, ``prices`` P
-and ``rounds`` T and the pressure keywords below (not both); ``first``
+and ``rounds`` T and the pressure keywords (not both: one per declaration
+of :mod:`market.game.pressure`, which the signature lists); ``first``
 the first mover (``"seller"``, ``"buyer"`` or ``"random"`` per reset);
 ``seller_range``/``buyer_range`` each side's acceptable levels; ``reward``
 ``"two-agent"`` or ``"surplus"``; the discounts each side's factor per offer

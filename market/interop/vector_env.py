@@ -14,13 +14,12 @@
 
 **Arguments**: ``num_envs=1024``, ``side="seller"``, ``opponent="averaging"``
 (a strategy with a compiled decision), ``prices=5``, ``rounds=5`` or
-``protocol=`` (a :class:`~market.game.rules.Protocol`), and ``first``,
-``seller_range``, ``buyer_range``, ``reward``, ``seller_discount``,
-``buyer_discount``, ``breakdown``, ``seller_cost``, ``buyer_cost`` as the single
-environment.
+``protocol=`` (a :class:`~market.game.rules.Protocol`), and ``first``, the
+ranges, ``reward`` and the time-pressure keywords as the PettingZoo
+environment (:mod:`market.interop.pettingzoo_env`, which lists them).
 
-**Version history**: v0, the first release (the breakdown risk and the
-costs added later, off by default).
+**Version history**: v0, the first release (the risk that the talks end and
+the costs were added later, off by default).
 
 
 ``BargainingVectorEnv(num_envs, side, opponent, ...)`` holds ``num_envs``

@@ -29,7 +29,7 @@ import pandas as pd
 
 from market.errors import UsageError
 from market.files import all_or_nothing, write_text
-from market.game.pressure import PRESSURE
+from market.game.pressure import KINDS, PRESSURE, in_force
 from market.game.protocol import Side, negotiation_bytes
 from market.game.record import two_agent_rewards
 from market.game.rules import BUYER, SELLER, Negotiator, Protocol
@@ -80,12 +80,8 @@ class TournamentResult:
         return {
             "prices": self.protocol.prices,
             "rounds": self.protocol.rounds,
-            **({"seller_discount": self.protocol.seller_discount,
-                "buyer_discount": self.protocol.buyer_discount}
-               if self.protocol.discounted else {}),
-            **({"breakdown": self.protocol.breakdown} if self.protocol.breakdown > 0 else {}),
-            **({"seller_cost": self.protocol.seller_cost,
-                "buyer_cost": self.protocol.buyer_cost} if self.protocol.costly else {}),
+            **{d.name: getattr(self.protocol, d.name) for kind in KINDS
+               if kind.name in in_force(self.protocol) for d in kind.params},
             "repetitions": self.repetitions,
             "seed": self.seed,
             "seller_range": list(self.seller_range),
@@ -158,9 +154,9 @@ class TournamentPlan:
     def cache_name(self) -> str:
         """The file the self-play tables are kept in, inside the output folder."""
         pr = self.protocol
-        costs = (f"_d{pr.seller_discount:g}-{pr.buyer_discount:g}" if pr.discounted else "")
-        costs += f"_q{pr.breakdown:g}" if pr.breakdown > 0 else ""
-        costs += f"_c{pr.seller_cost:g}-{pr.buyer_cost:g}" if pr.costly else ""
+        force = in_force(pr)
+        costs = "".join(f"_{kind.tag}" + "-".join(f"{v:g}" for v in force[kind.name])
+                        for kind in KINDS if kind.name in force)
         return f"qlearning_selfplay_P{pr.prices}_T{pr.rounds}{costs}.npz"
 
     def entrants(self, cache: Any, progress: Callable[[int, int], None] | None = None
@@ -179,8 +175,8 @@ def plan_tournament(prices: int, rounds: int, strategies: str, repetitions: int,
     """Check the command's values (each error one line naming its option) and the
     tournament's size and time up front; the plan to run. ``discount``: the game's time
     costs (Seller, Buyer factors per offer; None: none), which the payoffs count;
-    ``pressure``: any of the game's time pressure as :class:`Protocol` fields (a breakdown
-    risk, costs per offer; discounts too)."""
+    ``pressure``: any of the game's time pressure as :class:`Protocol` fields (discounts
+    included)."""
     from market.game.table_files import load_tables
     from strategies import registry, specs
 

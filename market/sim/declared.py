@@ -10,8 +10,8 @@ view's sidebar controls, and the parameters table of the market guide
 parameter is one :class:`Param` here plus the code that uses it.
 
 This module holds data only (no numpy, no strategies), so that building a
-command's flags costs nothing at start-up. The game's breakdown risk and
-costs per offer are the game's own declarations (:mod:`market.game.pressure`);
+command's flags costs nothing at start-up. The game's time pressure is the
+game's own declaration (:mod:`market.game.pressure`);
 the institutions are their own registry's (:mod:`market.sim.institutions`).
 """
 

@@ -52,8 +52,8 @@ SWITCHES: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
 DISCOUNTS: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
                              if d.name.endswith("discount") and d.control is not None}
 DISCOUNT_MIN, DISCOUNT_STEP = float(BY_NAME["seller_discount"].control.lo), 0.01
-#: the game's other time pressure: the breakdown risk per counter-offer and each side's cost
-#: per offer, sliders over the declared controls' ranges (0: none, the default)
+#: the game's other time pressure (:data:`market.game.pressure.OTHERS`), sliders over the
+#: declared controls' ranges (0: none, the default)
 PRESSURE_SLIDERS: dict[str, Number] = {
     name: Number(c.label, c.lo, c.hi, 0.01)  # type: ignore[arg-type]
     for name in (d.name for d in pressure.OTHERS)
@@ -169,7 +169,7 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
     for key in DISCOUNTS:  # only where set: a market without time costs is built as before
         if pairs and settings.get(key, 1.0) != 1.0:
             kwargs[key] = settings[key]
-    for key in PRESSURE_SLIDERS:  # likewise without a breakdown risk or costs
+    for key in PRESSURE_SLIDERS:  # likewise for the other kinds
         if pairs and settings.get(key, 0.0) != 0.0:
             kwargs[key] = settings[key]
     if settings.get("revision", "none") != "none":  # likewise without revision
