@@ -73,11 +73,22 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, draws, outs):  # n
     :func:`~market.compiled.jit.rng_handle` (cheaper to pass on every step)."""
     rng = generator(draws)
     side, P, T, open_mode, reward_mode, floor, ceiling, pressure = env
+    reward, ended, illegal = outs[2], outs[3], outs[4]
+    _agent_moves(actions, autoreset, side, P, T, open_mode, pressure, rows_state, reward,
+                 ended, illegal, rng)
+    broken = _opponent_moves(kind, 1 - side, P, T, pressure, rows_state, ended, seat, st, rng)
+    if broken >= 0:
+        return broken
+    _outputs(side, P, T, reward_mode, floor, ceiling, pressure, rows_state, outs)
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _agent_moves(actions, autoreset, side, P, T, open_mode, pressure, rows_state, reward,  # noqa: ANN001, ANN202
+                 ended, illegal, rng):
+    """Every row's reset or the agent's action (a forbidden one played as reject)."""
     first, move, last, prev, level, done = rows_state
-    obs, mask, reward, ended, illegal = outs
-    n = first.size
-    opp = 1 - side
-    for i in range(n):
+    for i in range(first.size):
         reward[i] = 0.0
         ended[i] = False
         illegal[i] = False
@@ -96,7 +107,14 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, draws, outs):  # n
             illegal[i] = True
             a = P + 1
         _play(i, side, a, P, move, last, prev, level, done, ended, pressure, rng)
-    # the opponent's turns, grouped by move (each group one compiled decision)
+
+
+@njit(cache=True, inline="always")
+def _opponent_moves(kind, opp, P, T, pressure, rows_state, ended, seat, st, rng):  # noqa: ANN001, ANN202
+    """The opponent's turns, grouped by move (each group one compiled decision); the move
+    of an action it may not play (not a built-in strategy's doing), else -1."""
+    first, move, last, prev, level, done = rows_state
+    n = first.size
     rows = np.empty(n, dtype=np.int64)
     chosen = np.zeros(n, dtype=np.int64)
     for m in range(2 * T):
@@ -112,9 +130,19 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, draws, outs):  # n
         lo_a, hi_a = legal_block(m, P, T)
         for r in rg:
             if chosen[r] < lo_a or chosen[r] >= hi_a:
-                return m  # the opponent broke the rules (not a built-in strategy's doing)
+                return m
             _play(r, opp, chosen[r], P, move, last, prev, level, done, ended, pressure, rng)
-    for i in range(n):
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _outputs(side, P, T, reward_mode, floor, ceiling, pressure, rows_state, outs):  # noqa: ANN001, ANN202
+    """The agent's observation and action mask in every row, and the reward of the rows
+    that ended with a deal."""
+    first, move, last, prev, level, done = rows_state
+    obs, mask, reward, ended, illegal = outs
+    opp = 1 - side
+    for i in range(first.size):
         t = min(max((move[i] - 1) // 2 if move[i] > 0 else -1, -1), T - 1)
         obs[i, 0], obs[i, 1], obs[i, 2] = last[opp, i], t + 1, last[side, i]
         obs[i, 3] = 1 if first[i] == side else 0
@@ -130,6 +158,3 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, draws, outs):  # n
                 gain = ((p - floor) if side == SELLER else (ceiling - p)) / (P - 1)
             # the accepted offer was made at move move[i] - 2
             reward[i] = worth(gain, side, move[i] - 2, pressure, 1.0)
-    return -1
-
-

@@ -60,14 +60,8 @@ def spe_outcome_offers(protocol: Protocol
     work is ``O(T P^2)`` outcomes-wide, ``O(T^2 P^2)`` with time costs.
     """
     P, T = protocol.prices, protocol.rounds
-    slots = 2 * T if protocol.timed else 1  # outcome o = slot * (P + 1) + level
-    width = slots * (P + 1)
-    levels = np.arange(P + 1)
-    values = np.zeros((2, width))  # [side][outcome], 0 for no deal
-    for slot in range(slots):  # slot: the move a deal was accepted at (with time pressure)
-        part = slice(slot * (P + 1) + 1, (slot + 1) * (P + 1))
-        values[SELLER, part], values[BUYER, part] = protocol.deal_rewards(levels[1:], slot)
-    slot_of = np.repeat(np.arange(slots), P + 1)  # outcome -> the move it is accepted at
+    values, slot_of = _outcome_values(protocol)
+    slots, width = int(slot_of[-1]) + 1, values.shape[1]
     pressure = protocol.pressure
 
     result: dict[str, list[tuple[int, int | None, float, float]]] = {}
@@ -81,40 +75,63 @@ def spe_outcome_offers(protocol: Protocol
             reach = np.where(slot_of > m, reach * moves.survival(m, pressure), reach)
             r = values[f if m % 2 == 0 else 1 - f] * reach
             ahead = slot_of >= m if slots > 1 else np.ones(width, bool)  # from here on
-            tol = TIE_TOL * np.abs(r[ahead]).max()
-            offers = after[protocol.legal(m)[:P]]  # (children, width), shared by every p
-            worst = np.where(offers, r, np.inf).min(axis=1)
-            top = int(worst.argmax()) if len(worst) else -1
-            w1 = worst[top] if top >= 0 else -np.inf
-            rest = np.delete(worst, top) if top >= 0 else worst
-            w2 = rest.max() if len(rest) else -np.inf
-            unique = top >= 0 and w2 < w1 - tol
-            all_offers = offers.any(axis=0)
-            others = np.delete(offers, top, axis=0).any(axis=0) if unique else all_offers
-            tables = [0] if m == 0 else range(1, P + 1)
-            now = np.zeros((len(tables), width), bool)
             here = (m if slots > 1 else 0) * (P + 1)  # accepting now: this move's outcomes
-            for i, p in enumerate(tables):
-                acc = here + p
-                kids = [w1] if m == 0 else [w1, r[acc], r[0]]  # best offer, accept p, reject
-                best = max(kids)
-                if m > 0:  # accept {p} and reject {0}: bars from every other child
-                    now[i, acc] = r[acc] >= max(w1, r[0]) - tol
-                    now[i, 0] = r[0] >= max(w1, r[acc]) - tol
-                if top < 0:
-                    continue
-                second = max(w2, *(k for k in kids[1:])) if m > 0 else w2
-                if unique and w1 > second + tol:  # the best offer child: held to the second
-                    now[i] |= ((others & (r >= w1 - tol))
-                               | (offers[top] & (r >= second - tol)))
-                else:  # every offer child is held to the best worst value
-                    now[i] |= all_offers & (r >= best - tol)
-            after = now
+            after = _sets_at(m, after[protocol.legal(m)[:P]], r, here, P,
+                             TIE_TOL * np.abs(r[ahead]).max())
         result[SIDE_NAMES[f]] = [
             (int(o % (P + 1)), (int(o // (P + 1)) - 1 if slots > 1 and o % (P + 1) else None),
              float(values[SELLER, o]), float(values[BUYER, o]))
             for o in np.flatnonzero(after[0])]
     return result
+
+
+def _outcome_values(protocol: Protocol) -> tuple[np.ndarray, np.ndarray]:
+    """Each outcome's rewards ``[side][outcome]`` (0 for no deal) and the move it is accepted
+    at: outcome ``o = slot * (P + 1) + level``, one slot per move with time pressure (the
+    same level is worth less later), a single slot without."""
+    P = protocol.prices
+    slots = 2 * protocol.rounds if protocol.timed else 1
+    levels = np.arange(P + 1)
+    values = np.zeros((2, slots * (P + 1)))
+    for slot in range(slots):
+        part = slice(slot * (P + 1) + 1, (slot + 1) * (P + 1))
+        values[SELLER, part], values[BUYER, part] = protocol.deal_rewards(levels[1:], slot)
+    return values, np.repeat(np.arange(slots), P + 1)
+
+
+def _sets_at(m: int, offers: np.ndarray, r: np.ndarray, here: int, P: int, tol: float
+             ) -> np.ndarray:
+    """The outcome sets of the subgames at move ``m``, one row per offer on the table (one
+    row at the opening): ``offers`` the sets of the offer children (shared by every offer on
+    the table), ``r`` each outcome as the mover values it from here, ``here`` where this
+    move's acceptances start, ``tol`` the tie tolerance at this node."""
+    width = r.shape[0]
+    worst = np.where(offers, r, np.inf).min(axis=1)
+    top = int(worst.argmax()) if len(worst) else -1
+    w1 = worst[top] if top >= 0 else -np.inf
+    rest = np.delete(worst, top) if top >= 0 else worst
+    w2 = rest.max() if len(rest) else -np.inf
+    unique = top >= 0 and w2 < w1 - tol
+    all_offers = offers.any(axis=0)
+    others = np.delete(offers, top, axis=0).any(axis=0) if unique else all_offers
+    tables = [0] if m == 0 else range(1, P + 1)
+    now = np.zeros((len(tables), width), bool)
+    for i, p in enumerate(tables):
+        acc = here + p
+        kids = [w1] if m == 0 else [w1, r[acc], r[0]]  # best offer, accept p, reject
+        best = max(kids)
+        if m > 0:  # accept {p} and reject {0}: bars from every other child
+            now[i, acc] = r[acc] >= max(w1, r[0]) - tol
+            now[i, 0] = r[0] >= max(w1, r[acc]) - tol
+        if top < 0:
+            continue
+        second = max(w2, *(k for k in kids[1:])) if m > 0 else w2
+        if unique and w1 > second + tol:  # the best offer child: held to the second
+            now[i] |= ((others & (r >= w1 - tol))
+                       | (offers[top] & (r >= second - tol)))
+        else:  # every offer child is held to the best worst value
+            now[i] |= all_offers & (r >= best - tol)
+    return now
 
 
 #: with time pressure the outcome sets run over levels and moves, O(T^2 P^2): computed up to

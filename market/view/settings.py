@@ -140,15 +140,7 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
     The message names the parameter and its allowed range, as the command
     line's do.
     """
-    for key, spec in NUMBERS.items():
-        value = settings[key]
-        if isinstance(value, bool) or not isinstance(value, int) or not (
-                spec.lo <= value <= spec.hi):
-            raise ValueError(f"{spec.label} must be an integer in [{spec.lo}, {spec.hi}] "
-                             f"(got {value!r})")
-    seed = settings["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
-        raise ValueError(f"seed must be an integer in [0, {SEED_MAX}] (got {seed!r})")
+    _check_integers(settings)
     kwargs: dict[str, Any] = {
         "n_sellers": settings["n_sellers"],
         "n_buyers": settings["n_buyers"],
@@ -163,22 +155,42 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
         "clock": bool(settings["clock"]),
         "teams": settings["teams"] or None,
         "common_wallet": bool(settings["common_wallet"]),
-        "seed": seed,
+        "seed": settings["seed"],
+        **_extensions(settings, institutions.get(settings.get("institution", "pairs")).bilateral),
     }
-    pairs = institutions.get(kwargs["institution"]).bilateral  # pressure, partners: pairs only
-    for key in DISCOUNTS:  # only where set: a market without time costs is built as before
+    check({k: v for k, v in kwargs.items() if k != "seed"})
+    return kwargs
+
+
+def _check_integers(settings: Mapping[str, Any]) -> None:
+    """The sliders' integers and the seed, each in its range (``ValueError`` naming it)."""
+    for key, spec in NUMBERS.items():
+        value = settings[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not (
+                spec.lo <= value <= spec.hi):
+            raise ValueError(f"{spec.label} must be an integer in [{spec.lo}, {spec.hi}] "
+                             f"(got {value!r})")
+    seed = settings["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise ValueError(f"seed must be an integer in [0, {SEED_MAX}] (got {seed!r})")
+
+
+def _extensions(settings: Mapping[str, Any], pairs: bool) -> dict[str, Any]:
+    """The extensions' keywords, only where one is on: a market without them is built as it
+    always was. Time pressure and partner choice apply to bilateral pairs only."""
+    kwargs: dict[str, Any] = {}
+    for key in DISCOUNTS:
         if pairs and settings.get(key, 1.0) != 1.0:
             kwargs[key] = settings[key]
-    for key in PRESSURE_SLIDERS:  # likewise for the other kinds
+    for key in PRESSURE_SLIDERS:
         if pairs and settings.get(key, 0.0) != 0.0:
             kwargs[key] = settings[key]
-    if settings.get("revision", "none") != "none":  # likewise without revision
+    if settings.get("revision", "none") != "none":
         for key in (*REVISION_CHOICES, *REVISION_SLIDERS):
             kwargs[key] = settings[key]
-    if pairs and settings.get("matching", "random") != "random":  # likewise without partners
+    if pairs and settings.get("matching", "random") != "random":
         for key in (*MATCHING_CHOICES, *MATCHING_SLIDERS):
             kwargs[key] = settings[key]
-    check({k: v for k, v in kwargs.items() if k != "seed"})
     return kwargs
 
 
