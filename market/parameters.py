@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: what a parameter is, and so how it is checked, typed and spelled
-KINDS = ("int", "float", "flag", "choice", "dist", "range", "mix", "mapping", "text")
+KINDS = ("int", "float", "flag", "choice", "dist", "range", "mix", "mapping", "text", "file")
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,8 @@ class Param:
             return "strategy -> share, shares summing to 1"
         if self.kind == "text":
             return "one of " + ", ".join(self.choices) + f", or {self.metavar}"
+        if self.kind == "file":
+            return "a file's path (empty: none)"
         return "strategy -> keyword arguments"
 
 

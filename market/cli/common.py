@@ -122,7 +122,7 @@ def add_flags(p: argparse.ArgumentParser, params: Sequence[Param], *,
                            metavar=d.metavar or "|".join(d.choices), help=d.help)
         elif d.kind == "mix":
             p.add_argument(*names, default="averaging", metavar=d.metavar, help=d.help)
-        elif d.kind == "text":
+        elif d.kind in ("text", "file"):
             p.add_argument(*names, default=default, metavar=d.metavar, help=d.help)
         elif d.kind == "range":
             lo, hi = d.default

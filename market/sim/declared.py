@@ -125,6 +125,14 @@ PARAMETERS: tuple[Param, ...] = (
           "with --matching loyalty, the order a Seller serves her visitors in: random, or "
           "loyal-first (the largest J for her first)", choices=SERVICES, flag="--service",
           control=Control("Service order"), extension=True),
+    Param("network", "file", "",
+          "with --institution pairs, a graph file of who may meet whom (an edge list, "
+          ".adjlist, .graphml or .gml; nodes s0.. for Sellers, b0.. for Buyers): each Buyer "
+          "visits one of her neighbours, by --matching (default: everyone may meet)",
+          flag="--network", metavar="FILE", extension=True),
+    Param("network_strict", "flag", False,
+          "refuse a --network that leaves a trader with no partner (default: say how many)",
+          flag="--network-strict", extension=True),
     Param("first", "choice", "random", "who opens each negotiation (default random per pair)",
           choices=FIRST_MOVERS, flag="--first", control=Control("First mover")),
     Param("teams", "int", None, "teams per side (default: every trader alone)", 1,

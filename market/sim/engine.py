@@ -412,7 +412,7 @@ def time_left_at(m: Market, r: int) -> int:
 
 
 def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: str = "auto",
-           institution: str = "pairs", matching: str = "random"
+           institution: str = "pairs", matching: str = "random", network: bool = False
            ) -> tuple[type[CompiledEngine] | type[LockstepEngine], list[str]]:
     """The engine class for these strategies, and the names of those without a compiled form.
 
@@ -420,15 +420,17 @@ def choose(strategies: tuple[Sequence[Strategy], Sequence[Strategy]], engine: st
     decision), ``compiled`` (refused, naming them, when some have none) or
     ``lockstep``. A double auction and a call market run compiled only (their
     strategies are compiled rules, which :func:`market.sim.params.check` holds), and so
-    does partner choice (``matching`` ``loyalty``: its rounds are compiled).
+    does partner choice (``matching`` ``loyalty``: its rounds are compiled), and a
+    ``network`` of who may meet whom.
     """
     missing = [getattr(s, "name", type(s).__name__) or type(s).__name__
                for side in strategies for s in side if not compiled.has_form(s)]
-    if matching != "random" and (engine == "lockstep" or missing):
+    if (matching != "random" or network) and (engine == "lockstep" or missing):
         why = ("engine 'lockstep'" if engine == "lockstep" else
                f"{', '.join(sorted(set(missing)))} (no compiled decision)")
-        raise ValueError(f"matching {matching!r} runs on the compiled engine, with compiled "
-                         f"strategies only; not with {why}")
+        what = f"matching {matching!r}" if matching != "random" else "a network"
+        raise ValueError(f"{what} runs on the compiled engine, with compiled strategies "
+                         f"only; not with {why}")
     if not institutions.get(institution).bilateral:
         if engine == "lockstep":
             raise ValueError(f"engine 'lockstep' plays bilateral bargaining only; institution "

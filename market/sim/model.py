@@ -218,7 +218,7 @@ def engine_for(market: Market, kind: str) -> engine.CompiledEngine | engine.Lock
     """The engine ``kind`` (``auto``, ``compiled``, ``lockstep``) for this market; ``auto``
     says so (once, as a notice) when some strategy puts it on the lockstep path."""
     cls, missing = engine.choose(market.strategies, kind, market.params.institution,
-                                 market.params.matching)
+                                 market.params.matching, bool(market.params.network))
     if missing and kind == "auto":
         engine.say_lockstep(missing)
     if cls is engine.CompiledEngine:

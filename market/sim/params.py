@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import os
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -53,6 +54,8 @@ from market.sim.declared import (
     NAMES,
     PARAMETERS,
 )
+from market.sim.network import Network, isolated_text
+from market.sim.network import read as read_network
 from strategies import specs
 from strategies.base import MarketSetting
 
@@ -106,6 +109,8 @@ class Params:
     loyalty_gamma: float = _default("loyalty_gamma")
     loyalty_memory: int = _default("loyalty_memory")
     service: str = _default("service")
+    network: str = _default("network")
+    network_strict: bool = _default("network_strict")
     first: str = _default("first")
     teams: int | None = _default("teams")
     common_wallet: bool = _default("common_wallet")
@@ -139,6 +144,13 @@ class Params:
         """The schedule :attr:`schedule` names or writes out, read once (None: drawn from the
         ranges); what the market's traders and price grid are made from."""
         return schedules.parse(self.schedule)
+
+    @functools.cached_property
+    def graph(self) -> Network | None:
+        """The graph :attr:`network` names, read once (None: everyone may meet)."""
+        if not self.network:
+            return None
+        return read_network(self.network, self.n_sellers, self.n_buyers)
 
     @property
     def discounts(self) -> tuple[float, float]:
@@ -190,6 +202,7 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
                          f"({max(p.n_buyers, p.n_sellers):,}): a team needs a member "
                          f"(got {p.teams:,})")
     _check_institution(p, say)
+    _check_network(p, say)
     _check_schedule(p, say)
     _check_spec_files(p, say)
     _check_memory(p, say, steps)
@@ -254,6 +267,27 @@ def _check_institution(p: Params, say: Namer) -> None:
                          f"breakdown) applies to {say('institution')} pairs only")
 
 
+def _check_network(p: Params, say: Namer) -> None:
+    """A network's file is read now (a bad one ends the command before any run), in
+    bilateral bargaining only; with ``network_strict``, nobody may be left without a
+    partner."""
+    if p.network_strict and not p.network:
+        raise ValueError(f"{say('network_strict')} asks that {say('network')} leave nobody "
+                         f"without a partner: give {say('network')} FILE")
+    if not p.network:
+        return
+    if not institutions.get(p.institution).bilateral:
+        raise ValueError(f"{say('network')} says who may bargain with whom: it needs "
+                         f"{say('institution')} pairs, not {p.institution}")
+    try:
+        graph = p.graph
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("network:", f"{say('network')}:", 1)) from None
+    if p.network_strict and graph.isolated_buyers + graph.isolated_sellers:
+        raise ValueError(f"{say('network')}: {isolated_text(graph)} "
+                         f"({say('network_strict')})")
+
+
 def _check_schedule(p: Params, say: Namer) -> None:
     """A schedule fits the traders (:func:`market.sim.schedules.check`) and fixes values and
     costs: there is nothing to redraw."""
@@ -281,6 +315,12 @@ def value(d: Param, v: Any, name: str) -> Any:
     if d.kind == "text":  # the one text parameter: a value schedule
         schedules.parse(v, name)
         return v
+    if d.kind == "file":  # a path, read by its own check (:func:`_check_network`)
+        if v is None:
+            return ""
+        if not isinstance(v, str | os.PathLike):
+            raise ValueError(f"{name} must be {d.allowed()} (got {v!r})")
+        return os.fspath(v)
     if d.kind == "mapping":
         v = {} if v is None else v
         if not isinstance(v, Mapping) or not all(isinstance(x, Mapping) for x in v.values()):
@@ -443,6 +483,9 @@ TRADER_BYTES = 1024
 #: at 10.7 GiB, 7.0 GiB of it tables. Cells are counted twice where two copies live at once
 #: (:func:`_tables`)
 TABLE_CELL_BYTES = 8
+#: bytes per edge of a network while it is read (networkx's graph holds dicts of dicts;
+#: measured about 500 per edge) and kept (8)
+NETWORK_EDGE_BYTES = 512
 #: bytes per agent record of the DataCollector (one trader at one collection; measured ~120)
 AGENT_RECORD_BYTES = 160
 #: bytes per step of the model's own records (model variables; measured ~1,300), and per
@@ -475,8 +518,11 @@ def memory_estimate(p: Params, steps: int | None = None) -> float:
     pairs = min(p.n_buyers, p.n_sellers)
     tables = TABLE_CELL_BYTES * sum(cells * (2 if twice else 1) for cells, twice in _tables(p))
     total = traders * TRADER_BYTES + tables + negotiation_bytes(p.protocol, pairs)
-    if p.matching != "random":  # a visit per Buyer a step: as many negotiations as Buyers
-        total += p.n_buyers * ((p.loyalty_memory + 1) * PREFERENCE_BYTES + QUEUE_BYTES)
+    if p.matching != "random" or p.network:  # a visit per Buyer a step: as many
+        memory = p.loyalty_memory if p.matching != "random" else 1  # negotiations as Buyers
+        total += p.n_buyers * ((memory + 1) * PREFERENCE_BYTES + QUEUE_BYTES)
+    if p.network:  # the graph as each Buyer's Sellers, and networkx's copy while it is read
+        total += 8 * (p.n_buyers + 1) + NETWORK_EDGE_BYTES * p.graph.edges
         total += negotiation_bytes(p.protocol, p.n_buyers) - negotiation_bytes(p.protocol,
                                                                                pairs)
     if steps:
@@ -502,7 +548,7 @@ ENGINE_PARAMETERS: dict[str, tuple[tuple[type, ...] | None, Any]] = {
 #: the scalar type a grid may sweep, by kind of parameter (None: not a scalar)
 SCALAR_TYPES: dict[str, tuple[type, ...]] = {
     "int": (int,), "float": (float,), "flag": (bool,), "choice": (str,), "dist": (str,),
-    "text": (str,),
+    "text": (str,), "file": (str,),
 }
 
 
@@ -536,7 +582,7 @@ def model_parameters(cls: type | None = None) -> dict[str, tuple[tuple[type, ...
 ANNOTATIONS: dict[str, Any] = {
     "int": int, "float": float, "flag": bool, "choice": str, "dist": Distribution,
     "mix": Mapping[str, float] | None, "range": tuple[float, float],
-    "mapping": Mapping[str, Mapping[str, Any]] | None, "text": str,
+    "mapping": Mapping[str, Mapping[str, Any]] | None, "text": str, "file": str,
 }
 
 

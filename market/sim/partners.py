@@ -19,6 +19,7 @@ from market.compiled.jit import njit
 from market.game import numeric
 from market.sim import exchange
 from market.sim.matching import LOYALTY, MATCHINGS, SERVE_LOYAL_FIRST, SERVICES
+from market.sim.network import Network
 
 #: a Buyer is loyal when her order parameter ``y`` is at least this (one Seller holds
 #: almost all of her preference: with two Sellers, at least 94.7% of it)
@@ -30,12 +31,14 @@ class Partners:
     """A market's pairing rule and what its Buyers remember (empty arrays under ``random``).
 
     ``rule``: ``(code, beta, gamma, service)`` as the compiled step takes it;
-    ``arrays``: ``(ids, weight, pending, gain, price, odds)``: each Buyer's remembered
-    Sellers (``-1``: an empty place) and their ``J``, the Seller she dealt with this period
-    (``-1``: none) and what it earned her, each Seller's price this period (NaN: no sale),
-    and each Buyer's choice weights as the period's preferences give them
-    (:func:`_odds`: made once a period, not at every visit); ``base``: the Buyers'
-    earnings when the period opened.
+    ``arrays``: ``(ids, weight, pending, gain, price, odds, start, neighbours)``: each
+    Buyer's remembered Sellers (``-1``: an empty place) and their ``J``, the Seller she
+    dealt with this period (``-1``: none) and what it earned her, each Seller's price this
+    period (NaN: no sale), each Buyer's choice weights as the period's preferences give
+    them (:func:`_odds`: made once a period, not at every visit), and the Sellers each
+    Buyer may meet (:class:`~market.sim.network.Network`; both empty: everyone);
+    ``base``: the Buyers' earnings when the period opened. Random pairs on a network are
+    visits too, every Buyer's weights even (nobody remembered).
     """
 
     rule: tuple[int, float, float, int]
@@ -44,14 +47,19 @@ class Partners:
 
     @classmethod
     def build(cls, matching: str, beta: float, gamma: float, memory: int, service: str,
-              n_sellers: int, n_buyers: int) -> Partners:
+              n_sellers: int, n_buyers: int, network: Network | None = None) -> Partners:
         """A market's partners as its parameters say, nobody remembered yet."""
         code = MATCHINGS[matching].code
-        nb, ns, m = (n_buyers, n_sellers, memory) if code == LOYALTY else (0, 0, 1)
+        visits = code == LOYALTY or network is not None
+        nb, ns = (n_buyers, n_sellers) if visits else (0, 0)
+        m = memory if code == LOYALTY else 1
         odds = np.zeros((nb, m + 1))
-        odds[:, m] = ns  # nobody remembered: every Seller at weight exp(0)
+        # nobody remembered: every Seller she may meet at weight exp(0)
+        odds[:, m] = ns if network is None else np.diff(network.start)
+        start, neighbours = ((np.zeros(0, np.int64), np.zeros(0, np.int64)) if network is None
+                             else (network.start, network.sellers))
         arrays = (np.full((nb, m), -1, np.int64), np.zeros((nb, m)), np.full(nb, -1, np.int64),
-                  np.zeros(nb), np.full(ns, np.nan), odds)
+                  np.zeros(nb), np.full(ns, np.nan), odds, start, neighbours)
         return cls((code, float(beta), float(gamma), SERVICES[service]), arrays, np.zeros(nb))
 
     @property
@@ -87,21 +95,27 @@ class Partners:
         return figures(self.arrays, earnings - self.base, n_sellers)
 
 
-def order_parameter(weight: np.ndarray, n_sellers: int) -> np.ndarray:
+def order_parameter(weight: np.ndarray, n_sellers: int | np.ndarray) -> np.ndarray:
     """Each Buyer's ``y = sum J^2 / (sum J)^2`` over her remembered Sellers (``1/n_sellers``
-    without any preference yet: she chooses among all alike)."""
+    without any preference yet: she chooses among all alike; on a network ``n_sellers`` is
+    each Buyer's own count of neighbours)."""
     s1 = weight.sum(axis=1)
     s2 = np.square(weight).sum(axis=1)
-    y = np.full(len(weight), 1.0 / n_sellers)
+    y = np.broadcast_to(1.0 / np.asarray(n_sellers, dtype=float), (len(weight),)).copy()
     some = s1 > 0
     y[some] = s2[some] / np.square(s1[some])
     return y
 
 
-def figures(arrays: tuple, earned: np.ndarray, n_sellers: int) -> dict[str, float]:
+def figures(arrays: tuple, earned: np.ndarray, n_sellers: int | np.ndarray
+            ) -> dict[str, float]:
     """WKH's order parameter and the loyalty, dispersion and earnings figures of a period:
-    ``earned``, each Buyer's earnings in it."""
-    weight, price = arrays[1], arrays[4]
+    ``earned``, each Buyer's earnings in it. On a network, over the Buyers who have a
+    partner there (a Buyer with none neither searches nor is loyal)."""
+    weight, price, start = arrays[1], arrays[4], arrays[6]
+    if start.size:
+        reach = np.diff(start)
+        weight, earned, n_sellers = weight[reach > 0], earned[reach > 0], reach[reach > 0]
     y = order_parameter(weight, n_sellers)
     loyal = y >= LOYAL_Y
     sold = price[~np.isnan(price)]
@@ -140,14 +154,14 @@ def new_period(rule, arrays):  # noqa: ANN001, ANN201
     ``gain``), a new deal remembered in an empty place or in place of the smallest ``J``
     below it; no Seller has sold yet."""
     beta, gamma = rule[1], rule[2]
-    ids, weight, pending, gain, price, odds = arrays
+    ids, weight, pending, gain, price, odds = arrays[:6]
     for b in range(ids.shape[0]):
         row, w = ids[b], weight[b]
         for m in range(w.size):
             w[m] *= 1.0 - gamma
         s = pending[b]
         if s < 0:
-            _odds(row, w, odds[b], beta, price.size)
+            _odds(row, w, odds[b], beta, _reach(arrays, b, price.size))
             continue
         at, low = -1, np.inf
         for m in range(row.size):
@@ -163,7 +177,7 @@ def new_period(rule, arrays):  # noqa: ANN001, ANN201
         elif at >= 0 and (row[at] < 0 or w[at] < gain[b]):
             row[at], w[at] = s, gain[b]
         pending[b], gain[b] = -1, 0.0
-        _odds(row, w, odds[b], beta, price.size)
+        _odds(row, w, odds[b], beta, _reach(arrays, b, price.size))
     for j in range(price.size):
         price[j] = np.nan
 
@@ -173,14 +187,31 @@ def refresh(rule, arrays):  # noqa: ANN001, ANN201
     """Every Buyer's choice weights made again from her preferences (:func:`_odds`)."""
     ids, weight, price, odds = arrays[0], arrays[1], arrays[4], arrays[5]
     for b in range(ids.shape[0]):
-        _odds(ids[b], weight[b], odds[b], rule[1], price.size)
+        _odds(ids[b], weight[b], odds[b], rule[1], _reach(arrays, b, price.size))
+
+
+@njit(cache=True, inline="always")
+def _reach(arrays, b, n_sellers):  # noqa: ANN001, ANN201
+    """How many Sellers Buyer ``b`` may meet: her neighbours on a network, else all."""
+    start = arrays[6]
+    return n_sellers if start.size == 0 else start[b + 1] - start[b]
+
+
+@njit(cache=True, inline="always")
+def _neighbours(arrays, b):  # noqa: ANN001, ANN201
+    """Buyer ``b``'s Sellers on a network (empty: no network, every Seller)."""
+    start = arrays[6]
+    if start.size == 0:
+        return arrays[7]
+    return arrays[7][start[b]:start[b + 1]]
 
 
 @njit(cache=True, inline="always")
 def _odds(row, w, odds, beta, n_sellers):  # noqa: ANN001, ANN201
     """A Buyer's choice weights: ``exp(beta J - top)`` for each Seller she remembers (0 for an
-    empty place), and last their sum with ``exp(-top)`` for each of the others (``top``: the
-    largest ``beta J``, or 0, so that nothing overflows)."""
+    empty place), and last their sum with ``exp(-top)`` for each of the others she may meet
+    (``n_sellers`` in all; ``top``: the largest ``beta J``, or 0, so that nothing
+    overflows)."""
     top, known = 0.0, 0
     for m in range(row.size):
         if row[m] >= 0:
@@ -194,9 +225,10 @@ def _odds(row, w, odds, beta, n_sellers):  # noqa: ANN001, ANN201
 
 
 @njit(cache=True, inline="always")
-def _choose(row, odds, n_sellers, rng):  # noqa: ANN001, ANN201
+def _choose(row, odds, n_sellers, allowed, rng):  # noqa: ANN001, ANN201
     """The Seller a Buyer visits, by her choice weights (:func:`_odds`): one she remembers, or
-    uniformly one of the others."""
+    uniformly one of the others she may meet (``allowed``, her ``n_sellers`` neighbours on a
+    network; empty: every Seller)."""
     u = rng.random() * odds[row.size]
     last = -1
     for m in range(row.size):
@@ -212,6 +244,8 @@ def _choose(row, odds, n_sellers, rng):  # noqa: ANN001, ANN201
         return row[last]
     while True:  # one of the Sellers she does not remember, uniformly
         s = numeric.integer(rng, 0, n_sellers)
+        if allowed.size:
+            s = allowed[s]
         taken = False
         for m in range(row.size):
             taken |= row[m] == s
@@ -236,7 +270,7 @@ def first_round(rule, arrays, s_traded, b_traded, rng):  # noqa: ANN001, ANN201
     :func:`exchange.pair`, no queue."""
     code, service = rule[0], rule[3]
     n_s = s_traded.size
-    if code != LOYALTY:
+    if code != LOYALTY and arrays[6].size == 0:
         ps, pb = exchange.pair(s_traded, b_traded, rng)
         none = np.zeros(0, np.int64)
         return ps, pb, (np.zeros(1, np.int64), none, none, none, np.zeros(1, np.int64))
@@ -244,16 +278,23 @@ def first_round(rule, arrays, s_traded, b_traded, rng):  # noqa: ANN001, ANN201
     free_b = numeric.permutation(rng, np.flatnonzero(~b_traded))
     chosen = np.empty(free_b.size, np.int64)
     start = np.zeros(n_s + 1, np.int64)
+    n_visits = 0
     for i in range(free_b.size):
-        chosen[i] = _choose(ids[free_b[i]], odds[free_b[i]], n_s, rng)
-        start[chosen[i] + 1] += 1
+        b = free_b[i]
+        reach = _reach(arrays, b, n_s)
+        chosen[i] = -1 if reach == 0 else _choose(ids[b], odds[b], reach,
+                                                  _neighbours(arrays, b), rng)
+        if chosen[i] >= 0:  # a Buyer with no partner on the network visits nobody
+            start[chosen[i] + 1] += 1
+            n_visits += 1
     for s in range(n_s):
         start[s + 1] += start[s]
     at = start[:-1].copy()
-    order = np.empty(free_b.size, np.int64)
+    order = np.empty(n_visits, np.int64)
     for i in range(free_b.size):  # grouped by Seller, each group in the random visiting order
-        order[at[chosen[i]]] = free_b[i]
-        at[chosen[i]] += 1
+        if chosen[i] >= 0:
+            order[at[chosen[i]]] = free_b[i]
+            at[chosen[i]] += 1
     if service == SERVE_LOYAL_FIRST:
         for s in range(n_s):
             group = order[start[s]:start[s + 1]]

@@ -10,16 +10,19 @@ holds one and keeps the schedule. Nothing else keeps a copy of these arrays.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from market.errors import Notice
 from market.game.grid import PriceGrid
 from market.game.rules import BUYER, SELLER, Protocol
 from market.sim import auction, exchange, institutions, ledger, population
 from market.sim.agents import TraderArrays, agent_columns, fixed_columns
 from market.sim.kernel import Rules
+from market.sim.network import isolated_text
 from market.sim.params import Params
 from market.sim.partners import Partners
 from market.sim.yardsticks import Equilibrium, competitive_equilibrium
@@ -95,7 +98,9 @@ class Market:
             self.book = auction.new_book(max(ns, nb), pr.prices)
         p = self.params
         self.partners = Partners.build(p.matching, p.loyalty_beta, p.loyalty_gamma,
-                                       p.loyalty_memory, p.service, ns, nb)
+                                       p.loyalty_memory, p.service, ns, nb, p.graph)
+        if p.graph is not None and p.graph.isolated_buyers + p.graph.isolated_sellers:
+            warnings.warn(isolated_text(p.graph), Notice, stacklevel=2)
 
     def stepped(self) -> None:
         """Earnings may have changed (a step ran): what is derived from them is made again."""
