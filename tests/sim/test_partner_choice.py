@@ -82,7 +82,7 @@ def test_the_mean_field_fixed_points_solve_wkh_s_equation():
 
 def test_preferences_decay_take_in_the_period_s_deal_and_forget_the_smallest():
     p = Partners.build("loyalty", 1.0, 0.5, 2, "random", n_sellers=5, n_buyers=1)
-    ids, weight, pending, gain, price, odds = p.arrays
+    ids, weight, pending, gain, price, odds = p.arrays[:6]
     ids[0], weight[0] = (3, 1), (2.0, 0.5)
     pending[0], gain[0], price[:] = 4, 0.8, 10.0
     partners.new_period(p.rule, p.arrays)  # J <- (1 - 0.5) J + pi; Seller 4 replaces Seller 1
