@@ -163,7 +163,7 @@ def _tiny_game(module: types.ModuleType) -> None:
     i = np.zeros(n, dtype=np.int64)
     store, _ = stores([KernelState(), KernelState()])  # one strategy a side
     seat = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 2, np.int64))
-    module.negotiate_rows((2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64),
+    module.negotiate_rows((2, 1), i.copy(), seat, seat, np.full(n, -1, np.int64), i.copy(),
                           np.zeros(2, np.int64), 1, store.arrays, np.random.default_rng(0),
                           Pressure())
 
@@ -217,7 +217,8 @@ def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray |
         with compiled_code():
             actions, level, n_moves, bad, bad_g = module.negotiate_rows(
                 (protocol.prices, protocol.rounds), opens, seat(seller), seat(buyer), tl,
-                kinds, len(seller.strategies), store.arrays, rng, protocol.pressure)
+                np.zeros(n, np.int64), kinds, len(seller.strategies), store.arrays, rng,
+                protocol.pressure)
     except Exception as exc:
         raise rule_failed(strategies, exc) from exc
     if bad >= 0:

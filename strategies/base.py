@@ -101,14 +101,17 @@ class MarketSetting:
     ``clock_parts``: which of the clock's changes learners get (``"both"``,
     ``"state"``: the steps left in the state only, ``"wait"``: the value of
     waiting only);
-    ``learner_params``: ``"fixed"`` or ``"drawn"`` per member; ``rng``: the
-    market's generator, for anything drawn when the population is built.
+    ``learner_params``: ``"fixed"`` or ``"drawn"`` per member;
+    ``loyal_state``: learners see whether the pair bargaining is a loyal one
+    (partner choice); ``rng``: the market's generator, for anything drawn when
+    the population is built.
     """
 
     rational: bool = True
     clock_buckets: int = 1
     clock_parts: str = "both"
     learner_params: str = "fixed"
+    loyal_state: bool = False
     rng: np.random.Generator | None = None
 
 

@@ -169,7 +169,7 @@ def _rules(kind, side, move, game, rows, table, seat, st, g, rng, out):
     """A rule kind's decision for each of ``rows``, in order."""
     P, T = game
     last, prev, first = table
-    lo, hi, member, time_left = seat
+    lo, hi, member = seat[0], seat[1], seat[2]
     fstore, istore, layout, config = st
     with_param = layout[g, _PARAMS + 2] > 0
     for r in rows:
@@ -238,7 +238,7 @@ def _source(forms: Sequence[Form]) -> tuple[str, dict]:
         if learn_rows is not None:
             bound[f"_learn_{k}"] = _inline(learn_rows)
             learn.append(f"if kind == {k}:\n        _learn_{k}(side, game, rows, record, "
-                         "member, reward, time_left, st, g)\n        return")
+                         "member, reward, time_left, loyal, st, g)\n        return")
     rule_one = ([f"if {_any(one_rules)}:\n    target = _target_one(kind, turn)\n    return "
                  "_action(turn, target, _accepts(kind, turn, target))"] if one_rules else [])
     rules = (_RULE_ROWS.format(target_cases=_cases(targets), accepts_cases=_cases(accepts),
@@ -275,7 +275,7 @@ def _switch_source(forms: Sequence[Form], templates: Sequence[types.ModuleType]
         if f.shape == "table" and f.functions[1] is not None:
             bound[f"_learn_{k}"] = own.learn
             learn.append(f"if kind == {k}:\n        _learn_{k}(kind - {k}, side, game, rows, "
-                         "record, member, reward, time_left, st, g)\n        return")
+                         "record, member, reward, time_left, loyal, st, g)\n        return")
     text = _HEADER.format(kinds=_names(forms))
     for module in templates:
         text += f"\n# --- from {module.__name__} " + "-" * max(0, 70 - len(module.__name__))
@@ -453,7 +453,8 @@ class Compiled(Strategy):
             prev[1 - side] = obs.prev_offer
         first = np.where(obs.first, side, 1 - side).astype(np.int64)
         seat = (_ints(obs.lo, n), _ints(obs.hi, n), _ints(obs.member, n),
-                np.full(n, -1, np.int64) if obs.time_left is None else _ints(obs.time_left, n))
+                np.full(n, -1, np.int64) if obs.time_left is None else _ints(obs.time_left, n),
+                np.zeros(n, np.int64))  # no partner choice outside the compiled market
         out = np.empty(n, dtype=np.int64)
         game = (int(obs.protocol.prices), int(obs.protocol.rounds))
         module.decide(0, side, int(obs.move), game, np.arange(n, dtype=np.int64),
@@ -477,7 +478,7 @@ class Compiled(Strategy):
         tl = np.full(n, -1, np.int64) if time_left is None else _ints(time_left, n)
         module.learn(0, self.side, (int(pr.prices), int(pr.rounds)), _ints(rows, n), rec,
                      _ints(member, n), np.ascontiguousarray(reward, dtype=np.float64), tl,
-                     store.arrays, g)
+                     np.zeros(n, np.int64), store.arrays, g)
 
 
 def _ints(a: Any, n: int) -> np.ndarray:
@@ -515,7 +516,8 @@ def _calls(module: types.ModuleType, f: Form) -> dict[str, Callable[[], Any]]:
     i = np.zeros(n, dtype=np.int64)
     store, _ = stores([KernelState()])
     table = (np.zeros((2, n), np.int64), np.zeros((2, n), np.int64), i.copy())
-    seat = (np.ones(n, np.int64), np.full(n, 2, np.int64), i.copy(), np.full(n, -1, np.int64))
+    seat = (np.ones(n, np.int64), np.full(n, 2, np.int64), i.copy(), np.full(n, -1, np.int64),
+            i.copy())
     rng = np.random.default_rng(0)
     calls: dict[str, Callable[[], Any]] = {"decide": lambda: module.decide(
         -1, 0, 0, (2, 1), np.zeros(0, np.int64), table, seat, store.arrays, 0, rng,
@@ -540,7 +542,7 @@ def _calls(module: types.ModuleType, f: Form) -> dict[str, Callable[[], Any]]:
         rec = (np.zeros((n, 2), np.int32), i.copy(), i.copy(), i.copy())
         calls["learn"] = lambda: module.learn(-1, 0, (2, 1), np.zeros(0, np.int64), rec,
                                               i.copy(), np.zeros(n), np.full(n, -1, np.int64),
-                                              store.arrays, 0)
+                                              i.copy(), store.arrays, 0)
     return calls
 
 

@@ -37,13 +37,15 @@ from strategies.compiled import Compiled
 # Population ``g``'s arrays are read from the flat stores (``fstore``: rates, tables, wait
 # values; ``istore``: counts) through the layout (strategies.base). ``config[g]``: learning,
 # market (candidates per row, clock slots), rational, buckets, roles, clock parts
-# (CLOCK_PARTS' index: 0 both, 1 the state alone, 2 the value of waiting alone)
+# (CLOCK_PARTS' index: 0 both, 1 the state alone, 2 the value of waiting alone), loyalty
+# slots (2: the pair's loyalty is part of the state; 1: it is not)
 # (:meth:`QLearning.kernel_state`, and the market learner's). Arguments as in
 # :mod:`market.game.dispatch`. Every path runs these: the market engine, the lockstep path and
 # the two-agent game (through ``act``/``learn``), the environments.
 @njit(cache=True, inline="always")
-def _slot(config, g, role, time_left):  # noqa: ANN001, ANN202
-    """:meth:`QLearning.slots` (and the market learner's clock slots) for one row."""
+def _slot(config, g, role, time_left, loyal):  # noqa: ANN001, ANN202
+    """:meth:`QLearning.slots` (and the market learner's clock and loyalty slots) for one
+    row: ``(role * buckets + bucket) * loyalty_slots + loyal``."""
     market, buckets, roles = config[g, 1], config[g, 3], config[g, 4]
     r = role if roles == 2 else 0
     if market == 0:
@@ -51,6 +53,8 @@ def _slot(config, g, role, time_left):  # noqa: ANN001, ANN202
     b = 0
     if buckets > 1 and time_left >= 0 and config[g, 5] != 2:
         b = min(max(time_left, 1), buckets) - 1
+    if config[g, 6] == 2:
+        return (r * buckets + b) * 2 + (1 if loyal > 0 else 0)
     return r * buckets + b
 
 
@@ -92,11 +96,13 @@ EXPLORES = -2
 
 
 @njit(cache=True, inline="always")
-def _row_at(layout, config, g, t, P, m, is_first, time_left, offer):  # noqa: ANN001, ANN202
+def _row_at(layout, config, g, t, P, m, is_first, time_left, loyal, offer):  # noqa: ANN001, ANN202
     """Where in the float store the row a mover sees in round ``t`` begins: member ``m``'s
-    table, the slot of its role (and clock), the row of ``offer`` (0: none yet)."""
+    table, the slot of its role (and clock, and loyalty), the row of ``offer`` (0: none
+    yet)."""
     state = 1 + t * P + offer - 1 if offer > 0 else 0
-    return q_at(layout, g, m, _slot(config, g, 0 if is_first else 1, time_left), state, 0)
+    return q_at(layout, g, m, _slot(config, g, 0 if is_first else 1, time_left, loyal),
+                state, 0)
 
 
 @njit(cache=True, inline="always")
@@ -114,7 +120,7 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
     """
     P, T = game
     last, prev, first = table
-    lo, hi, member, time_left = seat
+    lo, hi, member, time_left, loyal = seat
     fstore, istore, layout, config = st
     A = P + 2
     t = (move - 1) // 2 if move > 0 else 0
@@ -125,14 +131,14 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
         if i + AHEAD < n:
             a = rows[i + AHEAD]
             jit.prefetch(fstore, _row_at(layout, config, g, t, P, member[a], first[a] == side,
-                                         time_left[a], last[1 - side, a]))
+                                         time_left[a], loyal[a], last[1 - side, a]))
         if i < 0:
             continue
         r = rows[i]
         offer = last[1 - side, r]
         c0, c1, accept, reject = _candidates(config, g, side, move, P, T, offer, lo[r], hi[r])
         base = _row_at(layout, config, g, t, P, member[r], first[r] == side, time_left[r],
-                       offer)
+                       loyal[r], offer)
         best, count, arg = qtable.greedy_ties(fstore, base, c0, c1, accept, reject, P)
         if best == -np.inf:  # nothing to choose from: every action ties
             out[r] = qtable.pick(rng.random(), A)
@@ -177,9 +183,10 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
 
 
 @njit(cache=True, inline="always")
-def learn_rows(side, game, rows, record, member, reward, time_left, st, g):  # noqa: ANN001, ANN201
+def learn_rows(side, game, rows, record, member, reward, time_left, loyal, st, g):  # noqa: ANN001, ANN201
     """The Bellman update along this side's moves of each finished negotiation ``rows[i]``
-    (``member[i]``, ``reward[i]``, ``time_left[i]``, -1: no clock), in move order.
+    (``member[i]``, ``reward[i]``, ``time_left[i]``, -1: no clock, ``loyal[i]``), in move
+    order.
 
     A move's target is the reward if the negotiation ended before the
     mover's next move, else ``gamma`` times the value (max over legal
@@ -207,7 +214,7 @@ def learn_rows(side, game, rows, record, member, reward, time_left, st, g):  # n
                 outcome = cont
             fstore[b] += lr * (outcome - fstore[b])
         is_first = first[r] == side
-        base = q_at(layout, g, m, _slot(config, g, 0 if is_first else 1, tl), 0, 0)
+        base = q_at(layout, g, m, _slot(config, g, 0 if is_first else 1, tl, loyal[i]), 0, 0)
         A = P + 2
         mv = 0 if is_first else 1
         nm = n_moves[r]
@@ -323,16 +330,18 @@ class QLearning(Compiled):
         base.update(params or {})
         if arg:
             base.setdefault("tables", cls.spec_params(arg, side, protocol)["tables"])
-        if not market.rational and market.clock_buckets <= 1:
+        if not market.rational and market.clock_buckets <= 1 and not market.loyal_state:
             return cls(side, n_members, protocol=protocol, **base)
         return MarketQLearning(side, n_members, protocol=protocol, rational=market.rational,
                                buckets=market.clock_buckets, clock_parts=market.clock_parts,
-                               **base)
+                               loyal_state=market.loyal_state, **base)
 
     @classmethod
     def market_table_cells(cls, protocol: Protocol, market: MarketSetting) -> int:
-        """Two roles, one slot per clock bucket, every row and action."""
-        return 2 * market.clock_buckets * qtable.n_rows(protocol) * protocol.n_actions
+        """Two roles, one slot per clock bucket (two per bucket with the pair's loyalty in
+        the state), every row and action."""
+        slots = 2 * market.clock_buckets * (2 if market.loyal_state else 1)
+        return slots * qtable.n_rows(protocol) * protocol.n_actions
 
     @classmethod
     def spec_game(cls, arg: str) -> Protocol:
@@ -389,7 +398,12 @@ class MarketQLearning(QLearning):
       period a failed negotiation is worth nothing, so delay costs.
       ``clock_parts`` keeps one of the two: ``"state"`` the slots with
       failures worth 0, ``"wait"`` the value of waiting in one slot (its
-      tables keep the slots' shape; only the first is used).
+      tables keep the slots' shape; only the first is used);
+    - the pair's loyalty (``loyal_state``, under partner choice): each slot
+      is two, one for Buyers loyal to this Seller and one for the others
+      (:func:`market.sim.partners.loyal_rows`), so a Seller may learn to
+      treat loyal customers differently (Kirman and Vriend 2001) and a Buyer
+      to bargain differently with her own Seller.
     """
 
     member_arrays = (*QLearning.member_arrays, "wait_value")
@@ -403,6 +417,7 @@ class MarketQLearning(QLearning):
         rational: bool = True,
         buckets: int = 1,
         clock_parts: str = "both",
+        loyal_state: bool = False,
         **params: Any,
     ) -> None:
         super().__init__(side, n_members, protocol=protocol, **params)
@@ -414,10 +429,15 @@ class MarketQLearning(QLearning):
         self.rational = bool(rational)
         self.buckets = int(buckets)
         self._roles_n = self.tables.shape[1]
+        self.loyal_state = bool(loyal_state)
         if self.buckets > 1:  # one slot per (role, time-left bucket)
             self.tables = np.repeat(self.tables, self.buckets, axis=1)
+        if self.loyal_state:  # ... and per the pair's loyalty: (role, bucket, loyal)
+            self.tables = np.repeat(self.tables, 2, axis=1)
         self.wait_value = np.zeros((self.n_members, self.buckets))
         self.params.update(rational=self.rational, buckets=self.buckets)
+        if self.loyal_state:  # recorded only where it is on
+            self.params.update(loyal_state=True)
 
     @property
     def role_aware(self) -> bool:
@@ -428,6 +448,7 @@ class MarketQLearning(QLearning):
         state = super().kernel_state()
         state.config[1:4] = (True, self.rational, self.buckets)
         state.config[5] = CLOCK_PARTS.index(self.clock_parts)
+        state.config[6] = 2 if self.loyal_state else 1
         state.wait = self.wait_value
         return state
 

@@ -135,7 +135,8 @@ def _phases(m) -> dict[str, float]:  # noqa: ANN001
              for book, idx, lo, hi in ((S, ps, s_lo, s_hi), (B, pb, b_lo, b_hi))]
     t0 = time.perf_counter()
     _, level, n_moves, _, _ = module.negotiate_rows(
-        (5, 5), first, seats[0], seats[1], np.full(ps.size, -1, np.int64), m.engine.kinds,
+        (5, 5), first, seats[0], seats[1], np.full(ps.size, -1, np.int64),
+        np.zeros(ps.size, np.int64), m.engine.kinds,
         m.engine.n_groups_s, m.engine.store.arrays, rng, mk.protocol.pressure)
     out["negotiations"] = time.perf_counter() - t0
     copies = [tuple(a.copy() for a in book.ledger_arrays) for book in (S, B)]

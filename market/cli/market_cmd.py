@@ -218,7 +218,7 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
 FAMILIES = {**dict.fromkeys(("revision", "revision_rate", "selection", "mutation", "inherit"),
                             ("revision", "none")),
             **dict.fromkeys(("matching", "loyalty_beta", "loyalty_gamma", "loyalty_memory",
-                             "service"), ("matching", "random"))}
+                             "service", "loyal_state"), ("matching", "random"))}
 
 
 #: what only drawn values read (a named or written schedule fixes them)

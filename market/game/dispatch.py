@@ -15,9 +15,11 @@ loops refuse.
 Arguments, grouped so that a new per-trader array is one edit:
 ``game`` ``(P, T)``; ``table`` ``(last, prev, first)``: each side's last
 offer and the one before, per negotiation ``(2, n)``, and the side that moved
-first; ``seat`` ``(lo, hi, member, time_left)``: the mover's acceptable
-levels, its member index in its population and the steps left in the
-trading period (-1: no clock), per negotiation; ``st`` ``(fstore, istore,
+first; ``seat`` ``(lo, hi, member, time_left, loyal)``: the mover's
+acceptable levels, its member index in its population, the steps left in the
+trading period (-1: no clock) and whether the pair is a loyal one (1: the
+Buyer is loyal to this Seller, :func:`market.sim.partners.loyal_rows`; 0
+otherwise, and always outside partner choice), per negotiation; ``st`` ``(fstore, istore,
 layout, config)``: every population's arrays (:class:`strategies.stores.Store`);
 ``g`` the population; ``record`` ``(actions, first, n_moves, level)``:
 finished negotiations; ``turn``: one row's :class:`~market.game.rules.Turn`.
@@ -78,10 +80,11 @@ def rule_kind(kind):
 
 
 @_njit({entry})
-def learn(kind, side, game, rows, record, member, reward, time_left, st, g):
-    """Learning of population ``g`` (of kind ``kind``) from finished negotiations ``rows``."""
-    rows, record, member, reward, time_left, st = _borrowed(
-        (rows, record, member, reward, time_left, st))
+def learn(kind, side, game, rows, record, member, reward, time_left, loyal, st, g):
+    """Learning of population ``g`` (of kind ``kind``) from finished negotiations ``rows``
+    (``member``, ``reward``, ``time_left`` and ``loyal``: one each, as the seat had them)."""
+    rows, record, member, reward, time_left, loyal, st = _borrowed(
+        (rows, record, member, reward, time_left, loyal, st))
 {learn_cases}
     return
 

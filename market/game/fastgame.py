@@ -68,7 +68,7 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, draws, outs):  # n
     reward_mode, floor, ceiling, pressure)`` (``pressure``: the game's time pressure,
     :class:`~market.game.pressure.Pressure`); ``rows_state``: ``(first, move, last, prev, level,
     done)``, changed in place; ``seat``: the opponent's ``(lo, hi, member,
-    time_left)``; writes ``outs``: ``(obs, mask, reward, ended, illegal)``. Returns the
+    time_left, loyal)``; writes ``outs``: ``(obs, mask, reward, ended, illegal)``. Returns the
     move of an illegal action of the opponent, -1 if none. ``draws``: the generator, or its
     :func:`~market.compiled.jit.rng_handle` (cheaper to pass on every step)."""
     rng = generator(draws)

@@ -31,12 +31,14 @@ from market.game.rules import BUYER, SELLER, Turn
 
 
 @njit(cache=True, inline="always")
-def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, st, rng,  # noqa: ANN001, ANN201
-                   pressure):
+def negotiate_rows(game, first, sellers, buyers, time_left, loyal, kinds, n_groups_s, st,  # noqa: ANN001, ANN201
+                   rng, pressure):
     """Negotiations of ``sellers`` against ``buyers`` to their end.
 
     ``game``: ``(P, T)``; ``first``: the side moving first, per negotiation;
     ``sellers``/``buyers``: ``(group, member, lo, hi)`` per negotiation;
+    ``time_left`` and ``loyal``: what both movers see of the market, per negotiation
+    (:mod:`market.game.dispatch`'s seat);
     ``kinds``: the kind of every population of the store ``st`` (the
     Sellers' ``0 .. n_groups_s - 1``, then the Buyers'). Returns the record's
     arrays (actions, level, n_moves) and, if a strategy played an illegal
@@ -61,14 +63,14 @@ def negotiate_rows(game, first, sellers, buyers, time_left, kinds, n_groups_s, s
         bad, bad_g = depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng,
                                  actions, level, n_moves)
         return actions, level, n_moves, bad, bad_g
-    bad, bad_g = breadth_first(game, first, sellers, buyers, time_left, kinds, n_groups_s, st,
-                               rng, pressure, (actions, level, n_moves),
+    bad, bad_g = breadth_first(game, first, sellers, buyers, (time_left, loyal), kinds,
+                               n_groups_s, st, rng, pressure, (actions, level, n_moves),
                                table_arrays(n, kinds.size))
     return actions, level, n_moves, bad, bad_g
 
 
 @njit(cache=True)
-def breadth_first(game, first, sellers, buyers, time_left, kinds, n_groups_s, st, rng,  # noqa: ANN001, ANN201
+def breadth_first(game, first, sellers, buyers, sees, kinds, n_groups_s, st, rng,  # noqa: ANN001, ANN201
                   pressure, record, table):
     """:func:`negotiate_rows` for strategies that draw: move by move, every running
     negotiation's mover deciding in its population's group, in the protocol's order
@@ -80,8 +82,9 @@ def breadth_first(game, first, sellers, buyers, time_left, kinds, n_groups_s, st
     slices, hands on and inlines them at every move, which counted two atomic references
     each time."""
     P, T = game
-    first, sellers, buyers, time_left, kinds, st, record, table = borrowed(
-        (first, sellers, buyers, time_left, kinds, st, record, table))
+    first, sellers, buyers, sees, kinds, st, record, table = borrowed(
+        (first, sellers, buyers, sees, kinds, st, record, table))
+    time_left, loyal = sees
     actions, level, n_moves = record
     last, prev, chosen, running, count, key, order = table
     n = first.size
@@ -115,8 +118,8 @@ def breadth_first(game, first, sellers, buyers, time_left, kinds, n_groups_s, st
             rg = order[start:stop]
             start = stop
             s = SELLER if g < n_groups_s else BUYER
-            seat = (s_lo, s_hi, s_member, time_left) if s == SELLER else (
-                b_lo, b_hi, b_member, time_left)
+            seat = (s_lo, s_hi, s_member, time_left, loyal) if s == SELLER else (
+                b_lo, b_hi, b_member, time_left, loyal)
             decide(kinds[g], s, move, game, rg, (last, prev, first), seat, st, g, rng, chosen)
             for r in rg:
                 if chosen[r] < lo_a or chosen[r] >= hi_a:

@@ -110,6 +110,7 @@ class Rows:
         self.lo, self.hi = np.full(n, lo, dtype=np.int64), np.full(n, hi, dtype=np.int64)
         self.member = np.zeros(n, dtype=np.int64)
         self.time_left = np.full(n, -1, dtype=np.int64)
+        self.loyal = np.zeros(n, dtype=np.int64)  # no market clock, no partner choice here
         self.open_mode = (OPEN_RANDOM if settings.first == "random"
                           else SIDE_NAMES.index(settings.first))
         self.reward_mode = 0 if settings.reward == "two-agent" else 1
@@ -129,7 +130,8 @@ class Rows:
         bad = self.module.step(
             env, actions, autoreset,
             (self.first, self.move, self.last, self.prev, self.level, self.done),
-            (self.lo, self.hi, self.member, self.time_left), self.kind, self.store.arrays,
+            (self.lo, self.hi, self.member, self.time_left, self.loyal), self.kind,
+            self.store.arrays,
             self._draws(rng),
             (self.obs, self.mask, self.reward, self.ended, self.illegal))
         if bad >= 0:

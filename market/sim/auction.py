@@ -156,12 +156,12 @@ def _decide_one(kind, side, game, clock, trader, view, st, g, rng, scratch):  # 
     r, K = clock
     rounds, step = (T, min(r, T - 1)) if tabled(kind) else (K, r)
     move = 0 if offer == 0 else 2 * step + 1
-    rows, last, before, first, s_lo, s_hi, s_member, time_left, out = scratch
+    rows, last, before, first, s_lo, s_hi, s_member, time_left, out, loyal = scratch
     last[side, 0], last[1 - side, 0], before[1 - side, 0] = own, offer, prev
     s_lo[0], s_hi[0], s_member[0] = lo, hi, member
     first[0] = side if move == 0 else 1 - side
     decide(kind, side, move, (P, rounds), rows, (last, before, first),
-           (s_lo, s_hi, s_member, time_left), st, g, rng, out)
+           (s_lo, s_hi, s_member, time_left, loyal), st, g, rng, out)
     lo_a, hi_a = legal_block(move, P, rounds)
     return out[0], move, lo_a <= out[0] < hi_a
 
@@ -198,7 +198,8 @@ def _tell(event, sellers, buyers, kinds, n_groups_s, st, rng):  # noqa: ANN001, 
 def _scratch() -> tuple:
     one = np.zeros(1, np.int64)
     return (one.copy(), np.zeros((2, 1), np.int64), np.zeros((2, 1), np.int64), one.copy(),
-            one.copy(), one.copy(), one.copy(), np.full(1, -1, np.int64), one.copy())
+            one.copy(), one.copy(), one.copy(), np.full(1, -1, np.int64), one.copy(),
+            one.copy())
 
 
 @njit(cache=True, inline="always")
@@ -451,7 +452,8 @@ def _settled(rules, trades, centre, sellers, buyers, pooled, populations):  # no
         (s_res, s_cash, s_earn, s_trades, s_traded), (b_res, b_cash, b_earn, b_trades, b_traded))
     reward = exchange.pay(deal, gain_s, gain_b, span, s_team[ps], b_team[pb], pooled)
     learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
-              (actions, maker, n_moves, level), reward, ints(n, -1), kinds, n_groups_s, st)
+              (actions, maker, n_moves, level), reward, (ints(n, -1), ints(n, 0)), kinds,
+              n_groups_s, st)
     return packed(ps, pb, maker, level, n_moves, prices, gain_s, gain_b), actions, -1, -1, \
         settled_sums((ps, pb, deal), (prices, gain_s, gain_b), s_res, b_res, centre)
 

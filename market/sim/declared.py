@@ -125,6 +125,10 @@ PARAMETERS: tuple[Param, ...] = (
           "with --matching loyalty, the order a Seller serves her visitors in: random, or "
           "loyal-first (the largest J for her first)", choices=SERVICES, flag="--service",
           control=Control("Service order"), extension=True),
+    Param("loyal_state", "flag", False,
+          "with --matching loyalty, Q-learners see whether the Buyer across is loyal to the "
+          "Seller (a slot of their tables each way; Kirman and Vriend's Sellers who treat "
+          "loyal customers differently)", flag="--loyal-state", extension=True),
     Param("network", "file", "",
           "with --institution pairs, a graph file of who may meet whom (an edge list, "
           ".adjlist, .graphml or .gml; nodes s0.. for Sellers, b0.. for Buyers): each Buyer "

@@ -118,9 +118,10 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
             n = ps.size  # her unit under loyalty (market.sim.matching)
             first = exchange.openers(n, rules.open_mode, rng)
             time_left = ints(n, K - r if with_clock else -1)
+            loyal = matching.loyal_rows(partners, ps, pb)
             actions, level, n_moves, bad, bad_g = negotiate_rows(
                 (P, T), first, (s_strategy[ps], s_member[ps], s_lo[ps], s_hi[ps]),
-                (b_strategy[pb], b_member[pb], b_lo[pb], b_hi[pb]), time_left, kinds,
+                (b_strategy[pb], b_member[pb], b_lo[pb], b_hi[pb]), time_left, loyal, kinds,
                 n_groups_s, st, rng, pressure)
             if bad >= 0:
                 zeros = floats(3, n)
@@ -134,8 +135,8 @@ def market_step(k, rules, clock, centre, sellers, buyers, team_size, kinds, n_gr
             reward = exchange.pay(deal, gain_s, gain_b, rules.span, s_team[ps], b_team[pb],
                                   team_size)
             learn_all((P, T), (ps, pb), (s_strategy, b_strategy), (s_member, b_member),
-                      (actions, first, n_moves, level), reward, time_left, kinds, n_groups_s,
-                      st)
+                      (actions, first, n_moves, level), reward, (time_left, loyal), kinds,
+                      n_groups_s, st)
             if kept[0].shape[1] == 0:  # random pairs: one round, the step's own arrays
                 break
             matching.remember(match, partners, ps, pb, prices, gain_b, rules.span)
@@ -171,13 +172,14 @@ def no_sums():  # noqa: ANN201
 
 
 @njit(cache=True, inline="always")
-def learn_all(game, pairs, strategy, member, record, reward, time_left, kinds, n_groups_s,  # noqa: ANN001, ANN201
+def learn_all(game, pairs, strategy, member, record, reward, sees, kinds, n_groups_s,  # noqa: ANN001, ANN201
               st):
     """Every learning population learns from the rows of ``record`` its members played:
     ``pairs`` ``(ps, pb)`` index each side's traders, ``strategy`` and ``member`` are each
     side's arrays, ``reward`` ``(2, n)``; populations in order, Sellers' first, each one's
-    rows ascending."""
+    rows ascending. ``sees``: ``(time_left, loyal)`` per row, as the movers saw them."""
     config = st[3]
+    time_left, loyal = sees
     n_groups = kinds.size
     n = pairs[0].size
     for s in range(2):
@@ -199,7 +201,7 @@ def learn_all(game, pairs, strategy, member, record, reward, time_left, kinds, n
                     rows[j] = i
                     j += 1
             learn(kinds[g], s, game, rows, record, member[s][idx[rows]], reward[s, rows],
-                  time_left[rows], st, g)
+                  time_left[rows], loyal[rows], st, g)
 
 
 @njit(cache=True, inline="always")

@@ -109,6 +109,7 @@ class Params:
     loyalty_gamma: float = _default("loyalty_gamma")
     loyalty_memory: int = _default("loyalty_memory")
     service: str = _default("service")
+    loyal_state: bool = _default("loyal_state")
     network: str = _default("network")
     network_strict: bool = _default("network_strict")
     first: str = _default("first")
@@ -144,6 +145,14 @@ class Params:
         """The schedule :attr:`schedule` names or writes out, read once (None: drawn from the
         ranges); what the market's traders and price grid are made from."""
         return schedules.parse(self.schedule)
+
+    def setting(self, rng: np.random.Generator | None = None) -> MarketSetting:
+        """What the market tells the strategies it builds
+        (:meth:`~strategies.base.Strategy.for_market`)."""
+        return MarketSetting(rational=self.rational_learners,
+                             clock_buckets=self.clock_buckets if self.clock else 1,
+                             clock_parts=self.clock_parts, learner_params=self.learner_params,
+                             loyal_state=self.loyal_state, rng=rng)
 
     @functools.cached_property
     def graph(self) -> Network | None:
@@ -202,6 +211,9 @@ def check(params: Mapping[str, Any], names: Mapping[str, str] | None = None,
                          f"({max(p.n_buyers, p.n_sellers):,}): a team needs a member "
                          f"(got {p.teams:,})")
     _check_institution(p, say)
+    if p.loyal_state and p.matching != "loyalty":
+        raise ValueError(f"{say('loyal_state')} shows learners whether a Buyer is loyal to her "
+                         f"Seller: it needs {say('matching')} loyalty")
     _check_network(p, say)
     _check_schedule(p, say)
     _check_spec_files(p, say)
@@ -451,10 +463,7 @@ def _tables(p: Params) -> list[tuple[float, bool]]:
     from a file are written before the engine gathers them, and revision gathers every
     population's tables again while the old store lives (fresh tables are gathered from
     pages never written, :data:`TABLE_CELL_BYTES`)."""
-    market = MarketSetting(rational=p.rational_learners,
-                           clock_buckets=p.clock_buckets if p.clock else 1,
-                           clock_parts=p.clock_parts,
-                           learner_params=p.learner_params)
+    market = p.setting()
     out = []
     for n, mix in ((p.n_buyers, p.buyer_mix), (p.n_sellers, p.seller_mix)):
         for spec, share in (mix or {}).items():

@@ -31,12 +31,14 @@ class Partners:
     """A market's pairing rule and what its Buyers remember (empty arrays under ``random``).
 
     ``rule``: ``(code, beta, gamma, service)`` as the compiled step takes it;
-    ``arrays``: ``(ids, weight, pending, gain, price, odds, start, neighbours)``: each
+    ``arrays``: ``(ids, weight, pending, gain, price, odds, start, neighbours,
+    loyal_to)``: each
     Buyer's remembered Sellers (``-1``: an empty place) and their ``J``, the Seller she
     dealt with this period (``-1``: none) and what it earned her, each Seller's price this
     period (NaN: no sale), each Buyer's choice weights as the period's preferences give
     them (:func:`_odds`: made once a period, not at every visit), and the Sellers each
-    Buyer may meet (:class:`~market.sim.network.Network`; both empty: everyone);
+    Buyer may meet (:class:`~market.sim.network.Network`; both empty: everyone), and
+    the Seller each Buyer is loyal to (:func:`loyal_rows`; -1: none);
     ``base``: the Buyers' earnings when the period opened. Random pairs on a network are
     visits too, every Buyer's weights even (nobody remembered).
     """
@@ -59,7 +61,8 @@ class Partners:
         start, neighbours = ((np.zeros(0, np.int64), np.zeros(0, np.int64)) if network is None
                              else (network.start, network.sellers))
         arrays = (np.full((nb, m), -1, np.int64), np.zeros((nb, m)), np.full(nb, -1, np.int64),
-                  np.zeros(nb), np.full(ns, np.nan), odds, start, neighbours)
+                  np.zeros(nb), np.full(ns, np.nan), odds, start, neighbours,
+                  np.full(nb, -1, np.int64))
         return cls((code, float(beta), float(gamma), SERVICES[service]), arrays, np.zeros(nb))
 
     @property
@@ -162,6 +165,7 @@ def new_period(rule, arrays):  # noqa: ANN001, ANN201
         s = pending[b]
         if s < 0:
             _odds(row, w, odds[b], beta, _reach(arrays, b, price.size))
+            arrays[8][b] = _loyal_to(row, w)
             continue
         at, low = -1, np.inf
         for m in range(row.size):
@@ -178,6 +182,7 @@ def new_period(rule, arrays):  # noqa: ANN001, ANN201
             row[at], w[at] = s, gain[b]
         pending[b], gain[b] = -1, 0.0
         _odds(row, w, odds[b], beta, _reach(arrays, b, price.size))
+        arrays[8][b] = _loyal_to(row, w)
     for j in range(price.size):
         price[j] = np.nan
 
@@ -188,6 +193,38 @@ def refresh(rule, arrays):  # noqa: ANN001, ANN201
     ids, weight, price, odds = arrays[0], arrays[1], arrays[4], arrays[5]
     for b in range(ids.shape[0]):
         _odds(ids[b], weight[b], odds[b], rule[1], _reach(arrays, b, price.size))
+        arrays[8][b] = _loyal_to(ids[b], weight[b])
+
+
+@njit(cache=True, inline="always")
+def _loyal_to(row, w):  # noqa: ANN001, ANN201
+    """The Seller a Buyer is loyal to: the one she prefers most, when her order parameter
+    ``y = sum J^2 / (sum J)^2`` is at least :data:`LOYAL_Y` (the figures' loyal Buyer; one
+    who has not dealt yet is loyal to nobody); -1 if none."""
+    s1, s2, best, top = 0.0, 0.0, -1, -np.inf
+    for m in range(row.size):
+        if row[m] >= 0:
+            s1 += w[m]
+            s2 += w[m] * w[m]
+            if w[m] > top:
+                best, top = row[m], w[m]
+    if s1 > 0.0 and s2 >= LOYAL_Y * s1 * s1:
+        return best
+    return -1
+
+
+@njit(cache=True)
+def loyal_rows(arrays, ps, pb):  # noqa: ANN001, ANN201
+    """Whether each pair ``(ps[i], pb[i])`` is a loyal one (1: the Buyer is loyal to this
+    Seller, :func:`_loyal_to`, as the period opened), what a learner with ``loyal_state``
+    sees (:mod:`market.game.dispatch`'s seat); all 0 without partner choice."""
+    loyal_to = arrays[8]
+    out = np.zeros(ps.size, np.int64)
+    if loyal_to.size == 0:
+        return out
+    for i in range(ps.size):
+        out[i] = 1 if loyal_to[pb[i]] == ps[i] else 0
+    return out
 
 
 @njit(cache=True, inline="always")

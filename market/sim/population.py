@@ -20,7 +20,7 @@ from market.sim import institutions
 from market.sim.agents import TraderArrays
 from market.sim.params import Params
 from strategies import compiled, specs
-from strategies.base import MarketSetting, Strategy
+from strategies.base import Strategy
 
 
 def populate(
@@ -61,17 +61,14 @@ def make_strategy(text: str, side: int, count: int, p: Params, protocol: Protoco
                   rng: np.random.Generator) -> Strategy:
     """The population object of one strategy of a side (``count`` members, at least one).
 
-    The strategy builds itself for the market (:meth:`Strategy.for_market`)
-    from its spec's argument, the market's parameters for it
-    (``strategy_params``) and what the market is (:class:`MarketSetting`).
+    The strategy builds itself for the market
+    (:meth:`~strategies.base.Strategy.for_market`) from its spec's argument, the
+    market's parameters for it (``strategy_params``) and what the market is
+    (:meth:`Params.setting <market.sim.params.Params.setting>`).
     """
     spec = specs.parse(text)
     extra = dict((p.strategy_params or {}).get(spec.name, {}))
-    market = MarketSetting(rational=p.rational_learners,
-                           clock_buckets=p.clock_buckets if p.clock else 1,
-                           clock_parts=p.clock_parts,
-                           learner_params=p.learner_params, rng=rng)
-    return spec.cls.for_market(side, max(count, 1), protocol, market, spec.arg, extra)
+    return spec.cls.for_market(side, max(count, 1), protocol, p.setting(rng), spec.arg, extra)
 
 
 def reassign(book: TraderArrays, names: list[str], strategies: list[Strategy],

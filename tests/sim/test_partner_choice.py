@@ -153,6 +153,8 @@ def test_every_strategy_plays_unchanged_under_loyalty_and_the_seed_fixes_the_tab
     (["--loyalty-memory", "0"], "--loyalty-memory must be an integer"),
     (["--service", "vip"], "--service must be one of random, loyal-first"),
     (["--matching", "loyalty", "--engine", "lockstep"], "runs on the compiled engine"),
+    (["--loyal-state"], "--loyal-state shows learners whether a Buyer is loyal to her Seller: "
+                        "it needs --matching loyalty"),
 ])
 def test_bad_partner_choice_is_refused_in_one_line(tmp_path, args, words):
     with warnings.catch_warnings():
@@ -161,3 +163,31 @@ def test_bad_partner_choice_is_refused_in_one_line(tmp_path, args, words):
     assert done.returncode == 2, done.stderr
     assert words in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_pair_is_loyal_when_the_buyer_prefers_that_seller_with_y_at_least_0_9():
+    p = Partners.build("loyalty", 1.0, 0.1, 4, "random", n_sellers=3, n_buyers=3)
+    p.prefer(np.array([0]), 2, 1.0)  # Buyer 0: all her preference on Seller 2, y = 1
+    p.prefer(np.array([1]), 0, 1.0)  # Buyer 1: y = 1/2 between Sellers 0 and 1
+    p.prefer(np.array([1]), 1, 1.0)  # Buyer 2: no deal yet, loyal to nobody
+    ps, pb = np.array([2, 1, 0, 1, 0]), np.array([0, 0, 1, 1, 2])
+    assert partners.loyal_rows(p.arrays, ps, pb).tolist() == [1, 0, 0, 0, 0]
+    p.prefer(np.array([1]), 1, 0.05)  # Buyer 1 now prefers Seller 0: y = 0.91
+    assert partners.loyal_rows(p.arrays, ps, pb).tolist() == [1, 0, 1, 0, 0]
+    random = Partners.build("random", 1.0, 0.1, 4, "random", n_sellers=3, n_buyers=3)
+    assert partners.loyal_rows(random.arrays, ps, pb).tolist() == [0] * 5
+
+
+def test_learners_with_loyal_state_keep_a_slot_each_way_and_learn_in_both():
+    """Kirman and Vriend's question needs Sellers who can price loyal customers apart: with
+    ``loyal_state`` each of a Q-learner's slots is two, and both learn in a market where
+    some Buyers turn loyal; without it the tables and the market are as they were."""
+    kw = dict(n_sellers=10, n_buyers=30, matching="loyalty", loyalty_beta=20.0,
+              seller_mix={"qlearning": 1.0}, buyer_mix={"zi-c": 1.0}, seed=3, agent_data="none")
+    plain, seeing = MarketModel(**kw), MarketModel(**kw, loyal_state=True)
+    plain.run(300), seeing.run(300)
+    a, b = plain.market.strategies[0][0], seeing.market.strategies[0][0]
+    assert a.tables.shape[1] == 2 and b.tables.shape[1] == 4  # (role, loyal) slots
+    learned = np.abs(b.tables).sum(axis=(0, 2, 3))
+    assert (learned > 0).all(), learned  # non-loyal and loyal pairs, in both roles
+    assert seeing.datacollector.get_table_dataframe("periods").loyal_share.iloc[-1] > 0.3

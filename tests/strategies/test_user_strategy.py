@@ -136,7 +136,8 @@ def test_an_unknown_kind_plays_an_illegal_action_not_another_rule():
     store, _ = stores([averaging.kernel_state()])
     i = np.zeros(n, np.int64)
     table = (np.zeros((2, n), np.int64), np.zeros((2, n), np.int64), i.copy())
-    seat = (np.ones(n, np.int64), np.full(n, 5, np.int64), i.copy(), np.full(n, -1, np.int64))
+    seat = (np.ones(n, np.int64), np.full(n, 5, np.int64), i.copy(), np.full(n, -1, np.int64),
+            i.copy())
     out = np.zeros(n, np.int64)
     module.decide(len(module.FORMS) + 5, 0, 0, (5, 5), np.arange(n), table, seat,
                   store.arrays, 0, np.random.default_rng(0), out)
@@ -147,7 +148,8 @@ def test_an_unknown_kind_plays_an_illegal_action_not_another_rule():
         seats = (i.copy(), i.copy(), np.ones(n, np.int64), np.full(n, 5, np.int64))
         two, _ = stores([averaging.kernel_state(), averaging.kernel_state()])
         *_, bad, bad_g = eng.negotiate_rows((5, 5), i.copy(), seats, seats,
-                                            np.full(n, -1, np.int64), kinds, 1, two.arrays,
+                                            np.full(n, -1, np.int64), i.copy(), kinds, 1,
+                                            two.arrays,
                                             np.random.default_rng(0), Pressure())
         assert (bad, bad_g) == (0, 0)  # the opening Seller's population, at move 0
 
