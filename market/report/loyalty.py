@@ -30,7 +30,8 @@ RELATED = (
     "Weisbuch, Kirman and Herreiner (2000, Economic Journal 110) model Buyers of the Marseille "
     "fish market who choose Sellers with probability proportional to exp(beta J), J the "
     "discounted profit from each; their mean-field analysis gives a transition from searching "
-    "to loyalty at beta_c = 2 gamma / pi for two Sellers, and hysteresis with more. Kirman and "
+    "to loyalty at beta_c = 2 gamma / pi for two Sellers, and hysteresis with unequal profits "
+    "and with more Sellers. Kirman and "
     "Vriend (2001, JEDC 25) add Sellers who learn prices and how to treat loyal customers, and "
     "find loyalty and price dispersion emerging together. Here the first is checked against "
     "its own theory, and the second asked of this project's learning traders."
@@ -44,8 +45,22 @@ RATIOS = {2: (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0),
 FIXED = dict(n_buyers=1, schedule="100;0", first="buyer", buyer_mix={"hardliner": 1.0},
              seller_mix={"hardliner": 1.0}, matching="loyalty", loyalty_gamma=GAMMA,
              period=1, rounds=1, prices=2, agent_data="none")
+#: two Sellers who earn the Buyer different profits: costs 0 and 50 on a grid of 11 prices, a
+#: zero-intelligence Buyer (value 100) opening with a bid uniform over the levels, hardliner
+#: Sellers who take any bid they can afford; a period is one step
+UNEQUAL = dict(n_buyers=1, n_sellers=2, schedule="100;0,50", first="buyer",
+               buyer_mix={"zi-c": 1.0}, seller_mix={"hardliner": 1.0}, matching="loyalty",
+               loyalty_gamma=GAMMA, period=1, rounds=1, prices=11, agent_data="none")
+#: what a visit earns her from each in expectation, a share of the price range: the mean of
+#: (100 - p) / 100 over the 11 bids, over the 6 of them (p >= 50) the second Seller takes
+UNEQUAL_PROFITS = (0.5, 1.5 / 11)
+#: beta as a multiple of the onset of loyalty to the worse Seller (theory.worse_onset)
+HYSTERESIS = (0.25, 0.5, 0.75, 0.9, 1.1, 1.5, 2.0, 3.0)
 #: the learning market of Kirman and Vriend's question
 LEARNERS = {"qlearning": 1.0}
+#: its arms: random pairs, partner choice, and partner choice whose learners see loyalty
+ARMS = {"random": {"matching": "random"}, "loyalty": {"matching": "loyalty"},
+        "loyalty, learners see it": {"matching": "loyalty", "loyal_state": True}}
 KV_BETA = 20.0
 
 
@@ -71,6 +86,47 @@ def _fixed_profit(ctx: Context, sellers: int, seeds: int, periods: int) -> pd.Da
                                  "y": float(y.iloc[periods // 2:].mean())})
                     update(advance=1)
     return pd.DataFrame(rows)
+
+
+def _unequal(ctx: Context, seeds: int, periods: int) -> pd.DataFrame:
+    """Two Sellers of unequal profit, each beta ``seeds`` times from no preference and from
+    loyalty to the worse Seller (J = pi_2 / gamma, paired by seed): the share of the
+    Buyer's visits to the better Seller over the second half, beside the mean field's
+    settling point from the same start."""
+    from market.sim.model import MarketModel
+
+    onset = theory.worse_onset(GAMMA, UNEQUAL_PROFITS)
+    worse = UNEQUAL_PROFITS[1] / GAMMA
+    rows = []
+    with ctx.progress("report loyalty (unequal profits)", 2 * len(HYSTERESIS) * seeds,
+                      "markets") as update:
+        for start, prefs in (("none", (0.0, 0.0)), ("worse", (0.0, worse))):
+            for ratio in HYSTERESIS:
+                beta = ratio * onset
+                field = theory.settle(beta, GAMMA, UNEQUAL_PROFITS, prefs)
+                for i in range(seeds):
+                    m = MarketModel(**UNEQUAL, loyalty_beta=beta, seed=ctx.seed_for(NAME, 7, i))
+                    if start == "worse":
+                        m.market.partners.prefer(0, 1, worse)
+                    better = 0
+                    for t in range(periods):
+                        m.step()
+                        better += t >= periods // 2 and int(m.last_step.sellers[0]) == 0
+                    rows.append({"start": start, "ratio": ratio, "beta": beta, "seed": i,
+                                 "better": better / (periods - periods // 2),
+                                 "mean_field": field})
+                    update(advance=1)
+    return pd.DataFrame(rows)
+
+
+def _unequal_curve(runs: pd.DataFrame) -> pd.DataFrame:
+    out = []
+    for (start, ratio), g in runs.groupby(["start", "ratio"], sort=False):
+        est = stats.mean(g["better"].to_numpy(), (0.0, 1.0))
+        out.append({"start": start, "beta_over_onset": ratio, "beta": float(g["beta"].iloc[0]),
+                    "seeds": len(g), **est.row("better"),
+                    "mean_field": float(g["mean_field"].iloc[0])})
+    return pd.DataFrame(out)
 
 
 def _curve(runs: pd.DataFrame) -> pd.DataFrame:
@@ -108,10 +164,11 @@ def _learning(ctx: Context, seeds: int, steps: int, n: int) -> pd.DataFrame:
     from market.sim.model import MarketModel
 
     rows = []
-    with ctx.progress("report loyalty (learning traders)", 2 * seeds, "markets") as update:
-        for matching in ("random", "loyalty"):
+    with ctx.progress("report loyalty (learning traders)", len(ARMS) * seeds,
+                      "markets") as update:
+        for matching, arm in ARMS.items():
             for i in range(seeds):
-                m = MarketModel(matching=matching, loyalty_beta=KV_BETA, service="loyal-first",
+                m = MarketModel(**arm, loyalty_beta=KV_BETA, service="loyal-first",
                                 n_buyers=n, n_sellers=n, period=10, prices=11,
                                 buyer_mix=LEARNERS, seller_mix=LEARNERS,
                                 seed=ctx.seed_for(NAME, 99, i))
@@ -135,6 +192,8 @@ def run(ctx: Context) -> Section:
     periods = ctx.pick(300, 120)
     fixed = pd.concat([_fixed_profit(ctx, n, seeds, periods) for n in (2, 3)])
     curve = _curve(fixed)
+    unequal = _unequal_curve(_unequal(ctx, seeds, periods))
+    onset = theory.worse_onset(GAMMA, UNEQUAL_PROFITS)
     kv_seeds, steps, n = ctx.pick(20, 3), ctx.pick(2000, 300), ctx.pick(20, 10)
     table = _learning(ctx, kv_seeds, steps, n)
     kv = _kv(table)
@@ -158,30 +217,44 @@ def run(ctx: Context) -> Section:
             f"averaged over the second half, {seeds} seeds per point, from no preference "
             f"(searching) and from loyalty to one Seller (J = pi / gamma). The mean field's "
             f"fixed points (Delta = (pi / gamma) tanh(beta Delta / 2) for two Sellers, its "
-            f"n-Seller form for three) are drawn from the same starts. (b) Learning traders: "
+            f"n-Seller form for three) are drawn from the same starts. (b) Unequal profits: "
+            f"two Sellers of costs 0 and 50, a zero-intelligence Buyer whose bid is uniform "
+            f"over P = 11 levels, so a visit earns her {UNEQUAL_PROFITS[0]:g} and "
+            f"{UNEQUAL_PROFITS[1]:.4f} of the range in expectation; beta from "
+            f"{min(HYSTERESIS)} to {max(HYSTERESIS)} times the mean field's onset of loyalty "
+            f"to the worse Seller ({onset:.3f}); the share of her visits to the better Seller "
+            f"over the second half of {periods} periods, {seeds} seeds, from no preference "
+            f"and from loyalty to the worse Seller (J = pi_2 / gamma), beside where the mean "
+            f"field's own map settles from the same start. (c) Learning traders: "
             f"{n} Q-learning Buyers and {n} Q-learning Sellers, drawn values, P = 11, periods "
             f"of 10 steps, {steps} steps, random pairs against partner choice (beta = "
-            f"{KV_BETA:g}, gamma = {GAMMA}, loyal customers served first), {kv_seeds} seeds, "
-            f"paired by seed (the same values); measured over the last 10 periods. "
+            f"{KV_BETA:g}, gamma = {GAMMA}, loyal customers served first), and partner choice "
+            f"whose learners also see whether a pair is loyal (--loyal-state, described, not "
+            f"tested), {kv_seeds} seeds, paired by seed (the same values); measured over the "
+            f"last 10 periods. "
             f"Confirmatory, "
             f"stated before the runs: price dispersion across Sellers (coefficient of "
             f"variation of their prices) under partner choice minus under random pairs; loyal "
             f"minus searching Buyers' earnings under partner choice (loyal: y >= 0.9); "
             f"Holm-corrected."),
-        answer=_answer(curve, gap, kv, conf),
-        figures={"loyalty.png": _figure(curve, kv)},
-        tables={"loyalty.csv": curve, "loyalty_learning.csv": table},
+        answer=_answer(curve, gap, kv, conf, unequal, onset),
+        figures={"loyalty.png": _figure(curve, kv, unequal, onset)},
+        tables={"loyalty.csv": curve, "loyalty_unequal.csv": unequal,
+                "loyalty_learning.csv": table},
         tests=tests,
         display=[("Mean y (95% interval) against the mean field, two Sellers, from no "
                   "preference", _display(two, seeds)),
+                 ("Unequal profits: share of visits to the better Seller (95% interval) "
+                  "against the mean field, from each start", _unequal_display(unequal, seeds)),
                  ("Learning traders: last 10 periods, mean over seeds", kv)],
-        numbers={"largest gap from the mean field (two Sellers, |beta/beta_c - 1| >= 0.25)": gap},
+        numbers={"largest gap from the mean field (two Sellers, |beta/beta_c - 1| >= 0.25)": gap,
+                 "onset of loyalty to the worse Seller (mean field)": onset},
     )
 
 
 def _kv(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for m in ("random", "loyalty"):
+    for m in ARMS:
         g = table[table["matching"] == m]
         rows.append({"matching": m, "seeds": len(g),
                      **{c: float(g[c].mean()) for c in ("efficiency", "seller_price_cv",
@@ -207,8 +280,20 @@ def _tests(table: pd.DataFrame) -> tuple[dict[str, stats.Difference], list[stats
     return stats.family(conf, explore, digits=3)
 
 
+def _unequal_display(unequal: pd.DataFrame, seeds: int) -> pd.DataFrame:
+    out = []
+    for ratio, g in unequal.groupby("beta_over_onset", sort=False):
+        row = {"beta / onset": ratio, "beta": f"{float(g['beta'].iloc[0]):.3f}"}
+        for start, label in (("none", "from no preference"), ("worse", "from the worse")):
+            r = g[g.start == start].reset_index(drop=True)
+            row[label] = stats.column_text(r, "better", seeds, 3)[0]
+            row[f"mean field, {label}"] = f"{float(r['mean_field'].iloc[0]):.3f}"
+        out.append(row)
+    return pd.DataFrame(out)
+
+
 def _answer(curve: pd.DataFrame, gap: float, kv: pd.DataFrame,
-            conf: dict[str, stats.Difference]) -> str:
+            conf: dict[str, stats.Difference], unequal: pd.DataFrame, onset: float) -> str:
     def at(sellers: int, start: str, ratio: float) -> pd.Series:
         c = curve[(curve.sellers == sellers) & (curve.start == start)]
         return c.iloc[int((c.beta_over_beta_c - ratio).abs().argmin())]
@@ -236,6 +321,7 @@ def _answer(curve: pd.DataFrame, gap: float, kv: pd.DataFrame,
         f"starts with no preference ends at y = {s3.y:.3f} ({s3.y_lo:.3f} to {s3.y_hi:.3f}) "
         f"and one who starts loyal at {l3.y:.3f} ({l3.y_lo:.3f} to {l3.y_hi:.3f}; mean "
         f"field: {s3.mean_field:.3f} and {l3.mean_field:.3f}): {hysteresis}.",
+        _unequal_text(unequal, onset),
         f"With learning traders and partner choice (beta = {KV_BETA:g}), "
         f"{k.loc['loyalty', 'loyal_share']:.0%} of Buyers are loyal over the last 10 periods "
         f"(mean "
@@ -246,11 +332,15 @@ def _answer(curve: pd.DataFrame, gap: float, kv: pd.DataFrame,
     for label, d in conf.items():
         parts.append(f"{label}: {d.judged(3)}.")
     dispersion, earnings = conf.values()
+    seeing = k.loc["loyalty, learners see it"]
+    parts.append(f"When the learners also see whether a pair is loyal, {seeing.loyal_share:.0%} "
+                 f"of Buyers are loyal and the dispersion is {seeing.seller_price_cv:.3f} "
+                 f"(described, not tested).")
     if dispersion.significant and dispersion.diff.value < 0:
         parts.append("So loyalty does not bring price dispersion with it here: with partner "
                      "choice the Sellers' prices lie closer together, unlike Kirman and "
-                     "Vriend's markets, whose Sellers also learn to price for their loyal "
-                     "customers (here a Seller sees only her service order, not who is loyal).")
+                     "Vriend's markets, whose Sellers learn over many more periods to price "
+                     "for their loyal customers.")
     elif dispersion.significant:
         parts.append("Loyalty and price dispersion come together, as Kirman and Vriend found.")
     if earnings.significant:
@@ -258,6 +348,34 @@ def _answer(curve: pd.DataFrame, gap: float, kv: pd.DataFrame,
                      "and one who found her Seller sold out stays searching, so the earnings "
                      "gap describes the two groups rather than what loyalty pays.")
     return " ".join(parts)
+
+
+def _unequal_text(unequal: pd.DataFrame, onset: float) -> str:
+    """What the unequal-profit sweep shows: where the two starts part, against the mean
+    field's onset."""
+    def at(start: str, ratio: float) -> pd.Series:
+        c = unequal[unequal.start == start]
+        return c.iloc[int((c.beta_over_onset - ratio).abs().argmin())]
+
+    lo_n, lo_w = at("none", 0.5), at("worse", 0.5)
+    hi_n, hi_w = at("none", 2.0), at("worse", 2.0)
+    apart = hi_w.better_hi < hi_n.better_lo
+    tail = ("where she ends depends on where she began: WKH's hysteresis, in the market as "
+            "in the mean field" if apart else "the two starts' intervals overlap, so the "
+            "market does not show the mean field's hysteresis at these settings")
+    if hi_n.better < hi_n.mean_field - 0.1:
+        tail += (". From no preference a finite Buyer at so large a beta stays with "
+                 "whichever Seller her first deals happened to favour, which the mean field, "
+                 "moving by expectations, averages away")
+    return (f"With unequal profits, below the mean field's onset of loyalty to the worse "
+            f"Seller (beta = {onset:.3f}) a Buyer finds the better Seller from either start: "
+            f"at half the onset {lo_n.better:.3f} of her visits go to it from no preference "
+            f"and {lo_w.better:.3f} from loyalty to the worse one (mean field "
+            f"{lo_n.mean_field:.3f} and {lo_w.mean_field:.3f}). At twice the onset, "
+            f"{hi_n.better:.3f} ({hi_n.better_lo:.3f} to {hi_n.better_hi:.3f}) from no "
+            f"preference against {hi_w.better:.3f} ({hi_w.better_lo:.3f} to "
+            f"{hi_w.better_hi:.3f}) from the worse one (mean field {hi_n.mean_field:.3f} and "
+            f"{hi_w.mean_field:.3f}): {tail}.")
 
 
 def _display(two: pd.DataFrame, seeds: int) -> pd.DataFrame:
@@ -268,13 +386,14 @@ def _display(two: pd.DataFrame, seeds: int) -> pd.DataFrame:
     return out
 
 
-def _figure(curve: pd.DataFrame, kv: pd.DataFrame) -> Any:
+def _figure(curve: pd.DataFrame, kv: pd.DataFrame, unequal: pd.DataFrame, onset: float
+            ) -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4.2))
     for ax, sellers in zip(axes[:2], (2, 3), strict=True):
         bc = theory.beta_c(GAMMA, PROFIT, sellers)
         fine = np.linspace(min(RATIOS[sellers]), max(RATIOS[sellers]), 400) * bc
@@ -295,11 +414,29 @@ def _figure(curve: pd.DataFrame, kv: pd.DataFrame) -> Any:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     ax = axes[2]
+    fine = np.linspace(min(HYSTERESIS), max(HYSTERESIS), 200) * onset
+    worse = UNEQUAL_PROFITS[1] / GAMMA
+    for start, color, prefs in (("none", "tab:blue", (0.0, 0.0)),
+                                ("worse", "tab:orange", (0.0, worse))):
+        c = unequal[unequal.start == start]
+        ax.errorbar(c["beta"], c["better"], yerr=[c["better"] - c["better_lo"],
+                                                   c["better_hi"] - c["better"]],
+                    fmt="o", color=color, capsize=2, label=f"market, from {start}")
+        ax.plot(fine, [theory.settle(b, GAMMA, UNEQUAL_PROFITS, prefs, 3000) for b in fine],
+                color=color, alpha=0.7, label=f"mean field, from {start}")
+    ax.axvline(onset, color="grey", ls="--", lw=1, label=f"onset {onset:.3f}")
+    ax.set_xlabel("choice intensity beta")
+    ax.set_ylabel("share of visits to the better Seller")
+    ax.set_title(f"2 Sellers, pi = {UNEQUAL_PROFITS[0]:g} and {UNEQUAL_PROFITS[1]:.3f}",
+                 fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    ax = axes[3]
     x = np.arange(len(kv))
     ax.bar(x - 0.2, kv["seller_price_cv"], 0.4, label="price dispersion across Sellers (cv)")
     ax.bar(x + 0.2, kv["loyal_share"].fillna(0), 0.4, label="share of loyal Buyers")
-    ax.set_xticks(x, [f"{m} pairs" if m == "random" else "partner choice"
-                      for m in kv["matching"]])
+    ax.set_xticks(x, [{"random": "random pairs", "loyalty": "partner choice"}.get(m, m)
+                      for m in kv["matching"]], fontsize=8)
     ax.set_title("Q-learning traders, last 10 periods (mean over seeds)", fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3, axis="y")

@@ -27,6 +27,18 @@ their probabilities, so a fixed point satisfies
 
 The order parameter of a fixed point is ``y = sum_j J_j^2 / (sum_j J_j)^2 =
 P_1^2 + (1 - P_1)^2 / (n - 1)``: ``1/n`` searching, towards 1 loyal.
+
+- **Unequal profits** (two Sellers, ``pi_1 > pi_2``): with ``x = P_1`` the
+  share of visits to the better Seller, ``gamma J_1 = pi_1 x``, ``gamma J_2 =
+  pi_2 (1 - x)`` and
+
+      x = 1 / (1 + exp(-(beta / gamma)(pi_1 x - pi_2 (1 - x)))).
+
+  Below :func:`worse_onset` the one fixed point has most visits on the better
+  Seller; above it a second stable point appears with most on the worse one,
+  and a Buyer who started loyal to the worse Seller stays there although the
+  other earns her more (WKH's hysteresis). :func:`settle` runs the mean-field
+  map itself from a start.
 """
 
 from __future__ import annotations
@@ -109,3 +121,60 @@ def mean_field_y(beta: float, gamma: float, profit: float, sellers: int = 2,
     if beta <= beta_c(gamma, profit, sellers) or math.isnan(loyal):
         return 1.0 / sellers
     return loyal
+
+
+def _unequal(x: np.ndarray | float, beta: float, gamma: float, profits: tuple[float, float]
+             ) -> np.ndarray | float:
+    """``P_1(x) - x`` for two Sellers of unequal profits: zero at a fixed point."""
+    p1, p2 = profits
+    z = beta / gamma * (p1 * np.asarray(x) - p2 * (1.0 - np.asarray(x)))
+    return 1.0 / (1.0 + np.exp(-z)) - x
+
+
+def unequal_fixed_points(beta: float, gamma: float, profits: tuple[float, float]
+                         ) -> list[tuple[float, bool]]:
+    """The fixed points ``x`` (share of visits to Seller 1) of two Sellers earning ``profits``,
+    each with whether it is stable (the map crosses ``x`` from above), in increasing order:
+    one below :func:`worse_onset`, three above it."""
+    xs = np.linspace(0.0, 1.0, 20001)
+    g = _unequal(xs, beta, gamma, profits)
+    out = []
+    for i in np.flatnonzero(np.sign(g[:-1]) * np.sign(g[1:]) < 0):
+        lo, hi = xs[i], xs[i + 1]
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            if np.sign(_unequal(mid, beta, gamma, profits)) == np.sign(g[i]):
+                lo = mid
+            else:
+                hi = mid
+        out.append((0.5 * (lo + hi), bool(g[i] > 0)))
+    return out
+
+
+def worse_onset(gamma: float, profits: tuple[float, float]) -> float:
+    """The smallest ``beta`` at which loyalty to the worse Seller is a stable fixed point
+    (bisection on the count of :func:`unequal_fixed_points`)."""
+    lo, hi = 1e-6, 1.0
+    while len(unequal_fixed_points(hi, gamma, profits)) < 3:
+        hi *= 2.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if len(unequal_fixed_points(mid, gamma, profits)) >= 3:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def settle(beta: float, gamma: float, profits: tuple[float, ...], start: tuple[float, ...],
+           periods: int = 20000) -> float:
+    """The share of visits to Seller 0 where the mean-field map ``J_j <- (1 - gamma) J_j +
+    pi_j P_j(J)`` settles from preferences ``start`` (one per Seller)."""
+    pi = np.asarray(profits, float)
+    j = np.asarray(start, float)
+    for _ in range(periods):
+        z = np.exp(beta * (j - j.max()))
+        p = z / z.sum()
+        j = (1.0 - gamma) * j + pi * p
+    z = np.exp(beta * (j - j.max()))
+    return float(z[0] / z.sum())

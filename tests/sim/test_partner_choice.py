@@ -191,3 +191,25 @@ def test_learners_with_loyal_state_keep_a_slot_each_way_and_learn_in_both():
     learned = np.abs(b.tables).sum(axis=(0, 2, 3))
     assert (learned > 0).all(), learned  # non-loyal and loyal pairs, in both roles
     assert seeing.datacollector.get_table_dataframe("periods").loyal_share.iloc[-1] > 0.3
+
+
+def test_unequal_profits_give_a_second_stable_point_on_the_worse_seller_above_its_onset():
+    """WKH's hysteresis in the mean field: below the onset one fixed point, most visits on the
+    better Seller; above it a stable point on the worse one too, which a Buyer who starts
+    loyal to it keeps. With equal profits the onset is beta_c = 2 gamma / pi."""
+    gamma, profits = 0.1, (0.5, 1.5 / 11)
+    onset = partner_theory.worse_onset(gamma, profits)
+    below = partner_theory.unequal_fixed_points(0.9 * onset, gamma, profits)
+    above = partner_theory.unequal_fixed_points(1.1 * onset, gamma, profits)
+    assert len(below) == 1 and below[0][1] and below[0][0] > 0.9
+    assert [stable for _, stable in above] == [True, False, True]
+    assert above[0][0] < 0.1 < 0.9 < above[2][0]
+    for x, _ in above:  # each solves x = P_1(J) with gamma J_j = pi_j P_j
+        z = 1.1 * onset / gamma * (profits[0] * x - profits[1] * (1 - x))
+        assert x == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-9)
+    worse = (0.0, profits[1] / gamma)
+    assert partner_theory.settle(2 * onset, gamma, profits, worse) < 0.05
+    assert partner_theory.settle(0.5 * onset, gamma, profits, worse) > 0.95
+    assert partner_theory.settle(2 * onset, gamma, profits, (0.0, 0.0)) > 0.95
+    assert partner_theory.worse_onset(0.1, (1.0, 1.0)) == pytest.approx(
+        partner_theory.beta_c(0.1, 1.0), rel=1e-3)
