@@ -1,7 +1,7 @@
 """The batch's grid: parameter name -> list of values, from ``--param`` or a TOML file.
 
 A grid is validated against :class:`~market.sim.model.MarketModel`'s
-parameters (names and types from :func:`market.sim.params.model_parameters`,
+parameters (names and types from :func:`market.sim.signature.model_parameters`,
 itself made from the declarations of :mod:`market.sim.declared`; every grid
 point's values by :func:`market.sim.params.check`, the model's and the
 market command's own check, before any run starts) and expanded point by
@@ -34,6 +34,7 @@ from market.files import (
 from market.limits import GRID_POINTS_MAX
 from market.sim import params as market_params
 from market.sim.declared import BY_NAME, ENGINES
+from market.sim.signature import model_parameters
 
 #: fills each side's share left by the named strategies
 DEFAULT_FILL = "averaging"
@@ -129,7 +130,7 @@ def validate_grid(
     """
     from strategies import specs
 
-    params = market_params.model_parameters(cls)
+    params = model_parameters(cls)
     specs.parse(fill, "--fill")
     out = {key: _grid_values(key, values, params) for key, values in grid.items()}
     _check_size(out)

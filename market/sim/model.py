@@ -36,7 +36,7 @@ import mesa
 import numpy as np
 
 from market.processes import compiled_code
-from market.sim import collector, engine, ledger, params, population, revision
+from market.sim import collector, engine, ledger, params, population, revision, signature
 from market.sim.agents import TraderArrays, make_agents
 from market.sim.collector import MarketCollector
 from market.sim.ledger import Ledger
@@ -52,7 +52,7 @@ class MarketModel(mesa.Model):
     :func:`market.sim.params.check` (or given, positionally, as it returned them); ``engine``
     picks how a step runs (the same tables either way); ``seed`` and ``rng`` are Mesa's."""
 
-    @params.declare_signature
+    @signature.declare_signature
     def __init__(self, checked: params.Params | None = None, /, *, engine: str = "auto",
                  seed: int | None = None, rng: Any = None, **kwargs: Any) -> None:
         super().__init__(seed=seed, rng=rng)

@@ -125,7 +125,7 @@ def _metadata(df: pd.DataFrame, where: str) -> dict[str, Any]:
 
 def _columns_by_name(df: pd.DataFrame) -> tuple[list[str], list[str]]:
     """Parameters and metrics of a table without metadata, told apart by their names."""
-    from market.sim.params import model_parameters
+    from market.sim.signature import model_parameters
 
     ids = {*ID_COLUMNS, ERROR}
     metrics = [c for c in df.columns if c not in ids

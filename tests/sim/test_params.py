@@ -13,7 +13,7 @@ import pytest
 from market.errors import UsageError
 from market.game import qtable
 from market.limits import PRICES_MAX, TABLE_CELLS_MAX, TRADERS_MAX
-from market.sim import params
+from market.sim import params, signature
 from market.sim.declared import BY_NAME, NAMES
 from market.sim.model import MarketModel
 
@@ -101,8 +101,8 @@ def test_the_table_estimate_is_what_the_learners_allocate(kwargs):
 
 def test_the_declaration_is_the_models_signature():
     """Tools that sweep parameters read :class:`Params`; the model takes exactly those."""
-    assert params.model_parameters() == params.model_parameters(MarketModel)
-    declared = params.model_parameters()
+    assert signature.model_parameters() == signature.model_parameters(MarketModel)
+    declared = signature.model_parameters()
     assert declared["n_buyers"] == ((int,), 50) and declared["teams"] == ((int,), None)
     assert declared["value_dist"] == ((str,), "uniform")  # a name, or a function: not sweepable
     assert declared["buyer_mix"][0] is None and declared["value_range"][0] is None
