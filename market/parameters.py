@@ -44,7 +44,9 @@ class Param:
     ``choice`` set by an on/off flag to this value; ``control``: its control
     in the browser view, if it has one; ``extension``: it extends the
     original project's game or market (a run records it only where that
-    extension is used).
+    extension is used); ``family``: the parameter that switches the
+    extension this one tunes (``revision`` for ``mutation``): it is in use when
+    that one is off its default.
     """
 
     name: str
@@ -63,6 +65,7 @@ class Param:
     closed: bool = False
     below: bool = False
     extension: bool = False
+    family: str | None = None
 
     def contains(self, v: float) -> bool:
         """Whether the number ``v`` lies in the declared range."""

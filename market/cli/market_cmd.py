@@ -34,7 +34,7 @@ from market.files import (
 from market.jsonable import finite
 from market.limits import STEPS_MAX
 from market.sim import institutions
-from market.sim.declared import ENGINES, PARAMETERS, flag_names
+from market.sim.declared import BY_NAME, ENGINES, PARAMETERS, flag_names
 
 if TYPE_CHECKING:  # the model is imported late: Mesa is heavy
     from market.sim.model import MarketModel
@@ -213,14 +213,6 @@ def _write_outputs(model: Any, args: argparse.Namespace, summary: dict[str, floa
     return files
 
 
-#: the extensions whose parameters are recorded together when one is on: a parameter's
-#: switch, and the switch's value when off
-FAMILIES = {**dict.fromkeys(("revision", "revision_rate", "selection", "mutation", "inherit"),
-                            ("revision", "none")),
-            **dict.fromkeys(("matching", "loyalty_beta", "loyalty_gamma", "loyalty_memory",
-                             "service", "loyal_state"), ("matching", "random"))}
-
-
 #: what only drawn values read (a named or written schedule fixes them)
 DRAWN_ONLY = ("value_range", "cost_range", "value_dist", "cost_dist")
 
@@ -233,8 +225,9 @@ def _recorded(d: Any, p: Any) -> bool:
         return False
     if not d.extension or getattr(p, d.name) != d.default:
         return True
-    switch, off = FAMILIES.get(d.name, (d.name, d.default))
-    return getattr(p, switch) != off
+    if d.family is None:
+        return False
+    return getattr(p, d.family) != BY_NAME[d.family].default
 
 
 def _parameters(args: argparse.Namespace, p: Any) -> dict[str, Any]:

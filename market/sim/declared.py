@@ -112,23 +112,25 @@ PARAMETERS: tuple[Param, ...] = (
           "with --matching loyalty, the choice intensity beta: a Buyer visits Seller j with "
           "probability proportional to exp(beta J_j)", 0, None, closed=True,
           flag="--loyalty-beta", metavar="BETA", control=Control("Choice intensity beta", 0.0,
-                                                                   20.0), extension=True),
+                                                                   20.0), extension=True,
+          family="matching"),
     Param("loyalty_gamma", "float", 0.1,
           "with --matching loyalty, the memory decay gamma: each period J_j <- (1 - gamma) J_j "
           "+ the period's earnings from j (a share of the price range)", 0, 1,
           flag="--loyalty-gamma", metavar="GAMMA", control=Control("Memory decay gamma", 0.01,
-                                                                   1.0), extension=True),
+                                                                   1.0), extension=True,
+          family="matching"),
     Param("loyalty_memory", "int", 16,
           "with --matching loyalty, the Sellers a Buyer remembers (the others at J = 0)", 1,
-          TRADERS_MAX, flag="--loyalty-memory", metavar="M", extension=True),
+          TRADERS_MAX, flag="--loyalty-memory", metavar="M", extension=True, family="matching"),
     Param("service", "choice", "random",
           "with --matching loyalty, the order a Seller serves her visitors in: random, or "
           "loyal-first (the largest J for her first)", choices=SERVICES, flag="--service",
-          control=Control("Service order"), extension=True),
+          control=Control("Service order"), extension=True, family="matching"),
     Param("loyal_state", "flag", False,
           "with --matching loyalty, Q-learners see whether the Buyer across is loyal to the "
           "Seller (a slot of their tables each way; Kirman and Vriend's Sellers who treat "
-          "loyal customers differently)", flag="--loyal-state", extension=True),
+          "loyal customers differently)", flag="--loyal-state", extension=True, family="matching"),
     Param("network", "file", "",
           "with --institution pairs, a graph file of who may meet whom (an edge list, "
           ".adjlist, .graphml or .gml; nodes s0.. for Sellers, b0.. for Buyers): each Buyer "
@@ -177,20 +179,21 @@ PARAMETERS: tuple[Param, ...] = (
           "with --revision, the rate of revision at a period's end: each trader's probability "
           "to revise (imitate, replicator), or birth-death events per trader (moran)",
           0, 1, closed=True, flag="--revision-rate", metavar="R",
-          control=Control("Revising per period", 0.0, 1.0), extension=True),
+          control=Control("Revising per period", 0.0, 1.0), extension=True, family="revision"),
     Param("selection", "float", 1.0,
           "with --revision moran or replicator, the selection intensity w of the fitness "
           "exp(w * period earnings / price span); 0: neutral drift", 0, None, closed=True,
           flag="--selection", metavar="W", control=Control("Selection intensity", 0.0, 10.0),
-          extension=True),
+          extension=True, family="revision"),
     Param("mutation", "float", 0.0,
           "with --revision, the probability that a reviser adopts a strategy of its side's "
           "mix drawn uniformly (those at share 0 included)", 0, 1, closed=True,
-          flag="--mutation", metavar="MU", control=Control("Mutation", 0.0, 0.2), extension=True),
+          flag="--mutation", metavar="MU", control=Control("Mutation", 0.0, 0.2), extension=True,
+          family="revision"),
     Param("inherit", "choice", "fresh",
           "what a trader adopting a learner starts from: fresh tables (default: the rule "
           "spreads, not what one trader learned) or a copy of its model's",
-          choices=INHERIT, flag="--inherit", extension=True),
+          choices=INHERIT, flag="--inherit", extension=True, family="revision"),
 )
 #: the parameters by name, in declaration order
 BY_NAME: dict[str, Param] = {p.name: p for p in PARAMETERS}
