@@ -135,19 +135,27 @@ def unequal_fixed_points(beta: float, gamma: float, profits: tuple[float, float]
                          ) -> list[tuple[float, bool]]:
     """The fixed points ``x`` (share of visits to Seller 1) of two Sellers earning ``profits``,
     each with whether it is stable (the map crosses ``x`` from above), in increasing order:
-    one below :func:`worse_onset`, three above it."""
+    one below :func:`worse_onset`, three above it. Found on a fine grid by bisection; a
+    grid point where the map equals ``x`` to the last bit (``x = 1/2`` with equal profits,
+    an end at a large ``beta``) is a root as it is."""
     xs = np.linspace(0.0, 1.0, 20001)
     g = _unequal(xs, beta, gamma, profits)
+    sign = np.sign(g)
     out = []
-    for i in np.flatnonzero(np.sign(g[:-1]) * np.sign(g[1:]) < 0):
-        lo, hi = xs[i], xs[i + 1]
-        for _ in range(80):
-            mid = 0.5 * (lo + hi)
-            if np.sign(_unequal(mid, beta, gamma, profits)) == np.sign(g[i]):
-                lo = mid
-            else:
-                hi = mid
-        out.append((0.5 * (lo + hi), bool(g[i] > 0)))
+    for i in range(xs.size):
+        left = sign[i - 1] if i > 0 else 1.0
+        right = sign[i + 1] if i + 1 < xs.size else -1.0
+        if sign[i] == 0.0:
+            out.append((float(xs[i]), bool(left > 0 and right < 0)))
+        elif i + 1 < xs.size and sign[i] * sign[i + 1] < 0:
+            lo, hi = xs[i], xs[i + 1]
+            for _ in range(80):
+                mid = 0.5 * (lo + hi)
+                if np.sign(_unequal(mid, beta, gamma, profits)) == sign[i]:
+                    lo = mid
+                else:
+                    hi = mid
+            out.append((0.5 * (lo + hi), bool(sign[i] > 0)))
     return out
 
 
@@ -155,8 +163,12 @@ def worse_onset(gamma: float, profits: tuple[float, float]) -> float:
     """The smallest ``beta`` at which loyalty to the worse Seller is a stable fixed point
     (bisection on the count of :func:`unequal_fixed_points`)."""
     lo, hi = 1e-6, 1.0
-    while len(unequal_fixed_points(hi, gamma, profits)) < 3:
+    for _ in range(64):
+        if len(unequal_fixed_points(hi, gamma, profits)) >= 3:
+            break
         hi *= 2.0
+    else:
+        raise ValueError(f"no loyalty to the worse Seller below beta = {hi:g}")
     for _ in range(60):
         mid = 0.5 * (lo + hi)
         if len(unequal_fixed_points(mid, gamma, profits)) >= 3:
