@@ -46,7 +46,9 @@ class Param:
     original project's game or market (a run records it only where that
     extension is used); ``family``: the parameter that switches the
     extension this one tunes (``revision`` for ``mutation``): it is in use when
-    that one is off its default.
+    that one is off its default; ``resolution``: a ``float`` is its value of "none" (``off``,
+    by default its default) or at least this far from it (a time pressure finer than the
+    exact evaluator can tell from none).
     """
 
     name: str
@@ -66,12 +68,22 @@ class Param:
     below: bool = False
     extension: bool = False
     family: str | None = None
+    resolution: float | None = None
+    off: float | None = None
+
+    @property
+    def none_value(self) -> Any:
+        """The value that means "none of it" (:attr:`off`, else the default)."""
+        return self.default if self.off is None else self.off
 
     def contains(self, v: float) -> bool:
         """Whether the number ``v`` lies in the declared range."""
         low = v >= self.lo if (self.closed or self.kind == "int") else v > self.lo
         high = self.hi is None or (v < self.hi if self.below else v <= self.hi)
-        return bool(low and high)
+        ref = self.none_value
+        fine = (self.resolution is not None and v != ref  # as typed: 0.999999999 is 1e-9
+                and abs(v - ref) < self.resolution * (1 - 1e-6))  # from 1
+        return bool(low and high and not fine)
 
     def allowed(self) -> str:
         """The allowed values in words (messages and the docs table)."""
@@ -85,7 +97,9 @@ class Param:
             if self.hi is None:
                 return f"a number {'>=' if self.closed else '>'} {self.lo:g}{none}"
             right = ")" if self.below else "]"
-            return f"a number in {left}{self.lo:g}, {self.hi:g}{right}{none}"
+            fine = (f" ({self.none_value:g}, or at least {self.resolution:g} from it)"
+                    if self.resolution is not None else "")
+            return f"a number in {left}{self.lo:g}, {self.hi:g}{right}{fine}{none}"
         if self.kind == "flag":
             return "true or false"
         if self.kind == "choice":

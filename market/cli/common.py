@@ -55,12 +55,15 @@ def int_in(name: str, lo: int | None = None, hi: int | None = None) -> Callable[
 
 
 def number_in(name: str, lo: float, hi: float | None, *, above: bool = False,
-              below: bool = False) -> Callable[[str], float]:
+              below: bool = False, declared: Param | None = None) -> Callable[[str], float]:
     """argparse ``type=`` for a finite number in ``[lo, hi]`` (``(lo, ...`` with ``above``,
     ``..., hi)`` with ``below``; no upper bound when ``hi`` is None); the error names
-    ``name``."""
+    ``name``. ``declared``: the parameter's declaration, whose words and check it then
+    takes (a resolution near its default, :class:`~market.parameters.Param`)."""
     words = (f"in {'(' if above else '['}{lo:g}, {hi:g}{')' if below else ']'}"
              if hi is not None else f"{'>' if above else '>='} {lo:g}")
+    if declared is not None:
+        words = declared.allowed().removeprefix("a number ")
 
     def parse(text: str) -> float:
         try:
@@ -69,6 +72,8 @@ def number_in(name: str, lo: float, hi: float | None, *, above: bool = False,
             value = math.nan
         low_ok = value > lo if above else value >= lo
         high_ok = hi is None or (value < hi if below else value <= hi)
+        if declared is not None and math.isfinite(value):
+            low_ok = high_ok = declared.contains(value)
         if not (math.isfinite(value) and low_ok and high_ok):
             raise argparse.ArgumentTypeError(f"{name} must be a number {words} (got {text!r})")
         return value
@@ -115,7 +120,7 @@ def add_flags(p: argparse.ArgumentParser, params: Sequence[Param], *,
                            help=d.help + shown)
         elif d.kind == "float":
             p.add_argument(*names, type=number_in(d.flag, d.lo, d.hi, above=not d.closed,
-                                                  below=d.below),
+                                                  below=d.below, declared=d),
                            default=default, metavar=d.metavar, help=d.help + shown)
         elif d.kind in ("choice", "dist"):
             p.add_argument(*names, type=_choice(d.flag, d.choices), default=default,
@@ -132,12 +137,14 @@ def add_flags(p: argparse.ArgumentParser, params: Sequence[Param], *,
 def add_discounts(p: argparse.ArgumentParser) -> None:
     """The game's time costs, as every command that takes them spells them: factors in
     (0, 1] (1: no time cost; 0 would make every deal after the first offer worthless)."""
+    from market.game.pressure import SELLER_DISCOUNT
+
     for flag, what in (("--discount", "both sides' discount factor per offer, in (0, 1] "
                                       "(default 1: time is free)"),
                        ("--seller-discount", "the Seller's factor (overrides --discount)"),
                        ("--buyer-discount", "the Buyer's factor (overrides --discount)")):
-        p.add_argument(flag, type=number_in(flag, 0, 1, above=True), default=None,
-                       metavar="D", help=what)
+        p.add_argument(flag, type=number_in(flag, 0, 1, above=True, declared=SELLER_DISCOUNT),
+                       default=None, metavar="D", help=what)
 
 
 def discounts(args: argparse.Namespace) -> tuple[float, float] | None:

@@ -20,24 +20,32 @@ from typing import NamedTuple
 
 from market.parameters import Control, Param
 
+#: the finest time pressure a game takes: 1,000 times the exact evaluator's tie tolerance
+#: (:data:`market.game.numeric.TIE_TOL`), so that what a unit of pressure changes is never a
+#: tie to it (at 1e-13 per offer the evaluator picked deals that are not subgame perfect)
+RESOLUTION = 1e-9
+
 SELLER_DISCOUNT = Param("seller_discount", "float", 1.0,
-                        "the Seller's discount factor per offer", lo=0, hi=1, extension=True)
+                        "the Seller's discount factor per offer", lo=0, hi=1, extension=True,
+                        resolution=RESOLUTION)
 BUYER_DISCOUNT = Param("buyer_discount", "float", 1.0,
-                       "the Buyer's discount factor per offer", lo=0, hi=1, extension=True)
+                       "the Buyer's discount factor per offer", lo=0, hi=1, extension=True,
+                       resolution=RESOLUTION)
 BREAKDOWN = Param(
     "breakdown", "float", 0.0, "probability, in [0, 1), that the talks break down with no "
     "deal after each counter-offer (default 0: never)", lo=0, hi=1, closed=True, below=True,
     flag="--breakdown", metavar="Q", extension=True,
-    control=Control("Breakdown risk per counter-offer", 0.0, 0.5))
+    control=Control("Breakdown risk per counter-offer", 0.0, 0.5), resolution=RESOLUTION)
 SELLER_COST = Param(
     "seller_cost", "float", 0.0, "the Seller's fixed cost per offer made before a deal, in "
     "[0, 1) of the surplus (default 0; at 1 no deal after the opening offer would be worth "
     "anything)", lo=0, hi=1, closed=True, below=True, flag="--seller-cost", metavar="C",
-    extension=True, control=Control("Seller's cost per offer", 0.0, 0.2))
+    extension=True, control=Control("Seller's cost per offer", 0.0, 0.2), resolution=RESOLUTION)
 BUYER_COST = Param(
     "buyer_cost", "float", 0.0, "the Buyer's fixed cost per offer made before a deal, in "
     "[0, 1) (default 0)", lo=0, hi=1, closed=True, below=True, flag="--buyer-cost",
-    metavar="C", extension=True, control=Control("Buyer's cost per offer", 0.0, 0.2))
+    metavar="C", extension=True, control=Control("Buyer's cost per offer", 0.0, 0.2),
+    resolution=RESOLUTION)
 
 #: every kind of time pressure, in the order a protocol holds them
 PRESSURE = (SELLER_DISCOUNT, BUYER_DISCOUNT, BREAKDOWN, SELLER_COST, BUYER_COST)
@@ -99,6 +107,6 @@ class Pressure(NamedTuple):
 assert Pressure._fields == tuple(d.name for d in PRESSURE)  # one order, the declarations'
 
 
-__all__ = ["BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "COSTS", "DISCOUNTS", "KINDS",
+__all__ = ["RESOLUTION", "BREAKDOWN", "BUYER_COST", "BUYER_DISCOUNT", "COSTS", "DISCOUNTS", "KINDS",
            "OTHERS", "PRESSURE", "SELLER_COST", "SELLER_DISCOUNT", "Kind", "Pressure",
            "in_force"]

@@ -764,11 +764,15 @@ def test_evaluate_prints_the_pressure_and_its_theory(capsys):
     assert "the first proposer gets 1 in Rubinstein's infinite game with fixed costs" in text
 
 
+#: what the game's time-pressure flags allow, as their messages say it
+IN_RANGE = "must be a number in [0, 1) (0, or at least 1e-09 from it)"
+
+
 @pytest.mark.parametrize("flag,value,words", [
-    ("--breakdown", "1", "--breakdown must be a number in [0, 1) (got '1')"),
-    ("--breakdown", "nan", "--breakdown must be a number in [0, 1) (got 'nan')"),
-    ("--seller-cost", "-0.1", "--seller-cost must be a number in [0, 1) (got '-0.1')"),
-    ("--buyer-cost", "inf", "--buyer-cost must be a number in [0, 1) (got 'inf')"),
+    ("--breakdown", "1", f"--breakdown {IN_RANGE} (got '1')"),
+    ("--breakdown", "nan", f"--breakdown {IN_RANGE} (got 'nan')"),
+    ("--seller-cost", "-0.1", f"--seller-cost {IN_RANGE} (got '-0.1')"),
+    ("--buyer-cost", "inf", f"--buyer-cost {IN_RANGE} (got 'inf')"),
 ])
 def test_bad_pressure_is_one_line_and_exit_2(flag, value, words):
     res = run_cli("evaluate", "--spe", flag, value)

@@ -16,6 +16,7 @@ import random
 from fractions import Fraction as Fr
 from functools import lru_cache
 
+import cli_run  # tests/support, on pytest's pythonpath
 import numpy as np
 import pytest
 
@@ -196,7 +197,14 @@ def deep_games(n: int, seed: int = 7) -> list[tuple]:
     return out
 
 
-@pytest.mark.parametrize("game", deep_games(40),
+#: the finest pressure a game takes (pressure.RESOLUTION, 1e-9), each kind alone and together,
+#: where the evaluator must still be exact
+SMALLEST = [(5, 5, 1.0, 1.0, 0.0, 1e-9, 1e-9), (5, 20, 1.0, 1.0, 0.0, 1e-9, 1e-9),
+            (5, 5, 1 - 1e-9, 1 - 1e-9, 0.0, 0.0, 0.0), (4, 13, 1 - 1e-9, 1.0, 0.0, 0.0, 1e-9),
+            (5, 8, 1.0, 1.0, 1e-9, 0.0, 0.0), (6, 5, 1 - 1e-9, 1 - 1e-9, 1e-9, 1e-9, 1e-9)]
+
+
+@pytest.mark.parametrize("game", deep_games(40) + SMALLEST,
                          ids=lambda g: "P{}-T{}-d{},{}-Q{}-c{},{}".format(*g))
 def test_deep_games_agree_with_exact_backward_induction(game):
     """The chosen SPE has no profitable one-shot deviation at any node (exactly), the
@@ -213,3 +221,22 @@ def test_deep_games_agree_with_exact_backward_induction(game):
         if not pr.timed:  # without time pressure an outcome is its level alone
             want = {f: {(lv, None) for lv, _ in w} for f, w in want.items()}
         assert spe_sets(pr) == want
+
+
+@pytest.mark.parametrize(("flags", "words"), [
+    (["--seller-cost", "1e-13", "--buyer-cost", "1e-13"],
+     "--seller-cost must be a number in [0, 1) (0, or at least 1e-09 from it) (got '1e-13')"),
+    (["--discount", "0.9999999999999"], "(1, or at least 1e-09 from it)"),
+    (["--breakdown", "5e-10"], "--breakdown must be a number in [0, 1) (0, or at least 1e-09"),
+])
+def test_a_pressure_finer_than_the_evaluator_can_tell_is_refused_naming_the_smallest(flags,
+                                                                                      words):
+    """Below the tie tolerance the exact evaluator once picked a deal that is not subgame
+    perfect and called it one: such a pressure is refused in one line, with the smallest
+    one it takes; at that smallest one the evaluator is exact again."""
+    done = cli_run.run("evaluate", "--spe", "--prices", "5", "--rounds", "5", *flags)
+    assert done.returncode == 2 and words in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    ok = cli_run.run("evaluate", "--spe", "--prices", "5", "--rounds", "5", "--json",
+                     "--seller-cost", "1e-9", "--buyer-cost", "1e-9")
+    assert ok.returncode == 0, ok.stderr

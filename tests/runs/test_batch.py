@@ -69,8 +69,10 @@ def test_expansion_counts_indices_and_seeds():
     ({"seed": [1]}, "seed"),
     ({"n_buyers": [10, 6_000_000]}, "n_buyers must be an integer in [1, 5000000]"),
     ({"prices": [5, 2000]}, "prices must be an integer in [2, 1000]"),
-    ({"discount": [float("nan")]}, "discount must be a number in (0, 1] or none (got nan)"),
-    ({"breakdown": [float("inf")]}, "breakdown must be a number in [0, 1) (got inf)"),
+    ({"discount": [float("nan")]},
+     "discount must be a number in (0, 1] (1, or at least 1e-09 from it) or none (got nan)"),
+    ({"breakdown": [float("inf")]},
+     "breakdown must be a number in [0, 1) (0, or at least 1e-09 from it) (got inf)"),
     ({"engine": ["fast"]}, "engine must be one of auto, compiled, lockstep (got 'fast')"),
 ])
 def test_bad_grids_name_the_parameter(grid, needle):
