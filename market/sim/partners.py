@@ -101,13 +101,10 @@ class Partners:
 def order_parameter(weight: np.ndarray, n_sellers: int | np.ndarray) -> np.ndarray:
     """Each Buyer's ``y = sum J^2 / (sum J)^2`` over her remembered Sellers (``1/n_sellers``
     without any preference yet: she chooses among all alike; on a network ``n_sellers`` is
-    each Buyer's own count of neighbours)."""
-    s1 = weight.sum(axis=1)
-    s2 = np.square(weight).sum(axis=1)
-    y = np.broadcast_to(1.0 / np.asarray(n_sellers, dtype=float), (len(weight),)).copy()
-    some = s1 > 0
-    y[some] = s2[some] / np.square(s1[some])
-    return y
+    each Buyer's own count of neighbours): the one sum that also says whom a Buyer is loyal
+    to (:func:`_loyal_to`)."""
+    n = np.broadcast_to(np.asarray(n_sellers, dtype=float), (len(weight),))
+    return _order_parameters(np.ascontiguousarray(weight, dtype=float), np.ascontiguousarray(n))
 
 
 def figures(arrays: tuple, earned: np.ndarray, n_sellers: int | np.ndarray
@@ -154,35 +151,36 @@ COLUMNS = tuple(LABELS)
 @njit(cache=True)
 def new_period(rule, arrays):  # noqa: ANN001, ANN201
     """``J <- (1 - gamma) J + pi`` for every Buyer (the period that closed: ``pending``,
-    ``gain``), a new deal remembered in an empty place or in place of the smallest ``J``
-    below it; no Seller has sold yet."""
+    ``gain``): a Seller she remembers gains ``pi``; a new one takes the first empty place, or
+    else the place of the smallest ``J`` if ``pi`` is larger. A Buyer's remembered Sellers
+    thus fill her row from the left, none forgotten but by another taking its place
+    (:func:`_known`). No Seller has sold yet."""
     beta, gamma = rule[1], rule[2]
     ids, weight, pending, gain, price, odds = arrays[:6]
     for b in range(ids.shape[0]):
         row, w = ids[b], weight[b]
-        for m in range(w.size):
+        known = _known(row)
+        for m in range(known):
             w[m] *= 1.0 - gamma
         s = pending[b]
-        if s < 0:
-            _odds(row, w, odds[b], beta, _reach(arrays, b, price.size))
-            arrays[8][b] = _loyal_to(row, w)
-            continue
-        at, low = -1, np.inf
-        for m in range(row.size):
-            if row[m] == s:
-                at, low = m, -np.inf
-                break
-            if row[m] < 0 and low > -1.0:  # an empty place: taken before any remembered one
-                at, low = m, -1.0
-            elif row[m] >= 0 and low >= 0.0 and w[m] < low:
-                at, low = m, w[m]
-        if at >= 0 and row[at] == s:
-            w[at] += gain[b]
-        elif at >= 0 and (row[at] < 0 or w[at] < gain[b]):
-            row[at], w[at] = s, gain[b]
-        pending[b], gain[b] = -1, 0.0
-        _odds(row, w, odds[b], beta, _reach(arrays, b, price.size))
-        arrays[8][b] = _loyal_to(row, w)
+        if s >= 0:
+            at, low = -1, np.inf
+            for m in range(known):
+                if row[m] == s:
+                    at = m
+                    break
+                if w[m] < low:
+                    at, low = m, w[m]
+            if at >= 0 and row[at] == s:
+                w[at] += gain[b]
+            elif known < row.size:
+                row[known], w[known] = s, gain[b]
+                known += 1
+            elif w[at] < gain[b]:
+                row[at], w[at] = s, gain[b]
+            pending[b], gain[b] = -1, 0.0
+        _odds(row, w, known, odds[b], beta, _reach(arrays, b, price.size))
+        arrays[8][b] = _loyal_to(row, w, known)
     for j in range(price.size):
         price[j] = np.nan
 
@@ -192,25 +190,54 @@ def refresh(rule, arrays):  # noqa: ANN001, ANN201
     """Every Buyer's choice weights made again from her preferences (:func:`_odds`)."""
     ids, weight, price, odds = arrays[0], arrays[1], arrays[4], arrays[5]
     for b in range(ids.shape[0]):
-        _odds(ids[b], weight[b], odds[b], rule[1], _reach(arrays, b, price.size))
-        arrays[8][b] = _loyal_to(ids[b], weight[b])
+        known = _known(ids[b])
+        _odds(ids[b], weight[b], known, odds[b], rule[1], _reach(arrays, b, price.size))
+        arrays[8][b] = _loyal_to(ids[b], weight[b], known)
 
 
 @njit(cache=True, inline="always")
-def _loyal_to(row, w):  # noqa: ANN001, ANN201
+def _known(row):  # noqa: ANN001, ANN201
+    """How many Sellers a Buyer remembers: they fill her row from the left
+    (:func:`new_period`), the first empty place (``-1``) ends them."""
+    known = 0
+    while known < row.size and row[known] >= 0:
+        known += 1
+    return known
+
+
+@njit(cache=True, inline="always")
+def _y(w):  # noqa: ANN001, ANN201
+    """A Buyer's order parameter ``y = sum J^2 / (sum J)^2`` from her row of ``J`` (0 at an
+    empty place), or -1 if she has no preference yet."""
+    s1, s2 = 0.0, 0.0
+    for m in range(w.size):
+        s1 += w[m]
+        s2 += w[m] * w[m]
+    return s2 / (s1 * s1) if s1 > 0.0 else -1.0
+
+
+@njit(cache=True)
+def _order_parameters(weight, n_sellers):  # noqa: ANN001, ANN201
+    y = np.empty(weight.shape[0])
+    for b in range(y.size):
+        y[b] = _y(weight[b])
+        if y[b] < 0.0:
+            y[b] = 1.0 / n_sellers[b]
+    return y
+
+
+@njit(cache=True, inline="always")
+def _loyal_to(row, w, known):  # noqa: ANN001, ANN201
     """The Seller a Buyer is loyal to: the one she prefers most, when her order parameter
-    ``y = sum J^2 / (sum J)^2`` is at least :data:`LOYAL_Y` (the figures' loyal Buyer; one
-    who has not dealt yet is loyal to nobody); -1 if none."""
-    s1, s2, best, top = 0.0, 0.0, -1, -np.inf
-    for m in range(row.size):
-        if row[m] >= 0:
-            s1 += w[m]
-            s2 += w[m] * w[m]
-            if w[m] > top:
-                best, top = row[m], w[m]
-    if s1 > 0.0 and s2 >= LOYAL_Y * s1 * s1:
-        return best
-    return -1
+    :func:`_y` is at least :data:`LOYAL_Y` (the figures' loyal Buyer; one who has not dealt
+    yet is loyal to nobody); -1 if none."""
+    if _y(w) < LOYAL_Y:
+        return -1
+    best, top = -1, -np.inf
+    for m in range(known):
+        if w[m] > top:
+            best, top = row[m], w[m]
+    return best
 
 
 @njit(cache=True)
@@ -235,57 +262,46 @@ def _reach(arrays, b, n_sellers):  # noqa: ANN001, ANN201
 
 
 @njit(cache=True, inline="always")
-def _neighbours(arrays, b):  # noqa: ANN001, ANN201
-    """Buyer ``b``'s Sellers on a network (empty: no network, every Seller)."""
-    start = arrays[6]
-    if start.size == 0:
-        return arrays[7]
-    return arrays[7][start[b]:start[b + 1]]
-
-
-@njit(cache=True, inline="always")
-def _odds(row, w, odds, beta, n_sellers):  # noqa: ANN001, ANN201
-    """A Buyer's choice weights: ``exp(beta J - top)`` for each Seller she remembers (0 for an
-    empty place), and last their sum with ``exp(-top)`` for each of the others she may meet
-    (``n_sellers`` in all; ``top``: the largest ``beta J``, or 0, so that nothing
-    overflows)."""
-    top, known = 0.0, 0
-    for m in range(row.size):
-        if row[m] >= 0:
-            known += 1
-            top = max(top, beta * w[m])
+def _odds(row, w, known, odds, beta, n_sellers):  # noqa: ANN001, ANN201
+    """A Buyer's choice weights: ``exp(beta J - top)`` for each of the ``known`` Sellers she
+    remembers (0 for an empty place), and last their sum with ``exp(-top)`` for each of the
+    others she may meet (``n_sellers`` in all; ``top``: the largest ``beta J``, or 0, so
+    that nothing overflows)."""
+    top = 0.0
+    for m in range(known):
+        top = max(top, beta * w[m])
     total = (n_sellers - known) * numeric.exp1(-top)
-    for m in range(row.size):
-        odds[m] = numeric.exp1(beta * w[m] - top) if row[m] >= 0 else 0.0
+    for m in range(known):
+        odds[m] = numeric.exp1(beta * w[m] - top)
         total += odds[m]
+    for m in range(known, row.size):
+        odds[m] = 0.0
     odds[row.size] = total
 
 
 @njit(cache=True, inline="always")
-def _choose(row, odds, n_sellers, allowed, rng):  # noqa: ANN001, ANN201
-    """The Seller a Buyer visits, by her choice weights (:func:`_odds`): one she remembers, or
-    uniformly one of the others she may meet (``allowed``, her ``n_sellers`` neighbours on a
-    network; empty: every Seller)."""
-    u = rng.random() * odds[row.size]
-    last = -1
-    for m in range(row.size):
-        if row[m] >= 0:
-            last = m
-            u -= odds[m]
-            if u < 0.0:
-                return row[m]
+def _choose(ids, odds, b, n_sellers, allowed, rng):  # noqa: ANN001, ANN201
+    """The Seller Buyer ``b`` visits, by her choice weights (:func:`_odds`): one she
+    remembers, or uniformly one of the others she may meet (``allowed``: her ``n_sellers``
+    neighbours on a network, from ``allowed[0]``; empty: every Seller). Rows are read in
+    place: a view per visit cost a reference count's two atomic updates."""
+    m_size = ids.shape[1]
+    u = rng.random() * odds[b, m_size]
     known = 0
-    for m in range(row.size):
-        known += row[m] >= 0
+    while known < m_size and ids[b, known] >= 0:  # remembered Sellers fill the row (_known)
+        u -= odds[b, known]
+        if u < 0.0:
+            return ids[b, known]
+        known += 1
     if known >= n_sellers:  # rounding left a crumb: the last remembered
-        return row[last]
+        return ids[b, known - 1]
     while True:  # one of the Sellers she does not remember, uniformly
         s = numeric.integer(rng, 0, n_sellers)
-        if allowed.size:
-            s = allowed[s]
+        if allowed[1] >= 0:
+            s = allowed[0][allowed[1] + s]
         taken = False
-        for m in range(row.size):
-            taken |= row[m] == s
+        for m in range(known):
+            taken |= ids[b, m] == s
         if not taken:
             return s
 
@@ -316,11 +332,13 @@ def first_round(rule, arrays, s_traded, b_traded, rng):  # noqa: ANN001, ANN201
     chosen = np.empty(free_b.size, np.int64)
     start = np.zeros(n_s + 1, np.int64)
     n_visits = 0
+    starts, neighbours = arrays[6], arrays[7]
+    network = starts.size > 0
     for i in range(free_b.size):
         b = free_b[i]
-        reach = _reach(arrays, b, n_s)
-        chosen[i] = -1 if reach == 0 else _choose(ids[b], odds[b], reach,
-                                                  _neighbours(arrays, b), rng)
+        reach = starts[b + 1] - starts[b] if network else n_s
+        chosen[i] = -1 if reach == 0 else _choose(
+            ids, odds, b, reach, (neighbours, starts[b] if network else -1), rng)
         if chosen[i] >= 0:  # a Buyer with no partner on the network visits nobody
             start[chosen[i] + 1] += 1
             n_visits += 1
