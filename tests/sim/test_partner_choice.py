@@ -126,7 +126,10 @@ def test_a_bounded_memory_costs_buyers_times_memory_and_still_learns_loyalty():
     periods = m.datacollector.get_table_dataframe("periods")
     assert periods.mean_y.iloc[-1] > periods.mean_y.iloc[1]
     assert 0 < periods.loyal_share.iloc[-1] <= 1
-    assert ((m.market.partners.arrays[0] >= -1) & (m.market.partners.arrays[0] < 200)).all()
+    ids = m.market.partners.arrays[0]
+    assert ((ids >= -1) & (ids < 200)).all()
+    remembered = ids >= 0  # from the left, no empty place before a remembered Seller
+    assert (remembered[:, 1:] <= remembered[:, :-1]).all() and remembered.any()
 
 
 def test_every_strategy_plays_unchanged_under_loyalty_and_the_seed_fixes_the_tables():
