@@ -125,7 +125,8 @@ PARAMETERS: tuple[Param, ...] = (
           family="matching"),
     Param("loyalty_memory", "int", 16,
           "with --matching loyalty, the Sellers a Buyer remembers (the others at J = 0)", 1,
-          TRADERS_MAX, flag="--loyalty-memory", metavar="M", extension=True, family="matching"),
+          TRADERS_MAX, flag="--loyalty-memory", metavar="M",
+          control=Control("Sellers a Buyer remembers", 1, 64), extension=True, family="matching"),
     Param("service", "choice", "random",
           "with --matching loyalty, the order a Seller serves her visitors in: random, or "
           "loyal-first (the largest J for her first)", choices=SERVICES, flag="--service",
@@ -133,7 +134,9 @@ PARAMETERS: tuple[Param, ...] = (
     Param("loyal_state", "flag", False,
           "with --matching loyalty, Q-learners see whether the Buyer across is loyal to the "
           "Seller (a slot of their tables each way; Kirman and Vriend's Sellers who treat "
-          "loyal customers differently)", flag="--loyal-state", extension=True, family="matching"),
+          "loyal customers differently)", flag="--loyal-state",
+          control=Control("Q-learners see whether a Buyer is loyal"), extension=True,
+          family="matching"),
     Param("network", "file", "",
           "with --institution pairs, a graph file of who may meet whom (an edge list, "
           ".adjlist, .graphml or .gml; nodes s0.. for Sellers, b0.. for Buyers): each Buyer "

@@ -116,7 +116,8 @@ def summary_items(model: MarketModel) -> list[str]:
            f"{p.selection:.2f}, mutation {p.mutation:.2f}, adopted learners {p.inherit}"]
           if p.revision != "none" else []),
         *([f"partner choice: {p.matching}, beta {p.loyalty_beta:.2f}, gamma "
-           f"{p.loyalty_gamma:.2f}, memory {p.loyalty_memory}, service {p.service}"]
+           f"{p.loyalty_gamma:.2f}, memory {p.loyalty_memory}, service {p.service}"
+           + ("; learners see loyalty" if p.loyal_state else "")]
           if model.market.partners.loyalty else []),
     ]
 
@@ -238,12 +239,17 @@ def learner_tables(model: MarketModel) -> list[tuple[str, QLearning, int]]:
 
 
 def qtable_panels(strat: QLearning, member: int) -> list[tuple[str, np.ndarray]]:
-    """The member's tables to draw: one per role (with the clock, the last time slot)."""
+    """The member's tables to draw: one per role (with the clock, the last time slot; with
+    ``loyal_state``, two per role: pairs with a loyal Buyer and the others), in the slots'
+    order (``(role * buckets + bucket) * loyalty_slots + loyal``, :mod:`strategies.qlearning`)."""
     tables = strat.tables[member]
     buckets = int(getattr(strat, "buckets", 1))
-    roles = tables.shape[0] // buckets
+    loyal = 2 if getattr(strat, "loyal_state", False) else 1
+    roles = tables.shape[0] // (buckets * loyal)
     names = ["moved first", "moved second"] if roles == 2 else ["any role"]
-    return [(names[r], tables[r * buckets + buckets - 1]) for r in range(roles)]
+    kinds = [", other pairs", ", loyal pairs"] if loyal == 2 else [""]
+    return [(names[r] + kinds[k], tables[(r * buckets + buckets - 1) * loyal + k])
+            for r in range(roles) for k in range(loyal)]
 
 
 @solara.component

@@ -35,7 +35,9 @@ from market.view.settings import (
     FIRST_MOVERS,
     INSTITUTIONS,
     MATCHING_CHOICES,
+    MATCHING_NUMBERS,
     MATCHING_SLIDERS,
+    MATCHING_SWITCHES,
     NUMBERS,
     PRESSURE_SLIDERS,
     REVISION_CHOICES,
@@ -239,7 +241,8 @@ def RevisionCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]
 
 @solara.component
 def PartnersCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
-    """Partner choice in bilateral bargaining: the rule, beta, gamma and the service order."""
+    """Partner choice in bilateral bargaining: the rule, beta, gamma, a Buyer's memory, the
+    service order and whether learners see loyalty."""
     if not bilateral(settings):  # partners are chosen in bilateral bargaining only
         return
     with solara.Card("Partner choice", margin=0):
@@ -250,10 +253,17 @@ def PartnersCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]
             solara.Text("Random pairs every step.", style={"font-size": "13px"})
             return
         _sliders(settings, set_value, MATCHING_SLIDERS)
+        for key, spec in MATCHING_NUMBERS.items():
+            solara.SliderInt(f"{spec.label}: {settings[key]}", value=settings[key],
+                             min=spec.lo, max=spec.hi, step=spec.step,
+                             on_value=lambda v, key=key: set_value(key, int(v)))
         solara.Text("A Seller serves her visitors in", style={"font-size": "13px"})
         solara.ToggleButtonsSingle(value=settings["service"],
                                    values=list(MATCHING_CHOICES["service"]),
                                    on_value=lambda v: set_value("service", v), dense=True)
+        for key, label in MATCHING_SWITCHES.items():
+            solara.Checkbox(label=label, value=bool(settings[key]),
+                            on_value=lambda v, key=key: set_value(key, v))
 
 
 @solara.component

@@ -46,7 +46,7 @@ NUMBERS: dict[str, Number] = {
 }
 #: the on/off controls and what they say
 SWITCHES: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
-                            if d.kind == "flag" and d.control is not None}
+                            if d.kind == "flag" and d.control is not None and d.family is None}
 #: each side's time cost: its discount factor per offer (the game takes any in (0, 1]; the
 #: slider offers the useful part of it)
 DISCOUNTS: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
@@ -77,6 +77,15 @@ MATCHING_SLIDERS: dict[str, Number] = {
     for name in ("loyalty_beta", "loyalty_gamma")
     if (c := BY_NAME[name].control) is not None
 }
+#: a Buyer's memory (an integer slider) and what learners see (its switch), under loyalty
+MATCHING_NUMBERS: dict[str, Number] = {
+    name: Number(c.label, int(c.lo), int(c.hi))  # type: ignore[arg-type]
+    for name in ("loyalty_memory",) if (c := BY_NAME[name].control) is not None
+}
+MATCHING_SWITCHES: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
+                                     if d.kind == "flag" and d.control is not None
+                                     and d.family == "matching"}
+_MATCHING = (*MATCHING_CHOICES, *MATCHING_SLIDERS, *MATCHING_NUMBERS, *MATCHING_SWITCHES)
 #: a strategy's weight in its side's mix
 WEIGHT = Number("weight", 0, 100, 5)
 SEED_MAX = 2**32 - 1
@@ -104,7 +113,7 @@ DEFAULTS: dict[str, Any] = {
     "selection": 1.0,
     "mutation": 0.0,
     "inherit": "fresh",
-    **{name: BY_NAME[name].default for name in (*MATCHING_CHOICES, *MATCHING_SLIDERS)},
+    **{name: BY_NAME[name].default for name in _MATCHING},
     "seed": 42,
 }
 
@@ -164,8 +173,8 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 def _check_integers(settings: Mapping[str, Any]) -> None:
     """The sliders' integers and the seed, each in its range (``ValueError`` naming it)."""
-    for key, spec in NUMBERS.items():
-        value = settings[key]
+    for key, spec in {**NUMBERS, **MATCHING_NUMBERS}.items():
+        value = settings.get(key, DEFAULTS[key])
         if isinstance(value, bool) or not isinstance(value, int) or not (
                 spec.lo <= value <= spec.hi):
             raise ValueError(f"{spec.label} must be an integer in [{spec.lo}, {spec.hi}] "
@@ -189,8 +198,8 @@ def _extensions(settings: Mapping[str, Any], pairs: bool) -> dict[str, Any]:
         for key in (*REVISION_CHOICES, *REVISION_SLIDERS):
             kwargs[key] = settings[key]
     if pairs and settings.get("matching", "random") != "random":
-        for key in (*MATCHING_CHOICES, *MATCHING_SLIDERS):
-            kwargs[key] = settings[key]
+        for key in _MATCHING:
+            kwargs[key] = settings.get(key, DEFAULTS[key])
     return kwargs
 
 
@@ -206,7 +215,9 @@ __all__ = [
     "FIRST_MOVERS",
     "INSTITUTIONS",
     "MATCHING_CHOICES",
+    "MATCHING_NUMBERS",
     "MATCHING_SLIDERS",
+    "MATCHING_SWITCHES",
     "NUMBERS",
     "PRESSURE_SLIDERS",
     "REVISION_CHOICES",

@@ -226,10 +226,12 @@ def test_partner_choice_is_set_in_the_sidebar_and_its_network_and_y_are_drawn(re
     page = render(MarketPage)
     page.toggle("random", "loyalty")
     page.slider("Choice intensity beta", 5.0)
+    page.slider("Sellers a Buyer remembers", 8)
     page.toggle("random", "loyal-first")  # the service order, shown once loyalty is on
+    page.tick("Q-learners see whether a Buyer is loyal")
     page.click("Reset")
-    assert ("partner choice: loyalty, beta 5.00, gamma 0.10, memory 16, service loyal-first"
-            in _summary(page))
+    assert ("partner choice: loyalty, beta 5.00, gamma 0.10, memory 8, service loyal-first; "
+            "learners see loyalty" in _summary(page))
     for _ in range(12):
         page.click("Step")
     charts = [str(c) for c in page.charts()]

@@ -209,6 +209,21 @@ def test_relative_q_scales_each_state_and_blanks_the_untrained():
     np.testing.assert_allclose(one, [[np.nan, 1.0]])
 
 
+def test_a_learner_that_sees_loyalty_shows_its_loyal_and_other_pairs_tables():
+    from market.sim.model import MarketModel
+
+    m = MarketModel(n_sellers=10, n_buyers=10, matching="loyalty", loyal_state=True,
+                    seller_mix={"qlearning": 1.0}, seed=3)
+    m.run(20)
+    side, strat, member = learner_tables(m)[0]
+    panels = qtable_panels(strat, member)
+    assert [label for label, _ in panels] == [
+        "moved first, other pairs", "moved first, loyal pairs",
+        "moved second, other pairs", "moved second, loyal pairs"]
+    for k, (_, table) in enumerate(panels):  # slot (role * buckets + bucket) * 2 + loyal
+        assert np.array_equal(table, strat.tables[member][k])
+
+
 def test_qtable_heatmap_labels_states_and_shows_learned_cells(stepped):
     side, strat, member = learner_tables(stepped)[0]
     assert side == "seller"
