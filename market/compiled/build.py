@@ -21,8 +21,10 @@ per *build*, ``<root>/<build digest>``, and an edit starts another folder.
   compile in each process (the generated modules that call them are cached).
 - **Trust**: numba loads its cache files as code, so a folder is used only
   if it is a folder (not a link), this user's, and nobody else may write to
-  it (as ssh treats its keys); nothing is ever ``chmod``-ed. Otherwise one
-  note, and everything compiles in memory for this run.
+  it or to a folder above it (as ssh treats its keys), and everything it
+  holds is a plain file or folder of this user's that nobody else may write
+  (:func:`foreign`); nothing is ever ``chmod``-ed. Otherwise one note, and
+  everything compiles in memory for this run.
 - **Pruning**: a build folder unused for :data:`KEEP_DAYS` is removed when a
   new one is made; only folders this module made (named by a digest, holding
   its marker) are ever touched.
@@ -278,7 +280,8 @@ def untrusted(path: Path) -> str:
             if up.st_uid not in (0, os.getuid()) or (
                     up.st_mode & 0o022 and not up.st_mode & stat.S_ISVTX):
                 return f"{above} may be changed by another user"
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with internals.private_writes():  # folders above it made too: this user's alone
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = path.lstat()
     except OSError as exc:
         return f"{path} cannot be made ({exc.strerror or exc})"
@@ -290,6 +293,34 @@ def untrusted(path: Path) -> str:
         return f"{path} may be written by others"
     if not os.access(path, os.W_OK | os.X_OK):
         return f"{path} cannot be written"
+    return ""
+
+
+def foreign(path: Path) -> str:
+    """Why what ``path`` holds cannot be loaded as code, or "" if it can: every file and
+    folder in it, at any depth, is a plain file or folder (no link, no pipe), this user's,
+    and nobody else may write to it. A folder that was once open to others may hold what
+    they planted then; once the folder chain is closed (:func:`untrusted`), nobody else can
+    add anything, so one look when a process first uses the folder is enough."""
+    todo = [path]
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError as exc:
+            return f"{path} cannot be read ({exc.strerror or exc})"
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # removed meanwhile (a concurrent prune): nothing to load
+            if stat.S_ISDIR(st.st_mode):
+                todo.append(Path(entry.path))
+            elif not stat.S_ISREG(st.st_mode):
+                return f"{entry.path} is not a plain file"
+            if st.st_uid != os.getuid():
+                return f"{entry.path} is owned by another user"
+            if st.st_mode & 0o022:
+                return f"{entry.path} may be written by others"
     return ""
 
 
@@ -318,14 +349,14 @@ def _choose() -> Path | None:
     fallback = Path(tempfile.gettempdir()) / f"negotiation-market-{os.getuid()}"
     reasons = []
     for base in (root(), fallback):
-        why = untrusted(base) or untrusted(base / digest)
+        why = untrusted(base) or untrusted(base / digest) or foreign(base / digest)
         if not why:
             if reasons:  # the folder asked for was refused: say where the cache went
                 internals.note(f"the cache folder cannot be trusted ({reasons[0]}); using "
                                f"{base}")
             here = base / digest
             fresh = not (here / MARKER).exists()
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError), internals.private_writes():
                 (here / MARKER).touch()
             if fresh:
                 with contextlib.suppress(OSError):
@@ -430,7 +461,8 @@ def module(prefix: str, text: str, bound: Mapping[str, Any] | None = None,
                 internals.note(f"the generated module {path} was damaged; written anew")
                 _remove(path)
             tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(text)
+            with internals.private_writes():
+                tmp.write_text(text)
             stamp = 1_000_000_000 + int(digest.hexdigest()[:6], 16)
             os.utime(tmp, (stamp, stamp))  # the same stamp whoever writes it: numba's key
             os.replace(tmp, path)
@@ -483,7 +515,7 @@ def build(module: types.ModuleType, calls: Mapping[str, Callable[[], Any]],
             calls[entry]()
             built.add(entry)
             if cached():
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError), internals.private_writes():
                     marker.touch()
 
 
@@ -491,7 +523,8 @@ def build(module: types.ModuleType, calls: Mapping[str, Callable[[], Any]],
 def _locked(path: Path) -> Any:
     """An exclusive lock on ``path`` between processes (released when one ends anyway)."""
     try:
-        handle = open(path, "a")  # noqa: SIM115 - held across the block
+        with internals.private_writes():
+            handle = open(path, "a")  # noqa: SIM115 - held across the block
     except OSError:
         yield
         return

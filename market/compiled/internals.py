@@ -22,11 +22,12 @@ is said once, as a note.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from market.errors import Notice
@@ -95,6 +96,22 @@ def names_apart() -> None:
 
 
 _cache_lock = threading.Lock()
+_private_lock = threading.RLock()
+
+
+@contextlib.contextmanager
+def private_writes() -> Iterator[None]:
+    """What is made in the block is this user's alone (``umask 077``): the folders numba makes
+    for its cache and the files it and the build write, whatever the user's umask (a shared
+    group's 002 made them group-writable, and a cache that others could have written is
+    never loaded: :func:`market.compiled.build.foreign`). The umask is the process's, so
+    the block is short: a decoration, a cache write, a module's write."""
+    with _private_lock:
+        before = os.umask(0o077)
+        try:
+            yield
+        finally:
+            os.umask(before)
 
 
 def cache_in(folder: str, compile_: Callable[[], Any]) -> Any:
@@ -102,7 +119,7 @@ def cache_in(folder: str, compile_: Callable[[], Any]) -> Any:
     set to ``folder`` for it alone: numba places a function's cache when it is decorated, so
     the folder named by the build digest holds it, whatever ``NUMBA_CACHE_DIR`` says for
     the user's own functions."""
-    with _cache_lock:
+    with _cache_lock, private_writes():
         before = numba.config.CACHE_DIR
         numba.config.CACHE_DIR = folder
         try:
@@ -155,7 +172,8 @@ def guard_cache() -> None:
 
     def save_overload(self: Any, sig: Any, data: Any) -> None:
         try:
-            save(self, sig, data)
+            with private_writes():
+                save(self, sig, data)
         except Exception as exc:
             self.disable()
             note(f"numba cannot write its cache ({_reason(exc)}); what it cannot write is "

@@ -486,6 +486,64 @@ def test_a_cache_folder_another_user_can_write_is_never_loaded(tmp_path):
     assert "compiling in memory" in notes[0]
 
 
+@pytest.mark.parametrize("case", ["a link", "a pipe", "writable by others", "another user's"])
+def test_a_folder_holding_what_another_could_have_put_there_is_refused(case, tmp_path):
+    """What a build folder holds is loaded as code: every entry, at any depth, must be a plain
+    file or folder of this user's that nobody else may write."""
+    inner = tmp_path / "build" / "numba" / "deep"
+    inner.mkdir(parents=True, mode=0o700)
+    (inner / "f.nbi").write_bytes(b"")
+    assert build.foreign(tmp_path / "build") == ""
+    bad = inner / "g.nbi"
+    if case == "a link":
+        bad.symlink_to(inner / "f.nbi")
+    elif case == "a pipe":  # read as an index it would hang the run
+        os.mkfifo(bad)
+    else:
+        bad.write_bytes(b"")
+        if case == "writable by others":
+            bad.chmod(0o666)
+        elif os.getuid() == 0:
+            os.chown(bad, 12345, 12345)
+        else:
+            pytest.skip("a file of another user needs root")
+    assert str(bad) in build.foreign(tmp_path / "build")
+
+
+@pytest.mark.slow
+def test_under_a_shared_groups_umask_the_cache_is_private_and_used_again(tmp_path):
+    """umask 002 (a shared group) made numba's folders and files group-writable; what the
+    project writes is this user's alone, so the next run loads it without a note."""
+    env = _env(tmp_path)
+    umask = f"import os; os.umask(0o002); exec({PROBE!r})"
+    first, second = (_run(tmp_path, env, umask) for _ in range(2))
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert _notes(second) == [] and second.stdout.split()[1] == first.stdout.split()[1]
+    made = [p for p in (tmp_path / "cache").rglob("*")]
+    assert any(p.suffix == ".nbi" for p in made)
+    assert [p for p in made if p.lstat().st_mode & 0o077] == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.getuid() != 0, reason="planting a file of another user needs root")
+def test_a_file_planted_in_the_users_own_cache_is_never_loaded(tmp_path):
+    """The user's own closed cache folder, holding an index another user planted while it
+    was open to a group: the run caches elsewhere, with one note; the payload never runs."""
+    env = _env(tmp_path)
+    assert _run(tmp_path, env, PROBE).returncode == 0
+    marker = tmp_path / "payload-ran"
+    indexes = list((tmp_path / "cache").rglob("*.nbi"))
+    assert indexes
+    for index in indexes:
+        index.write_bytes(pickle.dumps(_Planted(marker)))
+        os.chown(index, 12345, 12345)
+    out = _run(tmp_path, {**env, "TMPDIR": str(tmp_path / "no-fallback")}, PROBE)
+    assert out.returncode == 0 and out.stdout.split()[0] == "2", out.stderr
+    assert not marker.exists(), "a planted pickle was loaded"
+    notes = _notes(out)
+    assert notes and "owned by another user" in notes[0], out.stderr
+
+
 def test_an_untested_numba_release_is_one_line_naming_the_supported_range(monkeypatch):
     monkeypatch.setattr(internals.numba, "__version__", "0.99.0")
     note = internals.version_note()
