@@ -218,12 +218,25 @@ def pin(path: Path | str) -> None:
     path = Path(path).resolve()
     if _is_package(path):
         return
+    _pinned[path] = _digest(user_files(path))[:16]
+
+
+def user_files(path: Path | str) -> list[Path]:
+    """A user's file set: ``path`` and every file it imports, directly or not, outside the
+    standard library, site-packages and the package (what names its compiled code, and
+    what a batch's finished run is keyed by: :func:`market.runs.jobs.input_files`)."""
     outside = _outside()
 
     def users(file: Path) -> bool:
         return not _is_package(file) and not str(file).startswith(outside)
 
-    _pinned[path] = _digest(file_set([path], users))[:16]
+    return file_set([Path(path)], users)
+
+
+def module_file(name: str) -> Path | None:
+    """The source file of module ``name`` (dotted), found on the path without importing it;
+    None if it has none (or is not a plain ``.py`` file)."""
+    return _file_of(name)
 
 
 def user_digest(functions: Iterable[Any]) -> str:

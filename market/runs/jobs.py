@@ -102,8 +102,11 @@ def expand(
 def input_files(kwargs: dict[str, Any], digests: dict[str, str] | None = None
                 ) -> tuple[tuple[str, str], ...]:
     """The files a run with these model arguments reads, with their content's sha256 (the
-    argument of ``NAME:FILE`` strategies, a user's ``FILE.py:Class``), sorted by path;
-    ``digests`` caches them across the runs of a batch."""
+    argument of ``NAME:FILE`` strategies; a user's rule, ``FILE.py:Class`` or
+    ``package.module:Class``, with every file of the user's it imports, directly or not:
+    :func:`market.compiled.build.user_files`), sorted by path; ``digests`` caches them
+    across the runs of a batch."""
+    from market.compiled import build
     from strategies import specs
 
     cache = {} if digests is None else digests
@@ -111,9 +114,13 @@ def input_files(kwargs: dict[str, Any], digests: dict[str, str] | None = None
     for mix in (kwargs.get("seller_mix"), kwargs.get("buyer_mix")):
         for name in mix or {}:
             spec = specs.parse(name)
-            for text in (spec.arg, (spec.source or "").rpartition(":")[0]):
-                if text and os.path.isfile(text):
-                    found.add(os.path.abspath(text))
+            if spec.arg and os.path.isfile(spec.arg):
+                found.add(os.path.abspath(spec.arg))
+            source = (spec.source or "").rpartition(":")[0]
+            rule = (Path(source) if source.endswith(".py") and os.path.isfile(source)
+                    else build.module_file(source) if source else None)
+            if rule is not None:
+                found.update(str(p) for p in build.user_files(rule))
     out = []
     for path in sorted(found):
         if path not in cache:

@@ -15,7 +15,7 @@ import pytest
 
 import market.sim.model
 from market.errors import UsageError
-from market.runs import batch
+from market.runs import batch, jobs
 from market.sim.model import MarketModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -505,3 +505,42 @@ def test_a_file_a_run_reads_that_changed_is_read_again_never_reused(tmp_path):
     store.save(batch.run_one(batch.expand(grid, 2, 0, 10)[0]))
     train(3)
     assert store.load(batch.expand(grid, 2, 0, 10)[0], False) is None
+
+
+RULE_IMPORTING = '''
+from helper_{tag} import LEVEL
+from strategies.rule_based import RuleBased
+
+
+class Reaches(RuleBased):
+    name = "reaches-helper-{tag}"
+
+    @staticmethod
+    def target(turn, rng):
+        return max(turn.lo, min(turn.hi, LEVEL))
+'''
+
+
+@pytest.mark.parametrize("form", ["FILE.py:Class", "package.module:Class"])
+def test_a_rule_s_finished_runs_are_keyed_by_every_file_of_the_user_s_it_imports(
+        form, tmp_path, monkeypatch):
+    """A finished run stands for its rule's whole file set: editing a helper the rule imports
+    (or the module of a ``package.module:Class`` rule) is never reused."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    tag = "file" if form == "FILE.py:Class" else "module"
+    rule = RULE_IMPORTING.replace("{tag}", tag)
+    (tmp_path / "pkg" / "rules.py").write_text(rule)
+    helper = tmp_path / f"helper_{tag}.py"
+    helper.write_text("LEVEL = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name = (f"{tmp_path / 'pkg' / 'rules.py'}:Reaches" if form == "FILE.py:Class"
+            else "pkg.rules:Reaches")
+    kwargs = {"buyer_mix": {name: 1.0}}
+    before = dict(jobs.input_files(kwargs))
+    assert set(before) == {str(tmp_path / "pkg" / "rules.py"), str(helper)}
+    helper.write_text("LEVEL = 7\n")
+    assert dict(jobs.input_files(kwargs))[str(helper)] != before[str(helper)]
+    (tmp_path / "pkg" / "rules.py").write_text(rule + "\n")
+    assert dict(jobs.input_files(kwargs))[str(tmp_path / "pkg" / "rules.py")] != before[
+        str(tmp_path / "pkg" / "rules.py")]
