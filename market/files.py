@@ -191,8 +191,10 @@ def _make_parents(folder: Path) -> list[Path]:
 
 
 def _named(exc: OSError, dest: Path) -> OSError:
-    """The same error, naming the user's path instead of a temporary file."""
-    return OSError(exc.errno, exc.strerror or str(exc), os.fspath(dest))
+    """The same error, naming the user's path instead of a temporary file (or none), in the
+    system's words for its errno where the writer gave its own."""
+    words = exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
+    return OSError(exc.errno, words, os.fspath(dest))
 
 
 def remove_stale_temporaries(dest: Path) -> list[Path]:
@@ -254,8 +256,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             tmp_path.unlink()
         if stage is None:
             _discard(_Stage(created=created), [])
-        if isinstance(exc, OSError) and _mentions(exc, tmp):
-            raise _named(exc, dest) from None
+        if isinstance(exc, OSError) and (exc.filename is None or _mentions(exc, tmp)):
+            raise _named(exc, dest) from None  # a writer's error names no file (pyarrow's)
         raise
 
 

@@ -127,3 +127,20 @@ def test_a_batch_table_path_holding_another_parquet_file_is_refused(tmp_path):
     assert done.returncode == 2 and "mine.parquet exists and this project did not write it" in (
         done.stderr)
     assert pd.read_parquet(other)["a"].tolist() == [1]
+
+
+def test_a_full_disk_seen_by_a_writer_that_names_no_file_names_the_users_path(tmp_path):
+    """pyarrow's error for a full disk names no file ("Error writing bytes to file"): the
+    error raised names the output, in the system's words."""
+    import errno
+
+    from market.files import atomic_path
+
+    class Full(OSError):
+        pass
+
+    with pytest.raises(OSError) as info, atomic_path(tmp_path / "b.parquet"):
+        raise Full(errno.ENOSPC, None)
+    assert info.value.filename == str(tmp_path / "b.parquet")
+    assert info.value.strerror == "No space left on device"
+    assert list(tmp_path.iterdir()) == []
