@@ -64,7 +64,8 @@ PARAMETERS: tuple[Param, ...] = (
           optional=True, flag="--seller-mix", metavar="MIX"),
     Param("prices", "int", 5, "price levels P", 2, PRICES_MAX, flag="--prices",
           control=Control("Price levels P", 2, 20)),
-    Param("rounds", "int", 5, "rounds T", 1, ROUNDS_MAX, flag="--rounds",
+    Param("rounds", "int", 5, "rounds T of a negotiation (on a book, --institution cda|call: "
+          "the rounds of a Q-learner's table only)", 1, ROUNDS_MAX, flag="--rounds",
           control=Control("Rounds T", 1, 10)),
     Param("discount", "float", None,
           "both sides' discount factor per offer, in (0, 1] (default 1: time is free)",
