@@ -32,7 +32,8 @@ MONEY_MAX = 1e12
 GRID_POINTS_MAX = 100_000
 #: runs of one batch (grid points x iterations); each is a row of the table and a part file
 BATCH_RUNS_MAX = 1_000_000
-#: share of this machine's memory one run may be estimated to need
+#: share of the memory this process may use (:func:`machine_memory`) one run may be estimated
+#: to need
 MEMORY_SHARE = 0.8
 #: longest run, in seconds, one command accepts (estimated from measured rates)
 SECONDS_MAX = 3600
@@ -49,17 +50,55 @@ def check_table_cells(cells: float, what: str, advice: str) -> None:
         )
 
 
+#: where the system lists this process's control groups, and where their files are
+PROC_CGROUP = "/proc/self/cgroup"
+CGROUP_ROOT = "/sys/fs/cgroup"
+
+
 def machine_memory() -> int | None:
-    """Bytes of physical memory of this machine (None where the system does not say)."""
+    """Bytes of memory this process may use: the machine's physical memory, or less where a
+    control group (a container's limit) says so (None where the system does not say)."""
     try:
         pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
+        pages = size = 0
+    physical = pages * size if pages > 0 and size > 0 else None
+    limits = [x for x in (physical, cgroup_memory()) if x is not None]
+    return min(limits) if limits else None
+
+
+def cgroup_memory() -> int | None:
+    """The smallest memory limit of this process's control groups and the groups above them
+    (cgroup v2's ``memory.max``, v1's ``memory.limit_in_bytes``); None if there is none."""
+    try:
+        with open(PROC_CGROUP) as f:
+            lines = f.read().splitlines()
+    except OSError:
         return None
-    return pages * size if pages > 0 and size > 0 else None
+    found = []
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":  # v2: one hierarchy
+            base, name = CGROUP_ROOT, "memory.max"
+        elif "memory" in controllers.split(","):
+            base, name = os.path.join(CGROUP_ROOT, "memory"), "memory.limit_in_bytes"
+        else:
+            continue
+        parts = [p for p in path.split("/") if p]
+        for depth in range(len(parts), -1, -1):  # the group and every group above it
+            try:
+                with open(os.path.join(base, *parts[:depth], name)) as f:
+                    text = f.read().strip()
+            except OSError:
+                continue
+            if text.isdigit() and int(text) < 2**60:  # "max", or v1's huge "no limit"
+                found.append(int(text))
+    return min(found) if found else None
 
 
 def check_memory(estimate: float, what: str, advice: str) -> None:
-    """Refuse work estimated to need more than :data:`MEMORY_SHARE` of this machine's memory.
+    """Refuse work estimated to need more than :data:`MEMORY_SHARE` of the memory this
+    process may use (the machine's, or its control group's limit if lower).
 
     The message names the estimate and the limit, so a user can tell how far
     over it is and what to lower.
@@ -69,9 +108,11 @@ def check_memory(estimate: float, what: str, advice: str) -> None:
         return
     limit = MEMORY_SHARE * total
     if estimate > limit:
+        whose = ("its control group's limit of" if total == cgroup_memory()
+                 else "this machine's")
         raise UsageError(
             f"{what} would need about {_gib(estimate)} of memory (at most {_gib(limit)}, "
-            f"{MEMORY_SHARE:.0%} of this machine's {_gib(total)}): {advice}"
+            f"{MEMORY_SHARE:.0%} of {whose} {_gib(total)}): {advice}"
         )
 
 

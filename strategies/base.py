@@ -253,6 +253,12 @@ class Strategy:
         estimate before it is built (0: none worth counting)."""
         return 0
 
+    @classmethod
+    def market_build_bytes(cls, protocol: Protocol) -> int:
+        """Bytes a population needs once, while it is built, beyond its tables (a solve of
+        its game, say), for the market's memory estimate (0: none worth counting)."""
+        return 0
+
     # --- decisions ---------------------------------------------------------------
     def act(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError

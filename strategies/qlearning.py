@@ -430,10 +430,15 @@ class MarketQLearning(QLearning):
         self.buckets = int(buckets)
         self._roles_n = self.tables.shape[1]
         self.loyal_state = bool(loyal_state)
-        if self.buckets > 1:  # one slot per (role, time-left bucket)
-            self.tables = np.repeat(self.tables, self.buckets, axis=1)
-        if self.loyal_state:  # ... and per the pair's loyalty: (role, bucket, loyal)
-            self.tables = np.repeat(self.tables, 2, axis=1)
+        slots = self.buckets * (2 if self.loyal_state else 1)
+        if slots > 1 and not self.tables.any():  # fresh: zeros in their final shape, pages
+            n, roles, S, A = self.tables.shape  # the system gives only when written (a
+            self.tables = np.zeros((n, roles * slots, S, A))  # repeat wrote them all)
+        else:
+            if self.buckets > 1:  # one slot per (role, time-left bucket)
+                self.tables = np.repeat(self.tables, self.buckets, axis=1)
+            if self.loyal_state:  # ... and per the pair's loyalty: (role, bucket, loyal)
+                self.tables = np.repeat(self.tables, 2, axis=1)
         self.wait_value = np.zeros((self.n_members, self.buckets))
         self.params.update(rational=self.rational, buckets=self.buckets)
         if self.loyal_state:  # recorded only where it is on

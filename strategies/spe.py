@@ -63,11 +63,15 @@ class SubgamePerfect(Compiled):
     ) -> None:
         super().__init__(side, n_members)
         self.protocol = protocol or Protocol()
-        cells = 2 * qtable.n_rows(self.protocol) * self.protocol.n_actions
-        check_memory(cells * SOLVE_BYTES_PER_CELL,
+        check_memory(self.market_build_bytes(self.protocol),
                      f"spe's backward induction for P={self.protocol.prices}, "
                      f"T={self.protocol.rounds}", "lower the price levels or the rounds")
         self.table = action_table(self.protocol, self.side)
+
+    @classmethod
+    def market_build_bytes(cls, protocol: Protocol) -> int:
+        """Its game's backward induction, solved as it is built."""
+        return 2 * qtable.n_rows(protocol) * protocol.n_actions * SOLVE_BYTES_PER_CELL
 
     def prepare(self, protocol: Protocol) -> None:
         """Handed another game than its own, it plays that game's equilibrium."""

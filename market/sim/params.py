@@ -492,8 +492,13 @@ TABLE_CELL_BYTES = 8
 #: bytes per edge of a network while it is read: networkx's graph (dicts of dicts, 370 a
 #: edge measured on 200,000 edges), the file's text and the pairs while they are sorted
 NETWORK_EDGE_BYTES = 512
-#: bytes per agent record of the DataCollector (one trader at one collection; measured ~120)
-AGENT_RECORD_BYTES = 160
+#: bytes per agent record of the DataCollector at its peak (one trader at one collection,
+#: with the frame made of them as a run ends: 247 measured, 100,000 + 100,000 traders at 20
+#: and 40 steps)
+AGENT_RECORD_BYTES = 256
+#: the interpreter, numpy, numba, Mesa, the compiled engine and the plots (a 10 + 10
+#: market's peak: 320 MiB)
+RUNTIME_BYTES = 320 * 2**20
 #: bytes per step of the model's own records (model variables; measured ~1,300), and per
 #: price level that saw deals in a step (the prices table)
 STEP_BYTES = 2048
@@ -516,14 +521,21 @@ QUEUE_BYTES = 96
 
 
 def memory_estimate(p: Params, steps: int | None = None) -> float:
-    """Bytes a market of ``p`` holds: traders, Q-tables (:data:`TABLE_CELL_BYTES`), one
-    step's negotiations for every pair at once, the Buyers' preferences under partner choice
-    (:data:`PREFERENCE_BYTES` per remembered Seller, and a step's queue) and, with ``steps``,
-    the model's and agents' records of that many steps."""
+    """Bytes a market of ``p`` holds at its peak: the runtime (:data:`RUNTIME_BYTES`),
+    traders, Q-tables (:data:`TABLE_CELL_BYTES`) or what a population needs while it is
+    built (a strategy's solve of its game), whichever is larger, one step's negotiations for every pair at once,
+    the Buyers' preferences under partner choice (:data:`PREFERENCE_BYTES` per remembered
+    Seller, and a step's queue) and, with ``steps``, the model's and agents' records of
+    that many steps."""
     traders = p.n_buyers + p.n_sellers
     pairs = min(p.n_buyers, p.n_sellers)
     tables = TABLE_CELL_BYTES * sum(cells * (2 if twice else 1) for cells, twice in _tables(p))
-    total = traders * TRADER_BYTES + tables + negotiation_bytes(p.protocol, pairs)
+    built = sum(specs.parse(spec).cls.market_build_bytes(p.protocol)
+                for mix in (p.buyer_mix, p.seller_mix) for spec in (mix or {}))
+    # a solve is done and freed before the tables are gathered into the engine's store
+    # (fresh tables are pages not yet written): the larger of the two is the peak's
+    total = (RUNTIME_BYTES + traders * TRADER_BYTES + max(tables, built)
+             + negotiation_bytes(p.protocol, pairs))
     if p.matching != "random" or p.network:  # a visit per Buyer a step: as many
         memory = p.loyalty_memory if p.matching != "random" else 1  # negotiations as Buyers
         total += p.n_buyers * ((memory + 1) * PREFERENCE_BYTES + QUEUE_BYTES)
