@@ -13,6 +13,7 @@ written whole or not at all.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import time
@@ -119,8 +120,11 @@ def run(args: argparse.Namespace) -> int:
             "seconds": seconds,
             "build_seconds": build,
         }))
-        return 0
-    _print_summary(model, args, summary, per_strategy, files, seconds, build)
+    else:
+        _print_summary(model, args, summary, per_strategy, files, seconds, build)
+    with progress_bar("market: releasing the traders' memory", None, quiet=args.json):
+        del model  # millions of Mesa agents: seconds, said (not a silent wait before exit)
+        gc.collect()
     return 0
 
 

@@ -31,8 +31,8 @@ PREFIX = "[progress] "
 #: silent for all of them (never sooner than :data:`SOONEST` into the step)
 FIRST_LINE = 2.0
 SOONEST = 0.5
-#: seconds between its lines after that
-EVERY = 10.0
+#: seconds between its lines after that: no piped command is silent for 3 s
+EVERY = 2.0
 #: when the command last said something on stderr (its start, at first)
 _last_line = [time.monotonic()]
 

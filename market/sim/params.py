@@ -523,10 +523,10 @@ QUEUE_BYTES = 96
 def memory_estimate(p: Params, steps: int | None = None) -> float:
     """Bytes a market of ``p`` holds at its peak: the runtime (:data:`RUNTIME_BYTES`),
     traders, Q-tables (:data:`TABLE_CELL_BYTES`) or what a population needs while it is
-    built (a strategy's solve of its game), whichever is larger, one step's negotiations for every pair at once,
-    the Buyers' preferences under partner choice (:data:`PREFERENCE_BYTES` per remembered
-    Seller, and a step's queue) and, with ``steps``, the model's and agents' records of
-    that many steps."""
+    built (a strategy's solve of its game), whichever is larger, one step's negotiations for
+    every pair at once, the Buyers' preferences under partner choice
+    (:data:`PREFERENCE_BYTES` per remembered Seller, and a step's queue) and, with
+    ``steps``, the model's and agents' records of that many steps."""
     traders = p.n_buyers + p.n_sellers
     pairs = min(p.n_buyers, p.n_sellers)
     tables = TABLE_CELL_BYTES * sum(cells * (2 if twice else 1) for cells, twice in _tables(p))
