@@ -15,6 +15,7 @@ input.
 from __future__ import annotations
 
 import argparse
+import numbers
 import os
 import sys
 import time
@@ -168,7 +169,9 @@ def _print_summary(table: Any, grid: dict, result: Any, seconds: float, processe
     shown = [c for c in ("efficiency", "mean_price", "deals") if c in table.columns]
     if keys and not ok.empty and shown:
         means = ok.groupby(keys, sort=False)[shown].agg(["mean", "count"])
-        out = Table(title="Mean over iterations per grid point (first 20)")
+        points = len(means)
+        out = Table(title="Mean over iterations per grid point"
+                    + (f" (the first 20 of {points:,})" if points > 20 else ""))
         for k in keys:
             out.add_column(k, justify="right")
         for c in shown:
@@ -176,7 +179,7 @@ def _print_summary(table: Any, grid: dict, result: Any, seconds: float, processe
         out.add_column("runs", justify="right")
         for idx, row in list(means.iterrows())[:20]:
             idx = idx if isinstance(idx, tuple) else (idx,)
-            out.add_row(*[f"{v:g}" if isinstance(v, float) else str(v) for v in idx],
+            out.add_row(*[_key(v) for v in idx],
                         *[common.figure(row[(c, 'mean')]) for c in shown],
                         str(int(row[(shown[0], "count")])))
         console.print(out)
@@ -184,3 +187,13 @@ def _print_summary(table: Any, grid: dict, result: Any, seconds: float, processe
         console.print(f"[red]run {rec.run} failed:[/] {rec.error}")
     for f in result.files:
         console.print(f"wrote {f}")
+
+
+def _key(value: object) -> str:
+    """A grid point's value in the table: whole numbers with thousands separators
+    (``5,000,000``), fractions as given (``0.25``), words as they are."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return str(value)
+    if float(value).is_integer() and abs(value) >= 1000:
+        return f"{int(value):,}"
+    return f"{value:g}"

@@ -544,3 +544,15 @@ def test_a_rule_s_finished_runs_are_keyed_by_every_file_of_the_user_s_it_imports
     (tmp_path / "pkg" / "rules.py").write_text(rule + "\n")
     assert dict(jobs.input_files(kwargs))[str(tmp_path / "pkg" / "rules.py")] != before[
         str(tmp_path / "pkg" / "rules.py")]
+
+
+def test_the_printed_table_shows_grid_values_as_a_person_reads_them():
+    """``5000000`` read as ``5e+06`` under ``:g``; whole numbers get separators, fractions
+    stay as given."""
+    import numpy as np
+
+    from market.cli.batch_cmd import _key
+
+    assert [_key(v) for v in (5_000_000, np.int64(2_500_000), 500, 0.25, np.float64(0.1),
+                              "cda", True)] == [
+        "5,000,000", "2,500,000", "500", "0.25", "0.1", "cda", "True"]
