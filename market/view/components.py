@@ -141,7 +141,8 @@ def PricesPanel(model: MarketModel, tick: int = 0) -> None:
 
 @solara.component
 def DealsPanel(model: MarketModel, tick: int = 0) -> None:
-    Chart(vf.deals_chart(model.datacollector.get_model_vars_dataframe()))
+    Chart(vf.deals_chart(model.datacollector.get_model_vars_dataframe(),
+                         model.market.institution.bilateral))
 
 
 @solara.component

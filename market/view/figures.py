@@ -158,8 +158,9 @@ def prices_chart(df: pd.DataFrame, grid: PriceGrid) -> Spec:
 DEALS_MEASURES = {"pairs": "#bbbbbb", "deals": PRICE, "efficiency": ACCEPT}
 
 
-def deals_chart(df: pd.DataFrame) -> Spec:
-    """Pairs that met and deals per step, and the period's allocative efficiency so far.
+def deals_chart(df: pd.DataFrame, bilateral: bool = True) -> Spec:
+    """Pairs that met (in bilateral bargaining; a book has no pairs but its trades) and deals
+    per step, and the period's allocative efficiency so far.
 
     Deals are counts and efficiency a fraction, so efficiency has its own
     axis on the right (0 to 1).
@@ -169,18 +170,20 @@ def deals_chart(df: pd.DataFrame) -> Spec:
     if d.empty:
         return note_chart("no step yet: press Step or ▶", title)
     steps = d["step"].to_numpy()
-    rows = records(step=np.tile(steps, 3),
-                   measure=["pairs"] * len(d) + ["deals"] * len(d) + ["efficiency"] * len(d),
-                   value=np.concatenate([d["pairs"], d["deals"], d["efficiency"]]))
+    measures = {k: c for k, c in DEALS_MEASURES.items() if bilateral or k != "pairs"}
+    rows = records(step=np.tile(steps, len(measures)),
+                   measure=[m for m in measures for _ in steps],
+                   value=np.concatenate([d[m] for m in measures]))
     colour = {"field": "measure", "type": "nominal", "legend": {"orient": "top", "title": None},
-              "scale": {"domain": list(DEALS_MEASURES), "range": list(DEALS_MEASURES.values())}}
+              "scale": {"domain": list(measures), "range": list(measures.values())}}
     x = q("step", "step", axis=STEP_AXIS)
     tip = [q("step"), n("measure"), q("value", format=".3~f")]
     return top({
         "width": WIDTH, "height": HEIGHT, "data": {"values": rows},
         "layer": [
             {"name": "counts", "mark": {"type": "line", "point": True},
-             "transform": [{"filter": {"field": "measure", "oneOf": ["pairs", "deals"]}}],
+             "transform": [{"filter": {"field": "measure",
+                                       "oneOf": [m for m in measures if m != "efficiency"]}}],
              "encoding": {"x": x, "y": q("value", "negotiations per step"), "color": colour,
                           "tooltip": tip}},
             {"name": "efficiency", "mark": {"type": "line", "strokeDash": [4, 2]},

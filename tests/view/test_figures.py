@@ -117,6 +117,9 @@ def test_deals_chart_counts_pairs_deals_and_efficiency(stepped):
     for measure in ("pairs", "deals", "efficiency"):
         got = [r["value"] for r in rows if r["measure"] == measure]
         assert got == pytest.approx(d[measure].tolist())
+    book = vf.deals_chart(df, bilateral=False)  # a book has trades, not pairs that met
+    assert {r["measure"] for r in book["data"]["values"]} == {"deals", "efficiency"}
+    assert book["layer"][0]["encoding"]["color"]["scale"]["domain"] == ["deals", "efficiency"]
 
 
 def test_earnings_by_strategy_and_by_team():
