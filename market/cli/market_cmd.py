@@ -328,7 +328,12 @@ def _print_summary(
             head.add_row(f"{label} (last period)", _fmt_any(s[key]))
     head.add_row("run time", f"{seconds:.2f} s (building {build:.2f} s)")
     console.print(head)
-    table = Table(title="Earnings per strategy and side (run total, under the strategy)")
+    table = Table(title="Earnings per strategy and side (run total, under the strategy)",
+                  caption="mean earnings: what a trader now playing it earned under it; earned "
+                          "in all: what every trader earned under it, those who left it "
+                          "included; mean wallet: what its traders hold, earnings under "
+                          "earlier strategies (and a team's pool) included",
+                  caption_justify="left")
     for col in ("side", "strategy", "traders", "mean earnings", "earned in all", "mean wallet",
                 "trades/trader"):
         table.add_column(col, justify="left" if col in ("side", "strategy") else "right")

@@ -153,7 +153,9 @@ PARAMETERS: tuple[Param, ...] = (
           control=Control("Teams per side (0: none)", 0, 20)),
     Param("common_wallet", "flag", False, "pool earnings per team (needs --teams)",
           flag="--common-wallet", control=Control("Common wallet (teams pool their earnings)")),
-    Param("clock", "flag", False, "market clock: learners see the steps left and delay costs",
+    Param("clock", "flag", False,
+          "market clock: Q-learners see the steps left in the trading period (a table per "
+          "time-left bucket) and value a failed negotiation at what waiting is still worth",
           flag="--clock",
           control=Control("Market clock (delay costs; learners see the time left)")),
     Param("clock_parts", "choice", "both",
@@ -199,7 +201,8 @@ PARAMETERS: tuple[Param, ...] = (
           family="revision"),
     Param("inherit", "choice", "fresh",
           "what a trader adopting a learner starts from: fresh tables (default: the rule "
-          "spreads, not what one trader learned) or a copy of its model's",
+          "spreads, not what one trader learned) or a copy of the tables of the trader it "
+          "copies",
           choices=INHERIT, flag="--inherit", extension=True, family="revision"),
 )
 #: the parameters by name, in declaration order
