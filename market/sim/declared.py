@@ -89,19 +89,19 @@ PARAMETERS: tuple[Param, ...] = (
     Param("value_range", "range", (0.0, 100.0),
           "Buyers' values drawn in [LO, HI] (default 0,100), uniformly unless --distribution "
           "says otherwise",
-          flag="--value-range", metavar="LO,HI"),
+          flag="--value-range", metavar="LO,HI", control=Control("Buyers' values", 0, 200)),
     Param("cost_range", "range", (0.0, 100.0),
           "Sellers' costs drawn in [LO, HI] (default 0,100), uniformly unless --distribution "
           "says otherwise",
-          flag="--cost-range", metavar="LO,HI"),
+          flag="--cost-range", metavar="LO,HI", control=Control("Sellers' costs", 0, 200)),
     Param("schedule", "text", "drawn",
           "Buyers' values and Sellers' costs: drawn from their ranges (default), a named "
           "schedule (" + ", ".join(SCHEDULES[1:]) + "), or your own as V1,V2,...;C1,C2,... "
           "(each side's traders a multiple of its list, which they hold in turn)",
           choices=SCHEDULES, flag="--schedule",
-          metavar="V1,V2,...;C1,C2,..."),
+          metavar="V1,V2,...;C1,C2,...", control=Control("Values and costs")),
     Param("value_dist", "dist", "uniform", "shape of values and costs in their ranges",
-          choices=DISTRIBUTIONS, flag="--distribution"),
+          choices=DISTRIBUTIONS, flag="--distribution", control=Control("Drawn")),
     Param("cost_dist", "dist", "uniform", "shape of values and costs in their ranges",
           choices=DISTRIBUTIONS, flag="--distribution"),
     Param("institution", "choice", "pairs",

@@ -109,6 +109,9 @@ def summary_items(model: MarketModel) -> list[str]:
            f"institution: {model.market.institution.words}")
         + (f"; discount per offer: Seller {pr.seller_discount:g}, Buyer "
            f"{pr.buyer_discount:g}" if pr.discounted else ""),
+        (f"values and costs: the schedule {p.schedule}" if p.schedule != "drawn" else
+         f"values drawn {p.value_dist} in {p.value_range[0]:g}-{p.value_range[1]:g}, costs "
+         f"{p.cost_dist} in {p.cost_range[0]:g}-{p.cost_range[1]:g}"),
         f"new values each period: {_yes(p.redraw)}; market clock: {_yes(p.clock)}; "
         f"teams: {p.teams or 'none'}; common wallet: {_yes(p.common_wallet)}; "
         f"seed {built.get('seed')}",

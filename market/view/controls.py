@@ -40,8 +40,10 @@ from market.view.settings import (
     MATCHING_SWITCHES,
     NUMBERS,
     PRESSURE_SLIDERS,
+    RANGES,
     REVISION_CHOICES,
     REVISION_SLIDERS,
+    SUPPLY_CHOICES,
     SWITCHES,
     WEIGHT,
     model_kwargs,
@@ -223,6 +225,29 @@ def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
 
 
 @solara.component
+def SupplyCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
+    """Buyers' values and Sellers' costs: drawn from two ranges in a shape, or a named
+    schedule (which fixes them: the ranges and the shape are then not asked for)."""
+    with solara.Card("Values and costs", margin=0):
+        solara.ToggleButtonsSingle(value=settings["schedule"],
+                                   values=list(SUPPLY_CHOICES["schedule"]),
+                                   on_value=lambda v: set_value("schedule", v), dense=True)
+        if settings["schedule"] != SUPPLY_CHOICES["schedule"][0]:
+            solara.Text("The schedule fixes every value and cost.",
+                        style={"font-size": "13px"})
+            return
+        for key, spec in RANGES.items():
+            lo, hi = settings[key]
+            solara.SliderRangeInt(f"{spec.label}: {lo:g} to {hi:g}", value=(int(lo), int(hi)),
+                                  min=spec.lo, max=spec.hi, step=spec.step,
+                                  on_value=lambda v, key=key: set_value(key, tuple(v)))
+        solara.Text("Drawn", style={"font-size": "13px"})
+        solara.ToggleButtonsSingle(value=settings["value_dist"],
+                                   values=list(SUPPLY_CHOICES["value_dist"]),
+                                   on_value=lambda v: set_value("value_dist", v), dense=True)
+
+
+@solara.component
 def RevisionCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
     """Strategy revision at each period's end: protocol, rates, what adopted learners keep."""
     with solara.Card("Strategy revision", margin=0):
@@ -304,6 +329,7 @@ def MarketSidebar(
 
     with solara.Column(gap="12px"):
         MarketCard(current, set_value)
+        SupplyCard(current, set_value)
         RevisionCard(current, set_value)
         PartnersCard(current, set_value)
         for side in SIDE_NAMES:

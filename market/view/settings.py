@@ -86,6 +86,14 @@ MATCHING_SWITCHES: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
                                      if d.kind == "flag" and d.control is not None
                                      and d.family == "matching"}
 _MATCHING = (*MATCHING_CHOICES, *MATCHING_SLIDERS, *MATCHING_NUMBERS, *MATCHING_SWITCHES)
+#: Buyers' values and Sellers' costs (:mod:`market.sim.schedules`): drawn from two ranges in
+#: a shape (one for both sides, as ``--distribution``), or a named schedule
+SUPPLY_CHOICES: dict[str, tuple[str, ...]] = {
+    "schedule": BY_NAME["schedule"].choices, "value_dist": BY_NAME["value_dist"].choices}
+RANGES: dict[str, Number] = {
+    name: Number(c.label, int(c.lo), int(c.hi))  # type: ignore[arg-type]
+    for name in ("value_range", "cost_range") if (c := BY_NAME[name].control) is not None
+}
 #: a strategy's weight in its side's mix
 WEIGHT = Number("weight", 0, 100, 5)
 SEED_MAX = 2**32 - 1
@@ -101,6 +109,9 @@ DEFAULTS: dict[str, Any] = {
     "period": 10,
     "first": "random",
     "institution": "pairs",
+    "schedule": BY_NAME["schedule"].default,
+    "value_dist": BY_NAME["value_dist"].default,
+    **{name: tuple(BY_NAME[name].default) for name in RANGES},
     "redraw": False,
     "clock": False,
     "teams": 0,
@@ -164,6 +175,7 @@ def model_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
         "clock": bool(settings["clock"]),
         "teams": settings["teams"] or None,
         "common_wallet": bool(settings["common_wallet"]),
+        **_supply(settings),
         "seed": settings["seed"],
         **_extensions(settings, institutions.get(settings.get("institution", "pairs")).bilateral),
     }
@@ -182,6 +194,18 @@ def _check_integers(settings: Mapping[str, Any]) -> None:
     seed = settings["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
         raise ValueError(f"seed must be an integer in [0, {SEED_MAX}] (got {seed!r})")
+
+
+def _supply(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Values and costs: a named schedule alone (it fixes them), or drawn from the two
+    ranges in one shape for both sides (what ``--distribution`` sets)."""
+    schedule = settings.get("schedule", DEFAULTS["schedule"])
+    if schedule != DEFAULTS["schedule"]:
+        return {"schedule": schedule}
+    shape = settings.get("value_dist", DEFAULTS["value_dist"])
+    return {**{name: tuple(float(x) for x in settings.get(name, DEFAULTS[name]))
+               for name in RANGES},
+            "value_dist": shape, "cost_dist": shape}
 
 
 def _extensions(settings: Mapping[str, Any], pairs: bool) -> dict[str, Any]:
@@ -220,8 +244,10 @@ __all__ = [
     "MATCHING_SWITCHES",
     "NUMBERS",
     "PRESSURE_SLIDERS",
+    "RANGES",
     "REVISION_CHOICES",
     "REVISION_SLIDERS",
+    "SUPPLY_CHOICES",
     "SWITCHES",
     "WEIGHT",
     "Number",

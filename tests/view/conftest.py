@@ -81,6 +81,14 @@ class Page:
         assert matches, [w.label for w in sliders]
         matches[0].v_model = value  # the first in page order
 
+    def range_slider(self, label_start: str, value: tuple[int, int]) -> None:
+        import ipyvuetify as v
+
+        sliders = self.widgets(v.RangeSlider)
+        matches = [w for w in sliders if w.label.startswith(label_start)]
+        assert matches, [w.label for w in sliders]
+        matches[0].v_model = list(value)
+
     def type_in(self, label: str, text: str) -> None:
         """Type into a text field and press Enter (Solara takes the value then)."""
         import ipyvuetify as v

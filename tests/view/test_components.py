@@ -120,6 +120,22 @@ def test_every_control_changes_the_model_after_reset(render):
     assert "Step: 1" in page.texts()
 
 
+def test_values_and_costs_are_drawn_as_set_or_fixed_by_a_named_schedule(render):
+    page = render(MarketPage)
+    page.range_slider("Buyers' values: 0 to 100", (20, 150))
+    page.toggle("uniform", "normal")
+    page.click("Reset")
+    assert "values drawn normal in 20-150, costs normal in 0-100" in _summary(page)
+    page.toggle("drawn", "symmetric")  # the ranges and the shape are not asked for then
+    import ipyvuetify as v
+
+    assert page.widgets(v.RangeSlider) == []
+    page.type_in("Sellers (1-1000)", "22")
+    page.type_in("Buyers (1-1000)", "22")
+    page.click("Reset")
+    assert "values and costs: the schedule symmetric" in _summary(page)
+
+
 def test_each_strategys_weight_control_sets_its_share_on_each_side(render):
     page = render(MarketPage)
     names = strategies.names()
