@@ -48,7 +48,7 @@ SHORT = {"zi-c": "ZI-C", "zi-u": "ZI-U", "averaging": "averaging", "zip": "ZIP",
 MIX = {"zi-c": 0.25, "averaging": 0.25, "zip": 0.25, "kaplan": 0.25}
 INSTITUTIONS = ("pairs", "cda", "call")
 WORDS = {"pairs": "bilateral pairs", "cda": "double auction", "call": "call market"}
-#: the two value settings: drawn values on 0-100 (P = 21, every 5 units), and the symmetric
+#: the two value settings: drawn values on 0-100 (P = 20, every 5 units), and the symmetric
 #: schedule (values and costs 0.75-3.25 by 0.25: P = 11 puts every one on the grid)
 VALUES = {"drawn": (("prices", 21),), "symmetric": (("schedule", "symmetric"), ("prices", 11))}
 #: Gode and Sunder's efficiencies for ZI-C in their five markets: 97.1% to 99.9%
@@ -119,7 +119,7 @@ def run(ctx: Context) -> Section:
                     "rounds), a continuous double auction (one activation round per step, a "
                     "public book, a crossing quote trades at the standing price) and a call "
                     "market (one call per step, one clearing price). Values: drawn uniformly "
-                    "on 0-100 (P = 21 levels), and the symmetric schedule (values and costs "
+                    "on 0-100 (P = 20 levels), and the symmetric schedule (values and costs "
                     "0.75 to 3.25 by 0.25, competitive price 2.00; P = 11). Families: "
                     + "; ".join(FAMILIES.values()) + f". {seeds} seeds per point; iteration i "
                     "of every point draws the same values (common random numbers), so "

@@ -95,7 +95,8 @@ def summary_items(model: MarketModel) -> list[str]:
         for i, side in enumerate(SIDE_NAMES)
     ]
     mean = "no deal yet" if math.isnan(s["mean_price"]) else f"{s['mean_price']:.2f}"
-    eff = "n/a" if math.isnan(s["efficiency"]) else f"{s['efficiency']:.1%}"
+    eff = ("n/a before a step" if model.steps == 0 or math.isnan(s["efficiency"])
+           else f"{s['efficiency']:.1%}")
     band = (f"{eq.price_lo:.2f}-{eq.price_hi:.2f}" if np.isfinite(eq.price_lo) else "none")
     built = getattr(model, "built_with", {})
     return [

@@ -28,6 +28,7 @@ import solara.lab
 from mesa.visualization.utils import force_update
 
 from market.game.rules import SIDE_NAMES
+from market.sim import institutions
 from market.view.settings import (
     DISCOUNT_MIN,
     DISCOUNT_STEP,
@@ -48,6 +49,7 @@ from market.view.settings import (
     WEIGHT,
     model_kwargs,
     shares_text,
+    with_institution,
 )
 
 #: the play interval's range (ms between steps while playing) and the render interval's
@@ -208,6 +210,10 @@ def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
                                            values=list(choices),
                                            on_value=lambda v, key=key: set_value(key, v),
                                            dense=True)
+        why = institutions.get(settings["institution"]).suggested_why
+        if why:  # what choosing it set, and why
+            solara.Text(f"Started with {why}; change them as you like.",
+                        style={"font-size": "13px"})
         spec = NUMBERS["teams"]
         teams = settings["teams"]
         solara.SliderInt(f"Teams per side: {teams or 'none'}", value=teams, min=spec.lo,
@@ -315,7 +321,8 @@ def MarketSidebar(
     current = settings.value
 
     def set_value(key: str, value: Any) -> None:
-        new = {**settings.value, key: value}
+        new = (with_institution(settings.value, value) if key == "institution"
+               else {**settings.value, key: value})
         settings.set(new)
         kwargs, _ = check(new)
         if kwargs is not None:

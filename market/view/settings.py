@@ -196,6 +196,21 @@ def _check_integers(settings: Mapping[str, Any]) -> None:
         raise ValueError(f"seed must be an integer in [0, {SEED_MAX}] (got {seed!r})")
 
 
+def with_institution(settings: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The settings with institution ``name`` chosen and its first look applied
+    (:attr:`~market.sim.institutions.Institution.suggested`: a book's zero-intelligence
+    traders on 20 levels); bilateral bargaining's is the page's own first market."""
+    out = {**settings, "institution": name}
+    suggested = institutions.get(name).suggested
+    out["prices"] = suggested.get("prices", DEFAULTS["prices"])
+    for side in SIDE_NAMES:
+        mix = suggested.get(f"{side}_mix")
+        given = ({k: round(100 * v) for k, v in mix.items()} if mix is not None
+                 else DEFAULTS[f"{side}_weights"])
+        out[f"{side}_weights"] = {k: int(given.get(k, 0)) for k in settings[f"{side}_weights"]}
+    return out
+
+
 def _supply(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Values and costs: a named schedule alone (it fixes them), or drawn from the two
     ranges in one shape for both sides (what ``--distribution`` sets)."""
@@ -255,4 +270,5 @@ __all__ = [
     "mix_from_weights",
     "model_kwargs",
     "shares_text",
+    "with_institution",
 ]

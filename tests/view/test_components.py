@@ -136,6 +136,26 @@ def test_values_and_costs_are_drawn_as_set_or_fixed_by_a_named_schedule(render):
     assert "values and costs: the schedule symmetric" in _summary(page)
 
 
+def test_choosing_a_book_starts_it_with_zero_intelligence_traders_on_20_levels(render):
+    """A book shows its character on the first click: Gode and Sunder's traders, not the
+    page's averaging traders and learners on 5 levels (few deals on a level or two)."""
+    page = render(MarketPage)
+    page.toggle("pairs", "cda")
+    assert any(t.startswith("Started with Gode and Sunder's") for t in page.texts())
+    assert [s.label for s in page.sliders("zi-c:")] == ["zi-c: 100 → 100%"] * 2
+    page.click("Reset")
+    text = _summary(page)
+    assert "allocative efficiency n/a before a step" in text  # not 0.0%
+    assert "P = 20 price levels" in text and "institution: continuous double auction" in text
+    assert "sellers: zi-c 100%" in text
+    for _ in range(10):
+        page.click("Step")
+    assert "allocative efficiency 9" in _summary(page)  # 90% or more in the first period
+    page.toggle("cda", "pairs")  # back: the page's own first market
+    assert all(s.label.startswith("zi-c: 0 ") for s in page.sliders("zi-c:"))
+    assert [s.label for s in page.sliders("Price levels P")] == ["Price levels P: 5"]
+
+
 def test_each_strategys_weight_control_sets_its_share_on_each_side(render):
     page = render(MarketPage)
     names = strategies.names()

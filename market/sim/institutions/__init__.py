@@ -31,9 +31,18 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+#: a book's first look (:attr:`Institution.suggested`): Gode and Sunder's (1993)
+#: zero-intelligence traders on 20 price levels, whose double auction is efficient from the
+#: first period (the view's own first market, averaging traders and learners on 5 levels,
+#: shows a book badly: few deals, all on a level or two)
+BOOK_FIRST_LOOK: Mapping[str, Any] = {"prices": 20, "seller_mix": {"zi-c": 1.0},
+                                      "buyer_mix": {"zi-c": 1.0}}
+BOOK_WHY = ("Gode and Sunder's zero-intelligence traders on 20 price levels: a book is "
+            "efficient with them from the first period, whatever the traders' wits")
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,10 @@ class Institution:
     #: ``smoke(n, prices)``: that argument for a market of ``n`` traders a side and
     #: ``prices`` levels (the build's first call; a book: an empty one)
     smoke: Callable[[int, int], Any] = field(default=lambda n, prices: _new_book(n, prices))
+    #: the parameters (by name) a first look at it shows it best with, and why: the view
+    #: starts it so when it is chosen (the command line's defaults stay as declared)
+    suggested: Mapping[str, Any] = field(default_factory=dict)
+    suggested_why: str = ""
 
     @property
     def book(self) -> bool:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from market.game.rules import BUYER, SELLER
-from market.sim.institutions import Institution
+from market.sim.institutions import BOOK_FIRST_LOOK, BOOK_WHY, Institution
 
 
 def unmatched(book: tuple, prices: int) -> tuple[int, int]:
@@ -17,4 +17,5 @@ INSTITUTION = Institution(
     name="call", words="call market", order=2,
     help="a call market clearing at one price each step",
     template="market.sim.auction", entry="call_step", chart="the call market",
-    quotes=unmatched)
+    quotes=unmatched,
+    suggested=BOOK_FIRST_LOOK, suggested_why=BOOK_WHY)

@@ -5,7 +5,7 @@ quote that crosses the best opposite one trades at that one's price
 from __future__ import annotations
 
 from market.game.rules import BUYER, SELLER
-from market.sim.institutions import Institution
+from market.sim.institutions import BOOK_FIRST_LOOK, BOOK_WHY, Institution
 
 
 def standing(book: tuple, prices: int) -> tuple[int, int]:
@@ -19,4 +19,5 @@ INSTITUTION = Institution(
     name="cda", words="continuous double auction", order=1,
     help="a continuous double auction with a public book",
     template="market.sim.auction", entry="cda_step", chart="the double auction's book",
-    quotes=standing)
+    quotes=standing,
+    suggested=BOOK_FIRST_LOOK, suggested_why=BOOK_WHY)
