@@ -86,7 +86,7 @@ class Parser(argparse.ArgumentParser):
             if tok == "--":
                 break
             name, eq, value = tok.partition("=")
-            action = single.get(name)
+            action = single.get(name) or single.get(self._abbreviated(name))
             if action is None:
                 continue
             if not eq:
@@ -96,6 +96,15 @@ class Parser(argparse.ArgumentParser):
             if len(values) > 1:
                 self.error(f"{action.option_strings[0]} is given {len(values)} times "
                            f"({', '.join(repr(v) for v in values)}): give it once")
+
+
+    def _abbreviated(self, name: str) -> str:
+        """The option ``name`` abbreviates, as argparse reads it (the one long option it
+        begins), or "": ``--see 2`` is ``--seed 2``, and a repeat however spelled."""
+        if not name.startswith("--") or not self.allow_abbrev:
+            return ""
+        found = [opt for opt in self._option_string_actions if opt.startswith(name)]
+        return found[0] if len(found) == 1 else ""
 
 
 def _commands_action(parser: Parser) -> argparse._SubParsersAction:

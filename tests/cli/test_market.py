@@ -135,6 +135,8 @@ def test_a_table_figure_never_mixes_an_exponent_with_plain_numbers():
     (["--seed", "1", "--seed", "2"], "--seed is given 2 times ('1', '2'): give it once"),
     (["--institution=cda", "--institution", "pairs"], "--institution is given 2 times"),
     (["--seller-mix", "zi-c", "--seller-mix", "averaging"], "--seller-mix is given 2 times"),
+    (["--seed", "1", "--see", "2"], "--seed is given 2 times ('1', '2')"),  # abbreviated
+    (["--inst", "cda", "--institution", "pairs"], "--institution is given 2 times"),
     (["--institution", "cda", "--first", "seller", "--buyer-mix", "zi-c", "--seller-mix",
       "zi-c"], "--first seller says who opens a negotiation: it applies to --institution "
                "pairs only"),
