@@ -74,7 +74,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
                     on_compile: Callable[[], None] | None = None,
                     calls: Calls | None = None,
                     templates: Sequence[types.ModuleType] = GAME_TEMPLATES,
-                    ) -> types.ModuleType:
+                    label: str = "") -> types.ModuleType:
     """The generated module that runs these strategies (and every built-in one) compiled,
     built on first use (``on_compile`` is called first, only then; by default a notice on
     stderr): each strategy's own module (:func:`strategies.compiled.batch_module`), then the
@@ -102,7 +102,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
         if on_compile is not None:
             on_compile()
         else:
-            print(compiling_words(extra, stage[0] == "built-in", bool(wanted)),
+            print(compiling_words(extra, stage[0] == "built-in", bool(wanted), label),
                   file=sys.stderr, flush=True)
 
     with _lock:
@@ -127,7 +127,7 @@ def compiled_module(strategies: Sequence[Strategy] = (),
                                f"({type(exc).__name__}: {jit.first_line(exc)})") from exc
         module._forms_built = True  # type: ignore[attr-defined]
     if started and on_compile is None:  # the wait's end, as its start was said
-        what = "the market engine" if wanted else "the strategies' rules"
+        what = (label or GAME_LABEL) if wanted else "the strategies' rules"
         print(f"compiled {what} in {time.perf_counter() - started[0]:.0f} s",
               file=sys.stderr, flush=True)
     return module
@@ -138,14 +138,21 @@ def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:
     compiled_module((), on_compile)
 
 
-def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True) -> str:
+#: what the engine of the two-agent game is called where its compile is said
+GAME_LABEL = "the two-agent game's engine"
+
+
+def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True,
+                    label: str = "") -> str:
     """The notice of a first compile: what compiles and about how long it takes (the
-    built-in rules about 20 s, once per build; a set with a new rule of a user's, or the
-    loops alone, a few seconds). ``loops``: the engine's loops too, not only the rules (an
-    environment compiles its own step on use)."""
-    what = "the market engine" if loops else "the strategies' rules"
+    built-in rules, or an institution's step of them, about 20 s, once per build; a set with
+    a new rule of a user's, or the two-agent game's loops alone, a few seconds). ``loops``: the engine's loops too, not only the rules (an
+    environment compiles its own step on use); ``label``: what the engine is (one per
+    institution: a batch over several compiles one each, and says which), by default the
+    two-agent game's."""
+    what = (label or GAME_LABEL) if loops else "the strategies' rules"
     what += f" with {', '.join(extra)}" if extra else ""
-    took = "about 20" if built_ins else "a few"
+    took = "about 20" if built_ins or (label and loops and not extra) else "a few"
     return f"compiling {what} (kept for later runs; {took} seconds)"
 
 

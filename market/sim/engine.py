@@ -74,8 +74,10 @@ def compiled_module(strategies: Sequence[Strategy] = (),
     compiled: :func:`market.compiled_game.compiled_module` with the market's steps
     (:data:`TEMPLATES`), built on first use (``on_compile`` is called first, only then), the
     ``institution``'s step among them."""
+    label = f"the market engine for {institutions.get(institution).words}"
     return compiled_game.compiled_module(strategies, on_compile,
-                                   lambda module: step_calls(module, institution), TEMPLATES)
+                                         lambda module: step_calls(module, institution),
+                                         TEMPLATES, label)
 
 
 def ensure_compiled(on_compile: Callable[[], None] | None = None) -> None:

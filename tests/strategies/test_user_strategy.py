@@ -210,8 +210,10 @@ def test_a_new_rule_compiles_once_said_by_name_and_is_loaded_after(tmp_path):
         strategies.STRATEGIES.pop("midpoint", None)
     assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
     said = first.stderr.splitlines()
-    assert "compiling the market engine with midpoint (kept for later runs; a few seconds)" in said
-    assert any(re.fullmatch(r"compiled the market engine in \d+ s", line) for line in said)
+    assert ("compiling the market engine for bilateral pairs with midpoint (kept for later "
+            "runs; a few seconds)") in said
+    assert any(re.fullmatch(r"compiled the market engine for bilateral pairs in \d+ s", line)
+               for line in said)
     assert "compil" not in again.stderr
 
 
