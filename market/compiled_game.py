@@ -146,10 +146,10 @@ def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True,
                     label: str = "") -> str:
     """The notice of a first compile: what compiles and about how long it takes (the
     built-in rules, or an institution's step of them, about 20 s, once per build; a set with
-    a new rule of a user's, or the two-agent game's loops alone, a few seconds). ``loops``: the engine's loops too, not only the rules (an
-    environment compiles its own step on use); ``label``: what the engine is (one per
-    institution: a batch over several compiles one each, and says which), by default the
-    two-agent game's."""
+    a new rule of a user's, or the two-agent game's loops alone, a few seconds). ``loops``:
+    the engine's loops too, not only the rules (an environment compiles its own step on
+    use); ``label``: what the engine is (one per institution: a batch over several compiles
+    one each, and says which), by default the two-agent game's."""
     what = (label or GAME_LABEL) if loops else "the strategies' rules"
     what += f" with {', '.join(extra)}" if extra else ""
     took = "about 20" if built_ins or (label and loops and not extra) else "a few"
