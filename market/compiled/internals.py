@@ -23,6 +23,7 @@ is said once, as a note.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import itertools
 import os
 import threading
@@ -158,7 +159,8 @@ def guard_cache() -> None:
 
     def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
         try:
-            return load(self, sig, target_context)
+            with _index_locked(self, fcntl.LOCK_SH):
+                return load(self, sig, target_context)
         except Exception as exc:
             name = getattr(self._py_func, "__qualname__", "?")
             if _discard(self):
@@ -172,7 +174,7 @@ def guard_cache() -> None:
 
     def save_overload(self: Any, sig: Any, data: Any) -> None:
         try:
-            with private_writes():
+            with private_writes(), _index_locked(self, fcntl.LOCK_EX):
                 save(self, sig, data)
         except Exception as exc:
             self.disable()
@@ -181,6 +183,29 @@ def guard_cache() -> None:
 
     load_overload.guarded = True  # type: ignore[attr-defined]
     Cache.load_overload, Cache.save_overload = load_overload, save_overload
+
+
+@contextlib.contextmanager
+def _index_locked(cache: Any, how: int) -> Iterator[None]:
+    """A lock between processes on one function's cache index (``how``: shared to load,
+    exclusive to save). numba numbers a new overload's data file from the index it read and
+    writes the index before the data, with no lock: two processes saving two signatures of
+    one function at once could both take number 1, and a third then loaded one signature's
+    machine code for the other (a crash, SIGSEGV, seen under ``pytest -n 2`` on a fresh
+    cache). Without a lock file to hold (a read-only cache), numba's own way."""
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", "")
+    try:
+        fd = (os.open(f"{index}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK,
+                      0o600) if index else -1)
+    except OSError:
+        fd = -1
+    try:
+        if fd >= 0:
+            fcntl.flock(fd, how)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)  # the lock ends with its descriptor
 
 
 def _discard(cache: Any) -> bool:

@@ -582,3 +582,56 @@ def test_the_compiled_game_runs_on_the_signature_its_warm_up_compiled():
     assert module.negotiate_rows.signatures, "compiled"
     assert all("readonly" not in str(t) for sig in module.negotiate_rows.signatures
                for t in sig), module.negotiate_rows.signatures
+
+
+RACE = '''
+import sys, time
+import numpy as np
+from market.compiled import build
+text = ("from market.compiled.jit import njit\\n\\n\\n@njit(cache=True)\\n"
+        "def f(x):\\n    return x + x\\n")
+from numba.core.caching import IndexDataCacheFile
+
+save_index, save_data = IndexDataCacheFile._save_index, IndexDataCacheFile._save_data
+kind = sys.argv[1]
+
+
+def slow_index(self, overloads):  # a slow disk: reading the index and writing it apart
+    time.sleep(1.5)
+    save_index(self, overloads)
+
+
+def slow_data(self, name, data):  # ... and the int's machine code written last of all
+    time.sleep(3.0 if kind == "int" else 0.0)
+    save_data(self, name, data)
+
+
+IndexDataCacheFile._save_index, IndexDataCacheFile._save_data = slow_index, slow_data
+value = {"int": 3, "float": 1.5, "complex": 2j, "array": np.arange(3.0)}
+module = build.module("race", text)
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # every process compiles at once
+print(repr(module.f(value[kind]) if kind != "all" else
+           [module.f(v).tolist() if kind == "array" else module.f(v)
+            for kind, v in value.items()]))
+'''
+
+
+@pytest.mark.slow
+def test_processes_caching_one_function_at_once_never_load_each_others_code(tmp_path):
+    """numba numbers a new signature's cache file from the index it read, unlocked: four
+    processes compiling four signatures of one function at once could share a number, and a
+    later process ran one signature's machine code for another (SIGSEGV under pytest -n 2).
+    Saves and loads hold a lock on the index: every signature loads as itself."""
+    for attempt in range(2):  # on a slow disk (sleeps inside numba's save)
+        env = _env(tmp_path, NEGOTIATION_MARKET_CACHE=str(tmp_path / f"cache{attempt}"))
+        start = str(time.time() + 4.0)
+        procs = [subprocess.Popen([sys.executable, "-c", RACE, kind, start], cwd=tmp_path,
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+                 for kind in ("int", "float", "complex", "array")]
+        for p in procs:
+            out, err = p.communicate(timeout=300)
+            assert p.returncode == 0, err
+        later = _run(tmp_path, env, RACE, None, "all", "0")
+        assert later.returncode == 0, later.stderr
+        assert later.stdout.strip() == "[6, 3.0, 4j, [0.0, 2.0, 4.0]]", later.stdout
