@@ -254,6 +254,12 @@ class Strategy:
         return 0
 
     @classmethod
+    def market_tables_written(cls, market: MarketSetting) -> bool:
+        """Whether its fresh tables are written before the engine gathers them, so that two
+        copies live at once (False: zero pages the system gives only when written)."""
+        return False
+
+    @classmethod
     def market_build_bytes(cls, protocol: Protocol) -> int:
         """Bytes a population needs once, while it is built, beyond its tables (a solve of
         its game, say), for the market's memory estimate (0: none worth counting)."""

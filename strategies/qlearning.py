@@ -344,6 +344,12 @@ class QLearning(Compiled):
         return slots * qtable.n_rows(protocol) * protocol.n_actions
 
     @classmethod
+    def market_tables_written(cls, market: MarketSetting) -> bool:
+        """Whether its fresh tables are written before the engine gathers them (so two copies
+        live at once): the clock's and loyalty's slots are made by repeating the tables."""
+        return market.clock_buckets > 1 or market.loyal_state
+
+    @classmethod
     def spec_game(cls, arg: str) -> Protocol:
         """A saved table fixes P and T."""
         return load_tables(arg).protocol
@@ -430,15 +436,10 @@ class MarketQLearning(QLearning):
         self.buckets = int(buckets)
         self._roles_n = self.tables.shape[1]
         self.loyal_state = bool(loyal_state)
-        slots = self.buckets * (2 if self.loyal_state else 1)
-        if slots > 1 and not self.tables.any():  # fresh: zeros in their final shape, pages
-            n, roles, S, A = self.tables.shape  # the system gives only when written (a
-            self.tables = np.zeros((n, roles * slots, S, A))  # repeat wrote them all)
-        else:
-            if self.buckets > 1:  # one slot per (role, time-left bucket)
-                self.tables = np.repeat(self.tables, self.buckets, axis=1)
-            if self.loyal_state:  # ... and per the pair's loyalty: (role, bucket, loyal)
-                self.tables = np.repeat(self.tables, 2, axis=1)
+        if self.buckets > 1:  # one slot per (role, time-left bucket)
+            self.tables = np.repeat(self.tables, self.buckets, axis=1)
+        if self.loyal_state:  # ... and per the pair's loyalty: (role, bucket, loyal)
+            self.tables = np.repeat(self.tables, 2, axis=1)
         self.wait_value = np.zeros((self.n_members, self.buckets))
         self.params.update(rational=self.rational, buckets=self.buckets)
         if self.loyal_state:  # recorded only where it is on

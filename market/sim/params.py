@@ -457,16 +457,17 @@ def table_cells(p: Params) -> float:
 
 def _tables(p: Params) -> list[tuple[float, bool]]:
     """Each strategy's table cells, and whether two copies of them live at once: tables read
-    from a file are written before the engine gathers them, and revision gathers every
-    population's tables again while the old store lives (fresh tables are gathered from
-    pages never written, :data:`TABLE_CELL_BYTES`)."""
+    from a file, or repeated into a clock's slots, are written before the engine gathers
+    them, and revision gathers every population's tables again while the old store lives
+    (fresh tables are gathered from pages never written, :data:`TABLE_CELL_BYTES`)."""
     market = p.setting()
     out = []
     for n, mix in ((p.n_buyers, p.buyer_mix), (p.n_sellers, p.seller_mix)):
         for spec, share in (mix or {}).items():
             parsed = specs.parse(spec)
             out.append((n * share * parsed.cls.market_table_cells(p.protocol, market),
-                        parsed.arg is not None or p.revision != "none"))
+                        parsed.arg is not None or p.revision != "none"
+                        or parsed.cls.market_tables_written(market)))
     return out
 
 
