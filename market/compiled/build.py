@@ -133,7 +133,7 @@ def _spec(name: str) -> Any:
         return None
 
 
-def _file_of(name: str) -> Path | None:
+def module_file(name: str) -> Path | None:
     """The source file of module ``name``, without importing it (a regular file only: a
     FIFO in its place is never read)."""
     spec = _spec(name) if name else None
@@ -155,7 +155,7 @@ def _package_file(name: str) -> Path | None:
 
 
 def file_set(start: Iterable[Path], within: Callable[[Path], bool],
-             find: Callable[[str], Path | None] = _file_of) -> list[Path]:
+             find: Callable[[str], Path | None] = module_file) -> list[Path]:
     """``start`` and every file they import, directly or not, that ``within`` keeps
     (``find``: a module's file by its name)."""
     seen: set[Path] = set()
@@ -232,11 +232,6 @@ def user_files(path: Path | str) -> list[Path]:
 
     return file_set([Path(path)], users)
 
-
-def module_file(name: str) -> Path | None:
-    """The source file of module ``name`` (dotted), found on the path without importing it;
-    None if it has none (or is not a plain ``.py`` file)."""
-    return _file_of(name)
 
 
 def user_digest(functions: Iterable[Any]) -> str:

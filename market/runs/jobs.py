@@ -89,7 +89,7 @@ def expand(
         raise UsageError(f"--iterations: {points:,} grid point(s) x {iterations:,} iterations "
                          f"make {points * iterations:,} runs (at most {BATCH_RUNS_MAX:,})")
     specs = []
-    digests: dict[str, str] = {}
+    digests: dict[Any, Any] = {}
     for p, point in enumerate(each_point(grid)):
         inputs = input_files(model_kwargs(point, fill), digests)
         for i in range(iterations):
@@ -99,13 +99,13 @@ def expand(
     return specs
 
 
-def input_files(kwargs: dict[str, Any], digests: dict[str, str] | None = None
+def input_files(kwargs: dict[str, Any], digests: dict[Any, Any] | None = None
                 ) -> tuple[tuple[str, str], ...]:
     """The files a run with these model arguments reads, with their content's sha256 (the
     argument of ``NAME:FILE`` strategies; a user's rule, ``FILE.py:Class`` or
     ``package.module:Class``, with every file of the user's it imports, directly or not:
-    :func:`market.compiled.build.user_files`), sorted by path; ``digests`` caches them
-    across the runs of a batch."""
+    :func:`market.compiled.build.user_files`), sorted by path; ``digests`` caches them, and
+    each rule's file set, across the grid points of a batch."""
     from market.compiled import build
     from strategies import specs
 
@@ -119,8 +119,10 @@ def input_files(kwargs: dict[str, Any], digests: dict[str, str] | None = None
             source = (spec.source or "").rpartition(":")[0]
             rule = (Path(source) if source.endswith(".py") and os.path.isfile(source)
                     else build.module_file(source) if source else None)
-            if rule is not None:
-                found.update(str(p) for p in build.user_files(rule))
+            if rule is not None:  # a rule's file set, read once a batch
+                if ("files", rule) not in cache:
+                    cache["files", rule] = [str(p) for p in build.user_files(rule)]
+                found.update(cache["files", rule])
     out = []
     for path in sorted(found):
         if path not in cache:

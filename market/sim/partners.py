@@ -336,7 +336,7 @@ def first_round(rule, arrays, s_traded, b_traded, rng):  # noqa: ANN001, ANN201
     network = starts.size > 0
     for i in range(free_b.size):
         b = free_b[i]
-        reach = starts[b + 1] - starts[b] if network else n_s
+        reach = _reach(arrays, b, n_s)
         chosen[i] = -1 if reach == 0 else _choose(
             ids, odds, b, reach, (neighbours, starts[b] if network else -1), rng)
         if chosen[i] >= 0:  # a Buyer with no partner on the network visits nobody

@@ -189,6 +189,15 @@ def _sliders(settings: dict[str, Any], set_value: Callable[[str, Any], None],
                            on_value=lambda v, key=key: set_value(key, float(v)))
 
 
+def _choice(settings: dict[str, Any], set_value: Callable[[str, Any], None], key: str,
+            choices: dict[str, tuple[str, ...]], label: str = "") -> None:
+    """One of ``choices[key]`` as toggle buttons, ``label`` above them if given."""
+    if label:
+        solara.Text(label, style={"font-size": "13px"})
+    solara.ToggleButtonsSingle(value=settings[key], values=list(choices[key]),
+                               on_value=lambda v: set_value(key, v), dense=True)
+
+
 @solara.component
 def MarketCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
     """Population sizes, game sizes, period, first mover, switches, teams and the seed."""
@@ -235,9 +244,7 @@ def SupplyCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
     """Buyers' values and Sellers' costs: drawn from two ranges in a shape, or a named
     schedule (which fixes them: the ranges and the shape are then not asked for)."""
     with solara.Card("Values and costs", margin=0):
-        solara.ToggleButtonsSingle(value=settings["schedule"],
-                                   values=list(SUPPLY_CHOICES["schedule"]),
-                                   on_value=lambda v: set_value("schedule", v), dense=True)
+        _choice(settings, set_value, "schedule", SUPPLY_CHOICES)
         if settings["schedule"] != SUPPLY_CHOICES["schedule"][0]:
             solara.Text("The schedule fixes every value and cost.",
                         style={"font-size": "13px"})
@@ -247,27 +254,20 @@ def SupplyCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) 
             solara.SliderRangeInt(f"{spec.label}: {lo:g} to {hi:g}", value=(int(lo), int(hi)),
                                   min=spec.lo, max=spec.hi, step=spec.step,
                                   on_value=lambda v, key=key: set_value(key, tuple(v)))
-        solara.Text("Drawn", style={"font-size": "13px"})
-        solara.ToggleButtonsSingle(value=settings["value_dist"],
-                                   values=list(SUPPLY_CHOICES["value_dist"]),
-                                   on_value=lambda v: set_value("value_dist", v), dense=True)
+        _choice(settings, set_value, "value_dist", SUPPLY_CHOICES, "Drawn")
 
 
 @solara.component
 def RevisionCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]) -> None:
     """Strategy revision at each period's end: protocol, rates, what adopted learners keep."""
     with solara.Card("Strategy revision", margin=0):
-        solara.ToggleButtonsSingle(value=settings["revision"],
-                                   values=list(REVISION_CHOICES["revision"]),
-                                   on_value=lambda v: set_value("revision", v), dense=True)
+        _choice(settings, set_value, "revision", REVISION_CHOICES)
         if settings["revision"] == "none":
             solara.Text("Traders keep their strategies.", style={"font-size": "13px"})
         else:
             _sliders(settings, set_value, REVISION_SLIDERS)
-            solara.Text("Adopted learners start from", style={"font-size": "13px"})
-            solara.ToggleButtonsSingle(value=settings["inherit"],
-                                       values=list(REVISION_CHOICES["inherit"]),
-                                       on_value=lambda v: set_value("inherit", v), dense=True)
+            _choice(settings, set_value, "inherit", REVISION_CHOICES,
+                    "Adopted learners start from")
 
 
 @solara.component
@@ -277,9 +277,7 @@ def PartnersCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]
     if not bilateral(settings):  # partners are chosen in bilateral bargaining only
         return
     with solara.Card("Partner choice", margin=0):
-        solara.ToggleButtonsSingle(value=settings["matching"],
-                                   values=list(MATCHING_CHOICES["matching"]),
-                                   on_value=lambda v: set_value("matching", v), dense=True)
+        _choice(settings, set_value, "matching", MATCHING_CHOICES)
         if settings["matching"] == "random":
             solara.Text("Random pairs every step.", style={"font-size": "13px"})
             return
@@ -288,10 +286,8 @@ def PartnersCard(settings: dict[str, Any], set_value: Callable[[str, Any], None]
             solara.SliderInt(f"{spec.label}: {settings[key]}", value=settings[key],
                              min=spec.lo, max=spec.hi, step=spec.step,
                              on_value=lambda v, key=key: set_value(key, int(v)))
-        solara.Text("A Seller serves her visitors in", style={"font-size": "13px"})
-        solara.ToggleButtonsSingle(value=settings["service"],
-                                   values=list(MATCHING_CHOICES["service"]),
-                                   on_value=lambda v: set_value("service", v), dense=True)
+        _choice(settings, set_value, "service", MATCHING_CHOICES,
+                "A Seller serves her visitors in")
         for key, label in MATCHING_SWITCHES.items():
             solara.Checkbox(label=label, value=bool(settings[key]),
                             on_value=lambda v, key=key: set_value(key, v))

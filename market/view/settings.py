@@ -37,16 +37,27 @@ class Number:
     step: int = 1
 
 
+def _numbers(names: tuple[str, ...], step: float = 1) -> dict[str, Number]:
+    """The controls of ``names`` as their declarations give them: label and slider range
+    (whole numbers at step 1; a fraction's step given)."""
+    whole = step == 1
+    return {name: Number(c.label, int(c.lo) if whole else c.lo,  # type: ignore[arg-type]
+                         int(c.hi) if whole else c.hi, step)  # type: ignore[arg-type]
+            for name in names if (c := BY_NAME[name].control) is not None}
+
+
+def _switches(family: str | None) -> dict[str, str]:
+    """The on/off controls of the parameters of ``family`` (None: the market's own), and
+    what they say."""
+    return {d.name: d.control.label for d in PARAMETERS
+            if d.kind == "flag" and d.control is not None and d.family == family}
+
+
 #: the numeric controls, in the sidebar's order (Sellers first, as the page reads), their
 #: labels and slider ranges from the parameters' declarations
-_SIDEBAR = ("n_sellers", "n_buyers", "prices", "rounds", "period", "teams")
-NUMBERS: dict[str, Number] = {
-    name: Number(c.label, int(c.lo), int(c.hi))
-    for name in _SIDEBAR if (c := BY_NAME[name].control) is not None
-}
+NUMBERS = _numbers(("n_sellers", "n_buyers", "prices", "rounds", "period", "teams"))
 #: the on/off controls and what they say
-SWITCHES: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
-                            if d.kind == "flag" and d.control is not None and d.family is None}
+SWITCHES = _switches(None)
 #: each side's time cost: its discount factor per offer (the game takes any in (0, 1]; the
 #: slider offers the useful part of it)
 DISCOUNTS: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
@@ -54,46 +65,26 @@ DISCOUNTS: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
 DISCOUNT_MIN, DISCOUNT_STEP = float(BY_NAME["seller_discount"].control.lo), 0.01
 #: the game's other time pressure (:data:`market.game.pressure.OTHERS`), sliders over the
 #: declared controls' ranges (0: none, the default)
-PRESSURE_SLIDERS: dict[str, Number] = {
-    name: Number(c.label, c.lo, c.hi, 0.01)  # type: ignore[arg-type]
-    for name in (d.name for d in pressure.OTHERS)
-    if (c := BY_NAME[name].control) is not None
-}
+PRESSURE_SLIDERS = _numbers(tuple(d.name for d in pressure.OTHERS), 0.01)
 #: strategy revision (:mod:`market.sim.revision`): its protocol and inheritance are choices,
 #: its rates sliders over the declared controls' ranges
 REVISION_CHOICES: dict[str, tuple[str, ...]] = {
     "revision": BY_NAME["revision"].choices, "inherit": BY_NAME["inherit"].choices}
-REVISION_SLIDERS: dict[str, Number] = {
-    name: Number(c.label, c.lo, c.hi, 0.01)  # type: ignore[arg-type]
-    for name in ("revision_rate", "selection", "mutation")
-    if (c := BY_NAME[name].control) is not None
-}
+REVISION_SLIDERS = _numbers(("revision_rate", "selection", "mutation"), 0.01)
 #: partner choice in bilateral bargaining (:mod:`market.sim.matching`): the rule and the
 #: service order are choices, beta and gamma sliders over the declared controls' ranges
 MATCHING_CHOICES: dict[str, tuple[str, ...]] = {
     "matching": BY_NAME["matching"].choices, "service": BY_NAME["service"].choices}
-MATCHING_SLIDERS: dict[str, Number] = {
-    name: Number(c.label, c.lo, c.hi, 0.01)  # type: ignore[arg-type]
-    for name in ("loyalty_beta", "loyalty_gamma")
-    if (c := BY_NAME[name].control) is not None
-}
+MATCHING_SLIDERS = _numbers(("loyalty_beta", "loyalty_gamma"), 0.01)
 #: a Buyer's memory (an integer slider) and what learners see (its switch), under loyalty
-MATCHING_NUMBERS: dict[str, Number] = {
-    name: Number(c.label, int(c.lo), int(c.hi))  # type: ignore[arg-type]
-    for name in ("loyalty_memory",) if (c := BY_NAME[name].control) is not None
-}
-MATCHING_SWITCHES: dict[str, str] = {d.name: d.control.label for d in PARAMETERS
-                                     if d.kind == "flag" and d.control is not None
-                                     and d.family == "matching"}
+MATCHING_NUMBERS = _numbers(("loyalty_memory",))
+MATCHING_SWITCHES = _switches("matching")
 _MATCHING = (*MATCHING_CHOICES, *MATCHING_SLIDERS, *MATCHING_NUMBERS, *MATCHING_SWITCHES)
 #: Buyers' values and Sellers' costs (:mod:`market.sim.schedules`): drawn from two ranges in
 #: a shape (one for both sides, as ``--distribution``), or a named schedule
 SUPPLY_CHOICES: dict[str, tuple[str, ...]] = {
     "schedule": BY_NAME["schedule"].choices, "value_dist": BY_NAME["value_dist"].choices}
-RANGES: dict[str, Number] = {
-    name: Number(c.label, int(c.lo), int(c.hi))  # type: ignore[arg-type]
-    for name in ("value_range", "cost_range") if (c := BY_NAME[name].control) is not None
-}
+RANGES = _numbers(("value_range", "cost_range"))
 #: a strategy's weight in its side's mix
 WEIGHT = Number("weight", 0, 100, 5)
 SEED_MAX = 2**32 - 1

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import market.sim.model
+import strategies
 from market.errors import UsageError
 from market.runs import batch, jobs
 from market.sim.model import MarketModel
@@ -526,24 +527,30 @@ def test_a_rule_s_finished_runs_are_keyed_by_every_file_of_the_user_s_it_imports
         form, tmp_path, monkeypatch):
     """A finished run stands for its rule's whole file set: editing a helper the rule imports
     (or the module of a ``package.module:Class`` rule) is never reused."""
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
     tag = "file" if form == "FILE.py:Class" else "module"
+    package = tmp_path / f"keyed_rules_{tag}"  # names of this test's own, left nowhere after
+    package.mkdir()
+    (package / "__init__.py").write_text("")
     rule = RULE_IMPORTING.replace("{tag}", tag)
-    (tmp_path / "pkg" / "rules.py").write_text(rule)
+    (package / "rules.py").write_text(rule)
     helper = tmp_path / f"helper_{tag}.py"
     helper.write_text("LEVEL = 3\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    name = (f"{tmp_path / 'pkg' / 'rules.py'}:Reaches" if form == "FILE.py:Class"
-            else "pkg.rules:Reaches")
+    name = (f"{package / 'rules.py'}:Reaches" if form == "FILE.py:Class"
+            else f"{package.name}.rules:Reaches")
     kwargs = {"buyer_mix": {name: 1.0}}
-    before = dict(jobs.input_files(kwargs))
-    assert set(before) == {str(tmp_path / "pkg" / "rules.py"), str(helper)}
-    helper.write_text("LEVEL = 7\n")
-    assert dict(jobs.input_files(kwargs))[str(helper)] != before[str(helper)]
-    (tmp_path / "pkg" / "rules.py").write_text(rule + "\n")
-    assert dict(jobs.input_files(kwargs))[str(tmp_path / "pkg" / "rules.py")] != before[
-        str(tmp_path / "pkg" / "rules.py")]
+    try:
+        before = dict(jobs.input_files(kwargs))
+        assert set(before) == {str(package / "rules.py"), str(helper)}
+        helper.write_text("LEVEL = 7\n")
+        assert dict(jobs.input_files(kwargs))[str(helper)] != before[str(helper)]
+        (package / "rules.py").write_text(rule + "\n")
+        assert dict(jobs.input_files(kwargs))[str(package / "rules.py")] != before[
+            str(package / "rules.py")]
+    finally:  # what the rule brought in, gone: another test's modules of these names are its own
+        for module in (package.name, f"{package.name}.rules", helper.stem):
+            sys.modules.pop(module, None)
+        strategies.STRATEGIES.pop(f"reaches-helper-{tag}", None)
 
 
 def test_the_printed_table_shows_grid_values_as_a_person_reads_them():
