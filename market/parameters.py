@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,6 +131,34 @@ def field_of(d: Param) -> Any:
     protocol's and the trainer's)."""
     return dataclasses.field(default=d.default,
                              metadata={"param": dataclasses.replace(d, name="")})
+
+
+_TYPES = {"int": "int", "float": "float", "flag": "bool", "choice": "str", "text": "str",
+          "file": "str"}
+
+
+def carries(decls: tuple[Param, ...], *, after: str) -> Callable[[type], type]:
+    """A class decorator, under ``@dataclass``: the class gets a field per declaration in
+    ``decls`` (:func:`field_of`), in their order, right after its own field ``after``. So a
+    record that carries parameters declared elsewhere (the game's time pressure, carried by
+    the protocol, the trainer's config and the market's parameters) gains a new one from
+    its declaration alone."""
+
+    def add(cls: type) -> type:
+        own = dict(cls.__dict__.get("__annotations__", {}))
+        if after not in own:
+            raise TypeError(f"{cls.__name__} has no field {after!r} to carry fields after")
+        annotations: dict[str, Any] = {}
+        for name, kind in own.items():
+            annotations[name] = kind
+            if name == after:
+                annotations.update({d.name: _TYPES[d.kind] for d in decls})
+        cls.__annotations__ = annotations
+        for d in decls:
+            setattr(cls, d.name, field_of(d))
+        return cls
+
+    return add
 
 
 def declarations(cls: type) -> tuple[Param, ...]:

@@ -33,6 +33,7 @@ from market.cli.common import (
 from market.cli.progress import progress_bar
 from market.errors import UsageError
 from market.game import outcome_sets, theory
+from market.game import pressure as kinds
 from market.game.rules import SIDE_NAMES
 from market.limits import check_memory, check_time
 
@@ -157,6 +158,8 @@ def _theory(protocol: Any) -> dict[str, Any] | None:
 
     ds, db, offers = protocol.seller_discount, protocol.buyer_discount, 2 * protocol.rounds - 1
     q = protocol.breakdown
+    if set(kinds.in_force(protocol)) - {"discount", kinds.BREAKDOWN.name, "cost"}:
+        return None  # a kind no standard result covers
     if protocol.costly:
         if protocol.discounted or q > 0:
             return None
@@ -176,14 +179,12 @@ OUTCOMES_SHOWN = 12
 
 
 def pressure_record(protocol: Any) -> dict[str, Any]:
-    """The breakdown risk and the costs per offer of a game, for a JSON record: only those
-    set, so a game without them records what it always did."""
-    out: dict[str, Any] = {}
-    if protocol.breakdown > 0:
-        out["breakdown"] = protocol.breakdown
-    if protocol.costly:
-        out["cost"] = dict(zip(SIDE_NAMES, protocol.costs, strict=True))
-    return out
+    """The time pressure of a game other than its discounts (recorded apart, always), for a
+    JSON record: each kind in force (:func:`market.game.pressure.in_force`) by its name, one
+    number or a number per side, so a game without any records what it always did."""
+    discount = next(k.name for k in kinds.KINDS if k.params == kinds.DISCOUNTS)
+    return {name: values[0] if len(values) == 1 else dict(zip(SIDE_NAMES, values, strict=True))
+            for name, values in kinds.in_force(protocol).items() if name != discount}
 
 
 def num(x: float, digits: int = 3) -> str:
@@ -196,16 +197,15 @@ def num(x: float, digits: int = 3) -> str:
     return repr(x)
 
 
-def _discount_text(result: dict[str, Any]) -> str:
-    d = result["discount"]
-    text = ("" if d["seller"] == d["buyer"] == 1.0
-            else f", discount per offer: Seller {num(d['seller'], 6)}, Buyer "
-                 f"{num(d['buyer'], 6)}")
-    if "breakdown" in result:
-        text += f", breakdown risk {num(result['breakdown'], 6)} per counter-offer"
-    if "cost" in result:
-        c = result["cost"]
-        text += f", cost per offer: Seller {num(c['seller'], 6)}, Buyer {num(c['buyer'], 6)}"
+def _pressure_text(result: dict[str, Any]) -> str:
+    """The header's words for the game's time pressure: each kind the record holds off its
+    default, in the words it declares (:attr:`market.game.pressure.Kind.text`)."""
+    text = ""
+    for kind in kinds.KINDS:
+        v = result.get(kind.name)
+        values = tuple(v[s] for s in SIDE_NAMES) if isinstance(v, dict) else (v,)
+        if v is not None and values != tuple(d.default for d in kind.params):
+            text += ", " + kind.text.format(*(num(x, 6) for x in values))
     return text
 
 
@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
     console = common.console()
     table = Table(
         title=f"Exact evaluation: {result['source']}",
-        caption=f"P={result['prices']}, T={result['rounds']}{_discount_text(result)}, "
+        caption=f"P={result['prices']}, T={result['rounds']}{_pressure_text(result)}, "
                 f"{result['layout']}",
     )
     for col in ("side", "first mover", "value", "best response", "gain"):

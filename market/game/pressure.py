@@ -16,6 +16,7 @@ compiler.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import NamedTuple
 
 from market.parameters import Control, Param
@@ -60,17 +61,23 @@ COSTS = (SELLER_COST, BUYER_COST)
 
 class Kind(NamedTuple):
     """One kind of time pressure: its fields, the name a table file's array and a JSON
-    record give it, and its tag in a file name. A record of the kinds keeps a game without
-    any pressure exactly as it always was (each kind only where it is in force)."""
+    record give it, its tag in a file name, how a game's header says it (a format with a
+    place per field) and whether it changes only what a deal is worth (not which deals are
+    reached, as a breakdown does). A record of the kinds keeps a game without any pressure
+    exactly as it always was (each kind only where it is in force)."""
 
     name: str
     tag: str
     params: tuple[Param, ...]
+    text: str
+    worth_only: bool
 
 
 #: the kinds, in the order a record lists them
-KINDS = (Kind("discount", "d", DISCOUNTS), Kind(BREAKDOWN.name, "q", (BREAKDOWN,)),
-         Kind("cost", "c", COSTS))
+KINDS = (Kind("discount", "d", DISCOUNTS, "discount per offer: Seller {}, Buyer {}", True),
+         Kind(BREAKDOWN.name, "q", (BREAKDOWN,), "breakdown risk {} per counter-offer", False),
+         Kind("cost", "c", COSTS, "cost per offer: Seller {}, Buyer {}", True))
+assert [d for kind in KINDS for d in kind.params] == list(PRESSURE)  # each field in one kind
 
 
 def in_force(source: object) -> dict[str, tuple[float, ...]]:
@@ -85,17 +92,14 @@ def in_force(source: object) -> dict[str, tuple[float, ...]]:
     return out
 
 
-class Pressure(NamedTuple):
+class Pressure(namedtuple("Pressure", [d.name for d in PRESSURE],
+                          defaults=[float(d.default) for d in PRESSURE])):
     """The game's time pressure as one record, the one argument every compiled path takes
-    (:mod:`market.game.moves`): the fields of :data:`PRESSURE`, in its order, as floats. A
-    new kind of pressure is a field here, its declaration above and its rule in
-    :mod:`market.game.moves`."""
+    (:mod:`market.game.moves`): a float field per declaration of :data:`PRESSURE`, in its
+    order, made from it (a new kind is its declaration above and its rule in
+    :mod:`market.game.moves`)."""
 
-    seller_discount: float = SELLER_DISCOUNT.default
-    buyer_discount: float = BUYER_DISCOUNT.default
-    breakdown: float = BREAKDOWN.default
-    seller_cost: float = SELLER_COST.default
-    buyer_cost: float = BUYER_COST.default
+    __slots__ = ()
 
     @classmethod
     def of(cls, source: object) -> Pressure:

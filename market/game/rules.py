@@ -50,7 +50,7 @@ import numpy as np
 
 from market.game import moves, pressure
 from market.game.pressure import Pressure
-from market.parameters import check_value, field_of
+from market.parameters import carries, check_value
 
 SELLER = 0
 BUYER = 1
@@ -66,19 +66,16 @@ def side_index(name: str) -> int:
 
 
 @dataclass(frozen=True)
+@carries(pressure.PRESSURE, after="rounds")
 class Protocol:
     """Sizes of the game: ``prices`` levels (P) and ``rounds`` (T); and its time pressure
     (the module docstring; declared in :mod:`market.game.pressure`): each side's discount
     factor and cost per offer, and the risk of a breakdown after each counter-offer (all
-    off by default)."""
+    off by default). Each kind of pressure is a field after ``rounds``, in the order of
+    :data:`~market.game.pressure.PRESSURE`, made from its declaration."""
 
     prices: int = 5
     rounds: int = 5
-    seller_discount: float = field_of(pressure.SELLER_DISCOUNT)
-    buyer_discount: float = field_of(pressure.BUYER_DISCOUNT)
-    breakdown: float = field_of(pressure.BREAKDOWN)
-    seller_cost: float = field_of(pressure.SELLER_COST)
-    buyer_cost: float = field_of(pressure.BUYER_COST)
 
     def __post_init__(self) -> None:
         if not isinstance(self.prices, int | np.integer) or self.prices < 2:
@@ -110,8 +107,8 @@ class Protocol:
     @property
     def timed(self) -> bool:
         """Whether what a deal is worth, or the chance to reach it, depends on when it is made
-        (any time pressure at all)."""
-        return self.discounted or self.costly or self.risky
+        (any kind of time pressure in force)."""
+        return bool(pressure.in_force(self))
 
     @property
     def risky(self) -> bool:
@@ -137,11 +134,12 @@ class Protocol:
         return seller.reshape(lv.shape), buyer.reshape(lv.shape)
 
     def undiscounted(self) -> Protocol:
-        """The same game without discounts or costs (which levels are played does not
-        depend on what they are worth, only the rewards do); a breakdown risk stays, since
-        it decides which deals are reached."""
-        return replace(self, seller_discount=1.0, buyer_discount=1.0, seller_cost=0.0,
-                       buyer_cost=0.0)
+        """The same game without the kinds of pressure that change only what a deal is
+        worth, discounts and costs (which levels are played does not depend on what they
+        are worth, only the rewards do); a breakdown risk stays, since it decides which
+        deals are reached."""
+        return replace(self, **{d.name: d.default for kind in pressure.KINDS
+                                if kind.worth_only for d in kind.params})
 
     # --- sizes -----------------------------------------------------------------
     @property

@@ -269,7 +269,8 @@ def _read(zf: zipfile.ZipFile, name: str,
             raise ValueError(f"{path}: the {name} table must hold real numbers (got {dtype})")
     elif name in PRESSURE_SHAPES:
         if dtype.kind != "f":
-            what = "one real number" if name == "breakdown" else "two real numbers"
+            n = (*PRESSURE_SHAPES[name], 1)[0]
+            what = "one real number" if n == 1 else f"{n} real numbers (a side's each)"
             raise ValueError(f"{path}: {name} must hold {what} (got {dtype})")
     elif dtype.kind not in "iu":
         raise ValueError(f"{path}: {name} must be one integer (got {dtype})")

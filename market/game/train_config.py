@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from market.game import pressure
 from market.limits import PRICES_MAX, ROUNDS_MAX
-from market.parameters import check_value, declarations, declare, field_of
+from market.parameters import carries, check_value, declarations, declare
 
 if TYPE_CHECKING:
     from market.game.rules import Protocol
@@ -43,6 +43,7 @@ SECONDS_PER_EVALUATED_CELL, SECONDS_PER_SMALL_TABLE_CELL, SMALL_TABLE = 100e-9, 
 
 
 @dataclass(frozen=True)
+@carries(pressure.PRESSURE, after="deal_bonus")
 class TrainConfig:
     """Everything that defines a training run (and nothing that does not).
 
@@ -58,7 +59,8 @@ class TrainConfig:
     ``deal_bonus``: added to both learners' reward for a deal (0, the
     document's rewards, by default): a small one breaks the indifference of
     a responder offered its zero-surplus price toward accepting.
-    The fields of :data:`market.game.pressure.PRESSURE`: the game's time
+    The fields of :data:`market.game.pressure.PRESSURE` (after ``deal_bonus``, each made
+    from its declaration): the game's time
     pressure (each side's discount factor and cost per offer, the risk that
     the talks end after a counter-offer); none, the document's game, by
     default.
@@ -111,11 +113,6 @@ class TrainConfig:
         "document's rewards); a small one breaks a responder's indifference at its "
         "zero-surplus price toward accepting", lo=0, hi=1, closed=True, flag="--deal-bonus",
         metavar="B", extension=True)
-    seller_discount: float = field_of(pressure.SELLER_DISCOUNT)
-    buyer_discount: float = field_of(pressure.BUYER_DISCOUNT)
-    breakdown: float = field_of(pressure.BREAKDOWN)
-    seller_cost: float = field_of(pressure.SELLER_COST)
-    buyer_cost: float = field_of(pressure.BUYER_COST)
     explore_starts: float = declare(
         "float", 0.0, "share of training episodes, in [0, 1], that start at a random move "
         "with a random offer on the table and a random first action (default 0: the "

@@ -39,7 +39,7 @@ from market.game import pressure
 from market.game.protocol import negotiation_bytes
 from market.game.rules import Protocol
 from market.limits import MONEY_MAX, STEPS_MAX, check_memory
-from market.parameters import Param, check_value
+from market.parameters import Param, carries, check_value
 from market.sim import institutions, schedules
 from market.sim.declared import (
     AGENT_DATA,
@@ -72,6 +72,7 @@ def _default(name: str) -> Any:
 
 
 @dataclass(frozen=True)
+@carries(pressure.OTHERS, after="buyer_discount")
 class Params:
     """Every parameter of a market, checked and normalised: what :func:`check` returns.
 
@@ -90,9 +91,6 @@ class Params:
     discount: float | None = _default("discount")
     seller_discount: float | None = _default("seller_discount")
     buyer_discount: float | None = _default("buyer_discount")
-    breakdown: float = _default("breakdown")
-    seller_cost: float = _default("seller_cost")
-    buyer_cost: float = _default("buyer_cost")
     period: int = _default("period")
     redraw: bool = _default("redraw")
     value_range: tuple[float, float] = _default("value_range")

@@ -12,7 +12,7 @@ import pytest
 
 from market.game import qtable
 from market.game.rules import Protocol
-from market.game.table_files import TablePair, load_tables, peek_tables, save_tables
+from market.game.table_files import ARRAYS, TablePair, load_tables, peek_tables, save_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -265,7 +265,7 @@ def _rezip(src: Path, dest: Path, rename=None, flag_bits: int = 0, declare: int 
     ("suffix", "member 'seller'"),
     ("encrypted", "encrypted"),
     ("bomb", "declares 4,000,000,000 bytes"),
-    ("many", "members; at most 8"),
+    ("many", f"members; at most {len(ARRAYS)}"),
     ("escape", "member 'x0\\\\x1b[31m.npy'"),
 ])
 def test_special_files_and_crafted_archives_are_refused_before_reading(tmp_path, case, needle):
