@@ -191,8 +191,7 @@ def rule_failed(strategies: Sequence[Strategy], exc: Exception) -> Exception:
 def illegal(strategy: Strategy, move: int) -> IllegalAction:
     """The error of a compiled strategy that played an action the rules forbid."""
     name = getattr(strategy, "name", "") or type(strategy).__name__
-    return IllegalAction(f"strategy {name!r} played an illegal action at move {move} "
-                         "(its compiled rule broke the protocol's rules)")
+    return lockstep.illegal(name, move)
 
 
 def negotiate(protocol: Protocol, seller: Side, buyer: Side, first: np.ndarray | int,

@@ -87,14 +87,18 @@ def accepts(turn: Turn, target: int) -> bool:
 @njit(cache=True, inline="always")
 def action(turn: Turn, target: int, accept: bool) -> int:
     """A wished-for level and an accept flag as a legal action index: at move 0 an offer,
-    at the final decision accept or reject, otherwise accept or offer the level."""
+    at the final decision accept or reject, otherwise accept or offer the level. A target
+    off the grid (where an offer could be made) is an illegal action, -1, which every engine
+    refuses naming the strategy: clamped onto the grid, it made deals the rule never chose
+    (a promised-rational trader's at a loss) in games its contract's samples did not try."""
     prices = turn.prices
-    out = min(max(target, 1), prices) - 1
-    if turn.move == 0:
-        return out
     if final(turn):
         return prices if accept else prices + 1
-    return prices if accept else out
+    if not 1 <= target <= prices:
+        return -1
+    if turn.move == 0:
+        return target - 1
+    return prices if accept else target - 1
 
 
 @njit(cache=True, inline="always")

@@ -66,6 +66,14 @@ class IllegalAction(StrategyFailed):
     the grid, a NaN, an accept before any offer): its fault, said in one line."""
 
 
+def illegal(name: str, move: int) -> IllegalAction:
+    """The error of strategy ``name`` that played an action the rules forbid at ``move``,
+    in the words every engine says it in."""
+    return IllegalAction(f"strategy {name!r} played an illegal action at move {move} (its "
+                         "rule broke the protocol's rules: a target off the grid, 1 .. P, "
+                         "or an action the move does not allow)")
+
+
 class Lockstep:
     """A batch of negotiations in progress: the mechanism's state, one move at a time.
 
@@ -227,9 +235,7 @@ def negotiate(
                                         f"{state.move} (not a whole level: {played!r:.60})")
                 a = played.astype(np.int64)
                 if not state.legal(a).all():
-                    raise IllegalAction(
-                        f"strategy {name!r} played an illegal action at move {state.move}"
-                    )
+                    raise illegal(name, state.move)
                 chosen[rows] = a
         state.play(chosen, rng)
     return state.record()

@@ -51,6 +51,18 @@ class Negative(RuleBased):
         return -5
 
 
+class OffAtSeven(RuleBased):
+    """On the grid in every game its contract's samples try; off it at P = 7 only."""
+
+    name = "off-at-seven"
+
+    @staticmethod
+    def target(turn, rng):
+        if turn.prices == 7:
+            return turn.prices + 1
+        return (turn.lo + turn.hi) // 2
+
+
 class TooHigh(RuleBased):
     """Offers past its own range: a promised-rational Buyer paying more than its value."""
 
@@ -243,6 +255,16 @@ def test_a_rule_that_breaks_its_promises_is_refused_before_it_plays(rules, cls, 
     side = "--buyer" if cls == "TooHigh" else "--seller"
     out = run("baseline", side, f"{rules / 'failing.py'}:{cls}")
     _one_line(out, *words)
+
+
+@pytest.mark.parametrize("how", [("--engine", "auto"), ("--engine", "lockstep"),
+                                 ("--institution", "cda")])
+def test_a_rule_off_the_grid_in_a_game_its_samples_missed_is_refused_not_clamped(rules, how):
+    """Clamped onto the grid, its promised-rational Buyers paid the top price, above their
+    values (earnings -297); now the engine refuses the step in one line naming the rule."""
+    out = run("market", *how, "--buyer-mix", f"{rules / 'failing.py'}:OffAtSeven=0.5,"
+              "averaging=0.5", "--prices", "7", "--steps", "3", "--seed", "1")
+    _one_line(out, "'off-at-seven'", "off the grid")
 
 
 def test_a_rule_that_says_it_may_trade_at_a_loss_plays(rules):
