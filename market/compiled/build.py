@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from market.compiled import internals
+from market.processes import compiled_code
 
 #: the folder holding the package's two top-level packages
 PACKAGE = Path(__file__).resolve().parents[2]
@@ -508,7 +509,13 @@ def build(module: types.ModuleType, calls: Mapping[str, Callable[[], Any]],
     """Compile (or load from the cache) the entries ``calls`` names of a generated module, by
     calling each (``calls[entry]()`` makes the call on tiny arguments). ``announce`` is
     called first when this build has not made them before (its marker files); one process
-    builds a module at a time (a file lock), so a second waits and loads."""
+    builds a module at a time (a file lock), so a second waits and loads.
+
+    A Ctrl-C or SIGTERM meanwhile is held until the compile returns
+    (:func:`~market.processes.compiled_code`; the command's watcher ends it after its
+    deadline if the compile goes on): numba's code cache calls back into Python from C, and
+    a ``KeyboardInterrupt`` raised in such a callback is printed as ignored and lost (the
+    command went on and exited 0)."""
     built: set[str] = module.__dict__.setdefault("_built", set())
     todo = [entry for entry in calls if entry not in built]
     if not todo:
@@ -516,7 +523,7 @@ def build(module: types.ModuleType, calls: Mapping[str, Callable[[], Any]],
     where = folder() / "built"
     where.mkdir(mode=0o700, exist_ok=True)
     markers = [where / f"{module.__name__}.{entry}" for entry in todo]
-    with _locked(where / f"{module.__name__}.lock"):
+    with compiled_code(), _locked(where / f"{module.__name__}.lock"):
         if announce is not None and not all(m.exists() for m in markers):
             announce()
         for entry, marker in zip(todo, markers, strict=True):

@@ -635,3 +635,32 @@ def test_processes_caching_one_function_at_once_never_load_each_others_code(tmp_
         later = _run(tmp_path, env, RACE, None, "all", "0")
         assert later.returncode == 0, later.stderr
         assert later.stdout.strip() == "[6, 3.0, 4j, [0.0, 2.0, 4.0]]", later.stdout
+
+
+_CALLBACK_CTRL_C = """
+import ctypes, os, signal, sys, types
+from market.compiled import build
+
+def inside_numba_s_code_cache():  # a callback from C, as numba's code cache makes
+    os.kill(os.getpid(), signal.SIGINT)
+    sum(range(100_000))  # Python's handler runs here, inside the callback
+
+callback = ctypes.CFUNCTYPE(None)(inside_numba_s_code_cache)
+try:
+    build.build(types.ModuleType("a_compile"), {"entry": lambda: callback()})
+except KeyboardInterrupt:
+    print("raised")
+else:
+    print("lost")
+"""
+
+
+def test_a_ctrl_c_during_a_compile_is_raised_when_it_returns_not_lost_in_a_callback(tmp_path):
+    """numba's code cache calls back into Python from C, where a ``KeyboardInterrupt`` is
+    printed as ignored: a Ctrl-C in a cold compile's last second was lost (the command went
+    on and exited 0, 4 trials in 36). Held until the compile returns, it is raised then."""
+    out = subprocess.run([sys.executable, "-c", _CALLBACK_CTRL_C], capture_output=True,
+                         text=True, env={**os.environ, "NEGOTIATION_MARKET_CACHE": str(tmp_path)},
+                         timeout=120)
+    assert out.stdout.split() == ["raised"], (out.stdout, out.stderr[-2000:])
+    assert "Exception ignored" not in out.stderr
