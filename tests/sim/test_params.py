@@ -246,13 +246,16 @@ print(peak(), params.memory_estimate(params.check(kw), steps=40),
 
 #: markets whose peak resident memory the estimate must hold: learners' fresh tables (zero
 #: pages the system gives only when written, so gathered into the engine's store they are in
-#: memory once), agent records every step, and a subgame-perfect player's solve beside
+#: memory once), agent records every step, clocked learners (their fresh tables repeated
+#: into a slot per bucket, every page written) and a subgame-perfect player's solve beside
 #: learners
 PEAKS = {
     "fresh learners' tables": dict(n_buyers=3000, n_sellers=60000,
                                    buyer_mix={"qlearning": 1.0}, prices=40, rounds=10,
                                    period=4, agent_data="none"),
     "agent data every step": dict(n_buyers=40000, n_sellers=40000, agent_data="step"),
+    "clocked learners": dict(n_buyers=20000, n_sellers=20000, buyer_mix={"qlearning": 1.0},
+                             seller_mix={"qlearning": 1.0}, clock=True, agent_data="none"),
     "spe beside learners": dict(n_buyers=8, n_sellers=2, seller_mix={"spe": 1.0},
                                 buyer_mix={"qlearning": 1.0}, prices=200, rounds=40,
                                 agent_data="none"),
@@ -269,8 +272,10 @@ def test_the_memory_estimate_holds_a_fresh_process_s_peak_within_a_fifth(case):
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", _RESIDENT, repr(PEAKS[case])],
-                         capture_output=True, text=True, check=True).stdout.split()
+    done = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _RESIDENT,
+                           repr(PEAKS[case])], capture_output=True, text=True)
+    assert done.returncode == 0, (done.returncode, done.stderr[-4000:])  # a crash's frames
+    out = done.stdout.split()
     peak, estimate, tables = (float(x) for x in out)
     assert tables < peak and peak / 1.2 < estimate < 1.2 * peak, (peak, estimate)
 
