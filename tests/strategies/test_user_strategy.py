@@ -211,7 +211,7 @@ def test_a_new_rule_compiles_once_said_by_name_and_is_loaded_after(tmp_path):
     assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
     said = first.stderr.splitlines()
     assert ("compiling the market engine for bilateral pairs with midpoint (kept for later "
-            "runs; a few seconds)") in said
+            "runs; about 10 seconds)") in said
     assert any(re.fullmatch(r"compiled the market engine for bilateral pairs in \d+ s", line)
                for line in said)
     assert "compil" not in again.stderr
@@ -314,3 +314,14 @@ def test_a_users_strategy_is_labelled_by_its_name_not_its_files_path(tmp_path):
     model.step()
     rows = market_cmd._strategy_table(model)
     assert {r["strategy"] for r in rows} == {"midpoint-labelled", "averaging"}
+
+
+def test_a_mix_of_a_thousand_rules_is_said_in_one_short_line_in_minutes():
+    """It said "a few seconds" and named all 1,000; each rule of a user's costs about 1.5 s
+    more (measured: 1 rule 11 s, 32 rules 58 s)."""
+    from market.compiled_game import compiling_words
+
+    line = compiling_words([f"rule{i}" for i in range(1000)], False, True,
+                           "the market engine for bilateral pairs")
+    assert line == ("compiling the market engine for bilateral pairs with rule0, rule1, rule2 "
+                    "and 997 more (kept for later runs; about 25 minutes)")
