@@ -247,6 +247,27 @@ def earnings_rows(summary: dict[str, float]) -> list[dict[str, Any]]:
     return rows
 
 
+#: the width of a digit of an 11-pixel label, in pixels (a little over the font's)
+DIGIT_PX = 7.0
+
+
+def label_room(rows: Sequence[dict[str, Any]], width: float) -> list[float]:
+    """An earnings axis from 0 to each bar's end, and beyond the bars on each side room for
+    the widest value written past a bar's end there, so that every value stays inside a
+    chart of ``width`` pixels (the longest one's was cut, "8,6")."""
+    values = [r["value"] for r in rows]
+    lo, hi = min(0.0, *values), max(0.0, *values)
+
+    def share(side: list[float]) -> float:  # of the chart's width, for that side's labels
+        return (DIGIT_PX * max(len(f"{v:,.2f}") for v in side) + 6) / width if side else 0.0
+
+    up, down = share([v for v in values if v >= 0]), share([v for v in values if v < 0])
+    if up + down > 0.9:  # labels wider than the chart: the bars keep a tenth of it
+        up, down = 0.9 * up / (up + down), 0.9 * down / (up + down)
+    whole = ((hi - lo) or 1.0) / (1 - up - down)
+    return [lo - down * whole, hi + up * whole]
+
+
 def earnings_chart(summary: dict[str, float], steps: int) -> Spec:
     """Mean earnings per trader of each strategy on each side, and each team's, so far."""
     rows = earnings_rows(summary)
@@ -257,15 +278,21 @@ def earnings_chart(summary: dict[str, float], steps: int) -> Spec:
 
     def bars(group: str, heading: str) -> Spec:
         part = [r for r in rows if r["group"] == group]
-        enc = {"y": n("label", None, sort=None), "x": q("value", heading)}
+        enc = {"y": n("label", None, sort=None),
+               "x": q("value", heading, scale={"domain": label_room(part, WIDTH - 120)})}
+
+        def labels(sign: str, align: str, dx: int) -> Spec:  # past each bar's end
+            return {"mark": {"type": "text", "align": align, "dx": dx, "fontSize": 11},
+                    "transform": [{"filter": f"datum.value {sign} 0"}],
+                    "encoding": {**enc, "text": q("value", format=",.2f")}}
+
         return {
             "name": group, "width": WIDTH - 120, "height": min(max(22 * len(part), 40), 200),
             "data": {"values": part},
             "layer": [
                 {"mark": "bar", "encoding": {**enc, "color": side,
-                                             "tooltip": [n("label"), q("value", format=".2f")]}},
-                {"mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 11},
-                 "encoding": {**enc, "text": q("value", format=".2f")}},
+                                             "tooltip": [n("label"), q("value", format=",.2f")]}},
+                labels(">=", "left", 3), labels("<", "right", -3),
             ],
         }
 

@@ -257,3 +257,17 @@ def test_qtable_heatmap_of_a_table_with_learning_everywhere():
     rows = spec["data"]["values"]
     assert len(rows) == int(legal.sum())
     assert {r["state"] for r in rows} == set(qtable.row_labels(protocol)) - {"d"}
+
+
+@pytest.mark.parametrize("earned", [[8600.0, 120.0], [-297.0, 50.0], [0.0], [-5.0],
+                                    [1_234_567.89, -0.5], [3.0, 3.0, 3.0]])
+def test_each_value_written_past_its_bar_stays_inside_the_chart(earned):
+    """The longest bar's value was cut at the chart's edge ("8,6"): an 11-pixel digit is
+    about 6.1 pixels wide, so each label, 3 pixels past its bar's end, must fit."""
+    rows = [{"value": v} for v in earned]
+    width = vf.WIDTH - 120
+    lo, hi = vf.label_room(rows, width)
+    for v in earned:
+        at = (v - lo) / (hi - lo) * width
+        wide = 3 + 6.1 * len(f"{v:,.2f}")
+        assert (at + wide <= width) if v >= 0 else (at - wide >= 0), (v, lo, hi)
