@@ -164,11 +164,14 @@ def test_a_users_file_edited_while_a_process_runs_never_names_the_code_it_had_lo
     assert [first.stdout.split()[-1], second.stdout.split()[-1]] == ["3", "8"]
 
 
-#: ways a rule reaches a value in another file of the user's
+#: ways a rule reaches a value in another file of the user's: its imports, the value its
+#: target returns, the target's extra parameters, a local of the function that makes it
 REACHES = {
-    "from helper import LEVEL": ("from helper import LEVEL", "LEVEL", ""),
-    "import pkg.sub; pkg.sub.LEVEL": ("import pkg.sub", "pkg.sub.LEVEL", ""),
-    "a default argument": ("from helper import LEVEL", "k", ", k=LEVEL"),
+    "from helper import LEVEL": ("from helper import LEVEL", "LEVEL", "", ""),
+    "import pkg.sub; pkg.sub.LEVEL": ("import pkg.sub", "pkg.sub.LEVEL", "", ""),
+    "a default argument": ("from helper import LEVEL", "k", ", k=LEVEL", ""),
+    "import pkg.sub; pkg.sub.level()": ("import pkg.sub", "pkg.sub.level()", "", ""),
+    "a closure": ("from helper import LEVEL", "k", "", "k = LEVEL"),
 }
 
 REACHING = '''
@@ -176,29 +179,45 @@ REACHING = '''
 from strategies.rule_based import RuleBased
 
 
-class Reaches(RuleBased):
-    name = "reaches-level"
-
-    @staticmethod
+def made():  # the target, made as a closure (over {local_name})
+    {local}
     def target(turn, rng{default}):
         return max(turn.lo, min(turn.hi, {value}))
+    return target
+
+
+class Reaches(RuleBased):
+    name = "reaches-level"
+    target = staticmethod(made())
+'''
+
+#: a helper file at ``level``: the value, and a compiled function returning it
+HELPER = '''LEVEL = {level}
+
+from market.compiled.jit import njit
+
+
+@njit
+def level():
+    return LEVEL
 '''
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("way", REACHES)
 def test_an_edit_to_a_value_a_rule_reaches_in_another_file_plays_on_the_next_run(way, tmp_path):
-    imports, value, default = REACHES[way]
+    imports, value, default, local = REACHES[way]
     rules = tmp_path / "rules"
     (rules / "pkg").mkdir(parents=True)
     (rules / "pkg" / "__init__.py").write_text("")
-    (rules / "reaching.py").write_text(REACHING.format(imports=imports, value=value,
-                                                       default=default))
+    (rules / "reaching.py").write_text(REACHING.format(
+        imports=imports, value=value, default=default, local=local or "pass",
+        local_name=local.split(" =")[0] or "nothing"))
     env = _env(tmp_path, rules)
     seen = []
     for level in (3, 7):
         for helper in (rules / "helper.py", rules / "pkg" / "sub.py"):
-            helper.write_text(f"LEVEL = {level}\n")
+            helper.write_text(HELPER.format(level=level))
         out = _run(rules, env, NEGOTIATE, None, f"{rules / 'reaching.py'}:Reaches")
         assert out.returncode == 0, out.stderr
         seen.append(out.stdout.split()[-1])
