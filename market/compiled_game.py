@@ -154,9 +154,9 @@ NAMED_RULES = 3
 def compiling_words(extra: Sequence[str], built_ins: bool, loops: bool = True,
                     label: str = "") -> str:
     """The notice of a first compile: what compiles and about how long it takes
-    (:data:`BUILT_IN_SECONDS` for the built-in rules or an institution's step of them, once
-    per build; :data:`USER_BASE_SECONDS` and :data:`USER_RULE_SECONDS` a rule for a set
-    with new rules of a user's, so that a mix of many says minutes, not seconds; the
+    (``BUILT_IN_SECONDS`` for the built-in rules or an institution's step of them, once
+    per build; ``USER_BASE_SECONDS`` and ``USER_RULE_SECONDS`` a rule for a set with new
+    rules of a user's, so that a mix of many says minutes, not seconds; the
     two-agent game's loops alone, a few seconds). ``loops``: the engine's loops too, not
     only the rules (an environment compiles its own step on use); ``label``: what the
     engine is (one per institution: a batch over several compiles one each, and says
