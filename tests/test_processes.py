@@ -259,15 +259,18 @@ def test_ctrl_c_anywhere_ends_a_command_in_one_line_with_130(command, delay, sig
     back as a SystemError caused by it, which a run's own error handling took for a failed
     run (a batch went on) or a compile failure; now it is the command's end, one line (and
     so is SIGTERM's, exit 143, and a closed terminal's, 129)."""
-    _interrupted([a.format(tmp=tmp_path) for a in LONG[command]], delay, sig, took_at_most=5)
+    _interrupted([a.format(tmp=tmp_path) for a in LONG[command]], delay, sig, took_at_most=5,
+                 cwd=tmp_path)
 
 
 def _interrupted(args: list[str], delay: float, sig: int, took_at_most: float,
-                 env: dict[str, str] | None = None) -> None:
-    """Run ``run.py ARGS``, send ``sig`` after ``delay`` seconds: it ends in its one line and
-    exit code within ``took_at_most`` seconds (or had done its work already)."""
+                 env: dict[str, str] | None = None, *, cwd: Path) -> None:
+    """Run ``run.py ARGS`` in ``cwd`` (a temporary folder: a command without ``--out`` writes
+    under ``out/`` there, never in the repository), send ``sig`` after ``delay`` seconds: it
+    ends in its one line and exit code within ``took_at_most`` seconds (or had done its work
+    already)."""
     code, word = ENDS[sig]
-    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), *args], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env=env)
     try:
@@ -300,7 +303,8 @@ def test_ctrl_c_during_a_cold_compile_ends_the_command_in_one_line_within_second
     """numba's compiler is Python: Ctrl-C there is Python's own, raised at once; what it lands
     in (LLVM's callbacks drop it) cannot keep the command going past the deadline."""
     _interrupted(COLD_MARKET, 4, signal.SIGINT, took_at_most=3,  # the rules compiling
-                 env={**os.environ, "NEGOTIATION_MARKET_CACHE": str(tmp_path / "empty")})
+                 env={**os.environ, "NEGOTIATION_MARKET_CACHE": str(tmp_path / "empty")},
+                 cwd=tmp_path)
 
 
 DROPPED = """
