@@ -72,7 +72,9 @@ def _as_is(value: Any) -> Any:
 #: Q-learner's decision made seven such pairs a row, and a 50 + 50 mixed market's step
 #: about 3,000. A lent array has no owner to count, so those operations vanish (the step's
 #: compiled part went from 33 to 20 us). Lend only what the caller keeps alive for the
-#: call (its arguments), and never return, store or hand back to Python a lent array.
+#: call (its arguments), and never return, store or hand back to Python a lent array. Not
+#: arrays a caller made in the call's own expression (``learn(..., reward[s, rows], ...)``):
+#: lent, those were freed while the callee read them (tests/sim/test_freed_memory.py).
 borrowed = _as_is if numba is None else internals.borrowed_intrinsic()
 
 

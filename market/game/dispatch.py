@@ -82,9 +82,9 @@ def rule_kind(kind):
 @_njit({entry})
 def learn(kind, side, game, rows, record, member, reward, time_left, loyal, st, g):
     """Learning of population ``g`` (of kind ``kind``) from finished negotiations ``rows``
-    (``member``, ``reward``, ``time_left`` and ``loyal``: one each, as the seat had them)."""
-    rows, record, member, reward, time_left, loyal, st = _borrowed(
-        (rows, record, member, reward, time_left, loyal, st))
+    (``member``, ``reward``, ``time_left`` and ``loyal``: one each, as the seat had them).
+    Its arguments are not lent (``jit.borrowed``): the engine makes them for the call (a
+    population's rows, rewards and clock), and lent, they were freed while it read them."""
 {learn_cases}
     return
 

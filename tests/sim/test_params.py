@@ -246,17 +246,16 @@ print(peak(), params.memory_estimate(params.check(kw), steps=40),
 
 #: markets whose peak resident memory the estimate must hold: learners' fresh tables (zero
 #: pages the system gives only when written, so gathered into the engine's store they are in
-#: memory once), agent records every step, and a subgame-perfect player's solve beside
-#: learners. Clocked learners (20,000 + 20,000, both sides) are left out: that subprocess
-#: dies with SIGSEGV in some runs of the whole suite under ``-n 2`` (every clocked run of
-#: such a suite run, or none), never alone, under load, beside a concurrent cold compile or
-#: from a snapshot of the cache taken at a crash; its estimate held (0.88-1.06 of the peak)
-#: in every run that did not crash
+#: memory once), agent records every step, clocked learners (their fresh tables repeated
+#: into a slot per bucket, every page written) and a subgame-perfect player's solve beside
+#: learners
 PEAKS = {
     "fresh learners' tables": dict(n_buyers=3000, n_sellers=60000,
                                    buyer_mix={"qlearning": 1.0}, prices=40, rounds=10,
                                    period=4, agent_data="none"),
     "agent data every step": dict(n_buyers=40000, n_sellers=40000, agent_data="step"),
+    "clocked learners": dict(n_buyers=20000, n_sellers=20000, buyer_mix={"qlearning": 1.0},
+                             seller_mix={"qlearning": 1.0}, clock=True, agent_data="none"),
     "spe beside learners": dict(n_buyers=8, n_sellers=2, seller_mix={"spe": 1.0},
                                 buyer_mix={"qlearning": 1.0}, prices=200, rounds=40,
                                 agent_data="none"),
