@@ -269,7 +269,7 @@ def _read(zf: zipfile.ZipFile, name: str,
             raise ValueError(f"{path}: the {name} table must hold real numbers (got {dtype})")
     elif name in PRESSURE_SHAPES:
         if dtype.kind != "f":
-            n = (*PRESSURE_SHAPES[name], 1)[0]
+            n = (PRESSURE_SHAPES[name] or (1,))[0]  # a scalar array holds one
             what = "one real number" if n == 1 else f"{n} real numbers (a side's each)"
             raise ValueError(f"{path}: {name} must hold {what} (got {dtype})")
     elif dtype.kind not in "iu":
