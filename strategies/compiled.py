@@ -53,7 +53,7 @@ import numpy as np
 from market.compiled import build, jit
 from market.compiled.jit import njit
 from market.errors import CompileError, StrategyFailed, reraise_signal
-from market.game import dispatch
+from market.game import buffers, dispatch
 from market.game.record import BatchRecord
 from market.game.rules import Observation, Turn
 from strategies.base import (
@@ -144,6 +144,7 @@ def has_form(strategy: Strategy | type[Strategy]) -> bool:
 # --- the generated module ----------------------------------------------------------------------
 _RULE_ROWS = '''
 # --- the rule kinds' rows, generated from their targets and accept rules -----------------------
+from market.game.moves import bilateral_view as _bilateral_view  # noqa: E402
 from market.game.rules import Turn as _Turn  # noqa: E402
 from strategies.base import PARAMS as _PARAMS  # noqa: E402
 from strategies.base import param_at as _param_at  # noqa: E402
@@ -169,13 +170,18 @@ def _rules(kind, side, move, game, rows, table, seat, st, g, rng, out):
     """A rule kind's decision for each of ``rows``, in order."""
     P, T = game
     last, prev, first = table
-    lo, hi, member = seat[0], seat[1], seat[2]
+    lo, hi, member, book = seat[0], seat[1], seat[2], seat[5]
     fstore, istore, layout, config = st
     with_param = layout[g, _PARAMS + 2] > 0
     for r in rows:
         param = fstore[_param_at(layout, g, member[r], 0)] if with_param else 0.0
-        turn = _Turn(side, move, P, T, last[1 - side, r], last[side, r], prev[1 - side, r],
-                     lo[r], hi[r], param)
+        own = last[side, r]
+        if book[0] < 0:  # no book: bilateral bargaining
+            own_best, low, high, quiet = _bilateral_view(own, move)
+        else:
+            own_best, low, high, quiet = book[side], book[2], book[3], book[4]
+        turn = _Turn(side, move, P, T, last[1 - side, r], own, prev[1 - side, r], lo[r],
+                     hi[r], param, own_best, low, high, quiet)
         target = _target(kind, turn, rng)
         out[r] = _action(turn, target, _accepts(kind, turn, target))
 
@@ -454,7 +460,8 @@ class Compiled(Strategy):
         first = np.where(obs.first, side, 1 - side).astype(np.int64)
         seat = (_ints(obs.lo, n), _ints(obs.hi, n), _ints(obs.member, n),
                 np.full(n, -1, np.int64) if obs.time_left is None else _ints(obs.time_left, n),
-                np.zeros(n, np.int64))  # no partner choice outside the compiled market
+                np.zeros(n, np.int64),  # no partner choice outside the compiled market
+                buffers.no_book())  # nor a book
         out = np.empty(n, dtype=np.int64)
         game = (int(obs.protocol.prices), int(obs.protocol.rounds))
         module.decide(0, side, int(obs.move), game, np.arange(n, dtype=np.int64),
@@ -517,7 +524,7 @@ def _calls(module: types.ModuleType, f: Form) -> dict[str, Callable[[], Any]]:
     store, _ = stores([KernelState()])
     table = (np.zeros((2, n), np.int64), np.zeros((2, n), np.int64), i.copy())
     seat = (np.ones(n, np.int64), np.full(n, 2, np.int64), i.copy(), np.full(n, -1, np.int64),
-            i.copy())
+            i.copy(), buffers.no_book())
     rng = np.random.default_rng(0)
     calls: dict[str, Callable[[], Any]] = {"decide": lambda: module.decide(
         -1, 0, 0, (2, 1), np.zeros(0, np.int64), table, seat, store.arrays, 0, rng,
@@ -526,7 +533,7 @@ def _calls(module: types.ModuleType, f: Form) -> dict[str, Callable[[], Any]]:
 
         def rule_one() -> None:
             try:
-                module.decide_rule(-1, Turn(0, 0, 2, 1, 0, 0, 0, 1, 2, 0.0))
+                module.decide_rule(-1, Turn(0, 0, 2, 1, 0, 0, 0, 1, 2, 0.0, 0, 0, 0, 0))
             except Exception as exc:  # its decide compiled with a generator: the rule draws
                 reraise_signal(exc)
                 raise CompileError(

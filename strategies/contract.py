@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from market.errors import StrategyFailed, failed, reraise_signal
+from market.game.moves import bilateral_view
 from market.game.rules import SELLER, Turn
 from strategies.base import Strategy
 from strategies.compiled import form
@@ -149,8 +150,12 @@ def check_rule(cls: type[Strategy]) -> None:
 
 def _sample_turns() -> list[Turn]:
     """The same few dozen turns every time: each side, the opening, later moves, final
-    answers, on :data:`SAMPLE_GAMES`, with acceptable ranges of every width."""
+    answers, on :data:`SAMPLE_GAMES`, with acceptable ranges of every width; every other one
+    as bilateral bargaining shows it (:func:`~market.game.moves.bilateral_view`), the rest as
+    an order book could (its best quote on the mover's side, the last period's trades, the
+    quiet rounds)."""
     rng = np.random.default_rng(20260101)
+    books = np.random.default_rng(20261129)  # its own draws: the turns above stay the same
     turns = []
     for P, T in SAMPLE_GAMES:
         for k in range(16):
@@ -161,7 +166,13 @@ def _sample_turns() -> list[Turn]:
             offer = 0 if move == 0 else int(rng.integers(1, P + 1))
             own = 0 if move < 2 else int(rng.integers(1, P + 1))
             prev = 0 if move < 3 else int(rng.integers(1, P + 1))
-            turns.append(Turn(side, move, P, T, offer, own, prev, lo, hi, 1.0))
+            if k % 2 == 0:
+                view = bilateral_view(own, move)
+            else:
+                low, high = np.sort(books.integers(0, P + 1, 2))
+                view = (int(books.integers(0, P + 1)), int(max(low, 1)) if high else 0, int(high),
+                        int(books.integers(0, T + 1)))
+            turns.append(Turn(side, move, P, T, offer, own, prev, lo, hi, 1.0, *view))
     return turns
 
 

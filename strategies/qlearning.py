@@ -120,7 +120,7 @@ def decide_rows(side, move, game, rows, table, seat, st, g, rng, out):  # noqa: 
     """
     P, T = game
     last, prev, first = table
-    lo, hi, member, time_left, loyal = seat
+    lo, hi, member, time_left, loyal, _ = seat
     fstore, istore, layout, config = st
     A = P + 2
     t = (move - 1) // 2 if move > 0 else 0

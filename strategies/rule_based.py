@@ -37,6 +37,7 @@ import numpy as np
 
 from market.compiled.jit import njit
 from market.errors import UsageError
+from market.game.moves import bilateral_view
 from market.game.rules import SELLER, Observation, Turn
 from strategies._ranges import offer_bounds1
 from strategies.base import PARAMS, param_at
@@ -110,16 +111,6 @@ def member_param(fstore: np.ndarray, layout: np.ndarray, g: int, member: int) ->
     return 0.0
 
 
-@njit(cache=True, inline="always")
-def with_param(turn: Turn, member: int, st: tuple, g: int) -> Turn:
-    """``turn`` with its member's parameter (:func:`member_param`), as every rule reads it."""
-    fstore, istore, layout, config = st
-    if layout[g, PARAMS + 2] > 0:
-        return Turn(turn.side, turn.move, turn.prices, turn.rounds, turn.offer, turn.own,
-                    turn.prev, turn.lo, turn.hi, member_param(fstore, layout, g, member))
-    return turn
-
-
 @njit(cache=True)
 def member_params(groups: np.ndarray, members: np.ndarray, g0: int, st: tuple) -> np.ndarray:
     """:func:`member_param` of each row (population ``g0 + groups[i]``, member ``members[i]``),
@@ -160,9 +151,10 @@ class RuleBased(Compiled):
         out = np.empty(n, dtype=np.int64)
         for r in range(n):
             param = float(params[member[r], 0]) if params.shape[1] > 0 else 0.0
+            own = int(obs.own[r])
             turn = Turn(self.side, int(obs.move), int(obs.protocol.prices),
-                        int(obs.protocol.rounds), int(obs.offer[r]), int(obs.own[r]),
-                        int(prev[r]), int(lo[r]), int(hi[r]), param)
+                        int(obs.protocol.rounds), int(obs.offer[r]), own, int(prev[r]),
+                        int(lo[r]), int(hi[r]), param, *bilateral_view(own, int(obs.move)))
             try:
                 target = int(target_fn(turn, rng))
                 out[r] = action(turn, target, bool(accepts_fn(turn, target)))
@@ -173,4 +165,4 @@ class RuleBased(Compiled):
 
 
 __all__ = ["RuleBased", "acceptable", "accepts", "action", "better_or_equal", "bounds",
-           "extreme_and_reservation", "final", "with_param"]
+           "extreme_and_reservation", "final"]

@@ -61,9 +61,11 @@ def bare_step(P: int, T: int, levels: tuple, traded: tuple, gain: tuple,  # noqa
         for move in range(2 * T):
             side = mover(move, first[i])
             if side == SELLER:
-                turn = Turn(side, move, P, T, last_b, last_s, prev_b, s_lo[s], s_hi[s], 0.0)
+                turn = Turn(side, move, P, T, last_b, last_s, prev_b, s_lo[s], s_hi[s], 0.0,
+                            last_s, 0, 0, move // 2)
             else:
-                turn = Turn(side, move, P, T, last_s, last_b, prev_s, b_lo[b], b_hi[b], 0.0)
+                turn = Turn(side, move, P, T, last_s, last_b, prev_s, b_lo[b], b_hi[b], 0.0,
+                            last_b, 0, 0, move // 2)
             t = _target(turn, rng)
             a = action(turn, t, accepts(turn, t))
             end = outcome(a, P, turn.offer)

@@ -47,3 +47,17 @@ def floats(rows: int, n: int) -> np.ndarray:
 
 
 __all__ = ["floats", "ints", "record_arrays", "table_arrays"]
+
+
+#: what an order book shows a mover (``seat``'s last array, in this order): the best standing
+#: quote of each side (a Seller's, then a Buyer's; 0: none), the lowest and highest levels
+#: traded in the previous trading period (0: none), and the steps since the last trade (or
+#: since the period opened): a rule reads them as its
+#: :class:`~market.game.rules.Turn`'s ``own_best``, ``prior_low``, ``prior_high``, ``quiet``
+BOOK_VIEW = ("best_ask", "best_bid", "prior_low", "prior_high", "quiet")
+
+
+@njit(cache=True)
+def no_book() -> np.ndarray:
+    """``seat``'s book where there is none (bilateral bargaining): every field -1."""
+    return np.full(len(BOOK_VIEW), -1, np.int64)

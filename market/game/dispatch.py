@@ -15,11 +15,14 @@ loops refuse.
 Arguments, grouped so that a new per-trader array is one edit:
 ``game`` ``(P, T)``; ``table`` ``(last, prev, first)``: each side's last
 offer and the one before, per negotiation ``(2, n)``, and the side that moved
-first; ``seat`` ``(lo, hi, member, time_left, loyal)``: the mover's
+first; ``seat`` ``(lo, hi, member, time_left, loyal, book)``: the mover's
 acceptable levels, its member index in its population, the steps left in the
 trading period (-1: no clock) and whether the pair is a loyal one (1: the
 Buyer is loyal to this Seller, :func:`market.sim.partners.loyal_rows`; 0
-otherwise, and always outside partner choice), per negotiation; ``st`` ``(fstore, istore,
+otherwise, and always outside partner choice), per negotiation, and what an
+order book shows the mover, one for the call
+(:data:`market.game.buffers.BOOK_VIEW`; all -1 in bilateral bargaining,
+:func:`market.game.buffers.no_book`); ``st`` ``(fstore, istore,
 layout, config)``: every population's arrays (:class:`strategies.stores.Store`);
 ``g`` the population; ``record`` ``(actions, first, n_moves, level)``:
 finished negotiations; ``turn``: one row's :class:`~market.game.rules.Turn`.

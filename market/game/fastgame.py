@@ -67,10 +67,11 @@ def step(env, actions, autoreset, rows_state, seat, kind, st, draws, outs):  # n
     (a reset row, or the start of all rows). ``env``: ``(side, P, T, open_mode,
     reward_mode, floor, ceiling, pressure)`` (``pressure``: the game's time pressure,
     :class:`~market.game.pressure.Pressure`); ``rows_state``: ``(first, move, last, prev, level,
-    done)``, changed in place; ``seat``: the opponent's ``(lo, hi, member,
-    time_left, loyal)``; writes ``outs``: ``(obs, mask, reward, ended, illegal)``. Returns the
-    move of an illegal action of the opponent, -1 if none. ``draws``: the generator, or its
-    :func:`~market.compiled.jit.rng_handle` (cheaper to pass on every step)."""
+    done)``, changed in place; ``seat``: the opponent's ``(lo, hi, member, time_left, loyal,
+    book)`` (its book :func:`~market.game.buffers.no_book`); writes ``outs``: ``(obs, mask,
+    reward, ended, illegal)``. Returns the move of an illegal action of the opponent, -1 if
+    none. ``draws``: the generator, or its :func:`~market.compiled.jit.rng_handle` (cheaper to
+    pass on every step)."""
     rng = generator(draws)
     side, P, T, open_mode, reward_mode, floor, ceiling, pressure = env
     reward, ended, illegal = outs[2], outs[3], outs[4]

@@ -17,7 +17,7 @@ strategies. The market's step and the environments compose them.
 from __future__ import annotations
 
 from market.compiled.jit import borrowed, njit
-from market.game.buffers import record_arrays, table_arrays
+from market.game.buffers import no_book, record_arrays, table_arrays
 from market.game.dispatch import (  # bound when generated
     decide,
     decide_one,
@@ -26,7 +26,16 @@ from market.game.dispatch import (  # bound when generated
     member_params,
     rule_kind,
 )
-from market.game.moves import GOES_ON, at_risk, legal_block, mover, offered, outcome, play_move
+from market.game.moves import (
+    GOES_ON,
+    at_risk,
+    bilateral_view,
+    legal_block,
+    mover,
+    offered,
+    outcome,
+    play_move,
+)
 from market.game.rules import BUYER, SELLER, Turn
 
 
@@ -85,6 +94,7 @@ def breadth_first(game, first, sellers, buyers, sees, kinds, n_groups_s, st, rng
     first, sellers, buyers, sees, kinds, st, record, table = borrowed(
         (first, sellers, buyers, sees, kinds, st, record, table))
     time_left, loyal = sees
+    book = no_book()
     actions, level, n_moves = record
     last, prev, chosen, running, count, key, order = table
     n = first.size
@@ -118,8 +128,8 @@ def breadth_first(game, first, sellers, buyers, sees, kinds, n_groups_s, st, rng
             rg = order[start:stop]
             start = stop
             s = SELLER if g < n_groups_s else BUYER
-            seat = (s_lo, s_hi, s_member, time_left, loyal) if s == SELLER else (
-                b_lo, b_hi, b_member, time_left, loyal)
+            seat = (s_lo, s_hi, s_member, time_left, loyal, book) if s == SELLER else (
+                b_lo, b_hi, b_member, time_left, loyal, book)
             decide(kinds[g], s, move, game, rg, (last, prev, first), seat, st, g, rng, chosen)
             for r in rg:
                 if chosen[r] < lo_a or chosen[r] >= hi_a:
@@ -161,7 +171,9 @@ def depth_first(game, first, sellers, buyers, kinds, n_groups_s, st, rng, action
                 g, m, lo, hi = n_groups_s + b_group[i], b_member[i], b_lo[i], b_hi[i]
                 param = b_param[i]
                 offer, own, prv = last_s, last_b, prev_s
-            turn = Turn(s, move, P, T, offer, own, prv, lo, hi, param)
+            own_best, low, high, quiet = bilateral_view(own, move)
+            turn = Turn(s, move, P, T, offer, own, prv, lo, hi, param, own_best, low, high,
+                        quiet)
             k = kinds[g]
             if rule_kind(k):
                 a = decide_rule(k, turn)

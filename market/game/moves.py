@@ -10,6 +10,7 @@
 | the chance to go on after a move | :func:`survival` ``(move, pressure)``        |
 | what a deal is worth to a side   | :func:`worth` ``(gain, side, k, pressure, s)``|
 | a whole move of many rows        | :func:`play_move`                            |
+| what a bargainer sees of a market| :func:`bilateral_view` ``(own, move)``       |
 
 The game (:mod:`market.game.rules` states it in words): moves alternate, the
 first mover at even moves; at move 0 it must offer; a mover at move
@@ -50,6 +51,15 @@ OPEN_RANDOM = -1
 GOES_ON = -1
 #: the level of "no deal" (levels are 1..P)
 NO_DEAL = 0
+
+
+@njit(cache=True, inline="always")
+def bilateral_view(own: int, move: int) -> tuple[int, int, int, int]:
+    """What a mover in bilateral bargaining sees of the market around it, a
+    :class:`~market.game.rules.Turn`'s last four fields: it is its own side (the side's best
+    quote is its own last offer), no earlier period's trades are known, and no deal has been
+    made since the negotiation opened (the rounds since then: its round)."""
+    return own, 0, 0, (move - 1) // 2 if move > 0 else 0
 
 
 @njit(cache=True, inline="always")

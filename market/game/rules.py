@@ -229,6 +229,16 @@ class Turn(NamedTuple):
     levels, ``param`` the member's own parameter (a concession exponent; 0
     for rules without one). numba passes it in registers, so reading it
     costs nothing.
+
+    What the mover sees of the market around it, which an order book shows
+    (a trader of the Santa Fe double auction tournament saw the same):
+    ``own_best`` the best standing quote of the mover's own side (in bilateral
+    bargaining, where the mover is its side, its own last offer);
+    ``prior_low``/``prior_high`` the lowest and highest levels traded in the
+    previous trading period (0: none known, in the first period and in
+    bilateral bargaining); ``quiet`` the rounds since the last trade the mover
+    saw, or since trading opened (in bilateral bargaining the negotiation's
+    round: :func:`market.game.moves.bilateral_view`).
     """
 
     side: int
@@ -241,6 +251,10 @@ class Turn(NamedTuple):
     lo: int
     hi: int
     param: float
+    own_best: int
+    prior_low: int
+    prior_high: int
+    quiet: int
 
 
 class Negotiator(TypingProtocol):

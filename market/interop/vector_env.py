@@ -67,7 +67,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from market.compiled import jit
 from market.compiled_game import compiled_module
 from market.errors import UsageError
-from market.game import policies
+from market.game import buffers, policies
 from market.game.moves import OPEN_RANDOM
 from market.game.rules import SIDE_NAMES, Protocol
 from market.interop.episode import Settings, check_seed, pressure_keywords, settings_for
@@ -111,6 +111,7 @@ class Rows:
         self.member = np.zeros(n, dtype=np.int64)
         self.time_left = np.full(n, -1, dtype=np.int64)
         self.loyal = np.zeros(n, dtype=np.int64)  # no market clock, no partner choice here
+        self.book = buffers.no_book()  # nor a book
         self.open_mode = (OPEN_RANDOM if settings.first == "random"
                           else SIDE_NAMES.index(settings.first))
         self.reward_mode = 0 if settings.reward == "two-agent" else 1
@@ -130,7 +131,7 @@ class Rows:
         bad = self.module.step(
             env, actions, autoreset,
             (self.first, self.move, self.last, self.prev, self.level, self.done),
-            (self.lo, self.hi, self.member, self.time_left, self.loyal), self.kind,
+            (self.lo, self.hi, self.member, self.time_left, self.loyal, self.book), self.kind,
             self.store.arrays,
             self._draws(rng),
             (self.obs, self.mask, self.reward, self.ended, self.illegal))

@@ -48,11 +48,16 @@ SHORT = {"zi-c": "ZI-C", "zi-u": "ZI-U", "averaging": "averaging", "zip": "ZIP",
 MIX = {"zi-c": 0.25, "averaging": 0.25, "zip": 0.25, "kaplan": 0.25}
 INSTITUTIONS = ("pairs", "cda", "call")
 WORDS = {"pairs": "bilateral pairs", "cda": "double auction", "call": "call market"}
-#: the two value settings: drawn values on 0-100 (P = 20, every 5 units), and the symmetric
+#: the two value settings: drawn values on 0-100 (P = 21, every 5 units), and the symmetric
 #: schedule (values and costs 0.75-3.25 by 0.25: P = 11 puts every one on the grid)
 VALUES = {"drawn": (("prices", 21),), "symmetric": (("schedule", "symmetric"), ("prices", 11))}
 #: Gode and Sunder's efficiencies for ZI-C in their five markets: 97.1% to 99.9%
 GODE_SUNDER = (0.97, 1.0)
+#: Kaplan in the mix's double auction (drawn values): the period lengths (steps) it meets, the
+#: periods of each run, and the traders it is set against
+KAPLAN_PERIODS = (5, 10, 25, 50)
+KAPLAN_RUN = 6
+KAPLAN_RIVALS = ("zi-c", "zip", "averaging")
 
 
 def specs(ctx: Context, copies: int, seeds: int, steps: int
@@ -82,6 +87,50 @@ def specs(ctx: Context, copies: int, seeds: int, steps: int
                                               "iteration"])
 
 
+def kaplan_specs(ctx: Context, copies: int, seeds: int) -> tuple[list[RunSpec], pd.DataFrame]:
+    """The mix in a double auction on drawn values, at each of :data:`KAPLAN_PERIODS`, for
+    :data:`KAPLAN_RUN` periods; iteration ``i`` of every length has the same seed (the same
+    traders and values). Returns the runs and what each is (``run``, ``length``: the
+    period's steps, ``iteration``)."""
+    base = ctx.seed_for(f"{NAME}.kaplan")
+    n = 11 * copies
+    out, labels = [], []
+    for point, K in enumerate(KAPLAN_PERIODS):
+        params = (("institution", "cda"), ("n_buyers", n), ("n_sellers", n), ("period", K),
+                  *VALUES["drawn"], *((f"buyer_mix.{f}", v) for f, v in MIX.items()),
+                  *((f"seller_mix.{f}", v) for f, v in MIX.items()))
+        for i in range(seeds):
+            out.append(RunSpec(len(out), point, i, run_seed(base, i), K * KAPLAN_RUN, params,
+                               fill=next(iter(MIX))))
+            labels.append((len(out) - 1, K, i))
+    return out, pd.DataFrame(labels, columns=["run", "length", "iteration"])
+
+
+def _kaplan(ctx: Context, copies: int, seeds: int
+            ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, stats.Difference]]:
+    """Each family's earnings per trader and period in the mix, both sides together, at each
+    period length: per run, and summarised (mean and 95% interval over seeds); and Kaplan's
+    lead over each rival, paired by run (exploratory)."""
+    todo, labels = kaplan_specs(ctx, copies, seeds)
+    t = ctx.batch("report institutions: Kaplan", todo).table
+    earned = [f"earnings.{side}.{f}" for f in MIX for side in ("seller", "buyer")]
+    runs = labels.merge(t[["run", *earned]], on="run")
+    for f in MIX:
+        runs[f] = (runs[f"earnings.seller.{f}"] + runs[f"earnings.buyer.{f}"]) / 2 / KAPLAN_RUN
+    rows, tests = [], {}
+    for K, g in runs.groupby("length", sort=True):
+        row: dict[str, Any] = {"length": int(K), "seeds": len(g)}
+        for f in MIX:
+            row.update(stats.mean(g[f].to_numpy(float)).row(f))
+        rows.append(row)
+        g = g.sort_values("iteration")
+        for rival in KAPLAN_RIVALS:
+            tests[f"Kaplan minus {SHORT[rival]}, earnings per trader and period, periods of "
+                  f"{K} steps"] = stats.difference(g["kaplan"].to_numpy(float),
+                                                   g[rival].to_numpy(float), paired=True)
+    return runs, pd.DataFrame(rows), tests
+
+
 def run(ctx: Context) -> Section:
     copies = ctx.pick(4, 2)  # 44 + 44 traders (22 + 22 quick): a multiple of the schedule
     seeds = ctx.pick(20, 3)
@@ -106,7 +155,8 @@ def run(ctx: Context) -> Section:
                          "extramarginal"),
                      "price_gap": float(g["price_gap"].mean())})
     summary = pd.DataFrame(rows)
-    conf, tests = _tests(runs)
+    _, kaplan, kaplan_tests = _kaplan(ctx, copies, seeds)
+    conf, tests = _tests(runs, kaplan_tests)
     show = _display(summary, seeds)
     return Section(
         name=NAME, title=TITLE, related=RELATED,
@@ -119,7 +169,7 @@ def run(ctx: Context) -> Section:
                     "rounds), a continuous double auction (one activation round per step, a "
                     "public book, a crossing quote trades at the standing price) and a call "
                     "market (one call per step, one clearing price). Values: drawn uniformly "
-                    "on 0-100 (P = 20 levels), and the symmetric schedule (values and costs "
+                    "on 0-100 (P = 21 levels), and the symmetric schedule (values and costs "
                     "0.75 to 3.25 by 0.25, competitive price 2.00; P = 11). Families: "
                     + "; ".join(FAMILIES.values()) + f". {seeds} seeds per point; iteration i "
                     "of every point draws the same values (common random numbers), so "
@@ -131,13 +181,23 @@ def run(ctx: Context) -> Section:
                     "pairs from every negotiation, on a book from each trade they make (as a "
                     "negotiation of two moves). Confirmatory: for ZI-C on "
                     "each kind of values, the double auction and the call market against "
-                    "pairs (efficiency), Holm-corrected."),
-        answer=_answer(summary, conf),
-        figures={"institutions.png": _figure(summary)},
-        tables={"institutions.csv": summary},
+                    "pairs (efficiency), Holm-corrected. Kaplan against the others: the mix "
+                    "(a quarter each of ZI-C, averaging, ZIP and Kaplan) in the double "
+                    "auction on drawn values, with periods of "
+                    + ", ".join(map(str, KAPLAN_PERIODS[:-1])) + f" and {KAPLAN_PERIODS[-1]} "
+                    f"steps, {KAPLAN_RUN} periods a run, {seeds} seeds per length (the same "
+                    "traders and values at every length); measured: each family's earnings "
+                    "per trader and period, Sellers and Buyers together, and Kaplan's lead "
+                    "over each other family, paired by run (exploratory)."),
+        answer=_answer(summary, conf) + " " + _kaplan_answer(kaplan),
+        figures={"institutions.png": _figure(summary), "kaplan.png": _kaplan_figure(kaplan)},
+        tables={"institutions.csv": summary, "kaplan.csv": kaplan},
         tests=tests,
         display=[("Efficiency, Smith's alpha (%) and extramarginal deals per period, mean "
-                  "(95% interval) over seeds", show)],
+                  "(95% interval) over seeds", show),
+                 ("Earnings per trader and period in the mix's double auction, by period "
+                  "length (steps), mean (95% interval) over seeds",
+                  _kaplan_display(kaplan, seeds))],
         numbers={"efficiency": {f"{r.values}/{r.family}/{r.institution}": r.efficiency
                                 for r in summary.itertuples()}},
     )
@@ -149,9 +209,11 @@ def _paired(runs: pd.DataFrame, values: str, family: str, institution: str) -> n
     return g["efficiency"].to_numpy(float)
 
 
-def _tests(runs: pd.DataFrame) -> tuple[dict[str, stats.Difference], list[stats.Test]]:
+def _tests(runs: pd.DataFrame, kaplan: dict[str, stats.Difference]
+           ) -> tuple[dict[str, stats.Difference], list[stats.Test]]:
     """ZI-C's efficiency in each book institution minus in pairs, per kind of values
-    (confirmatory); the same for every other family (exploratory)."""
+    (confirmatory); the same for every other family, and ``kaplan``'s leads in earnings
+    (exploratory)."""
     conf, explore = {}, {}
     for values in VALUES:
         for family in FAMILIES:
@@ -167,7 +229,10 @@ def _tests(runs: pd.DataFrame) -> tuple[dict[str, stats.Difference], list[stats.
         explore[f"Smith's alpha (%), double auction, ZIP minus ZI-C ({values} values)"] = (
             stats.difference(g["zip"].to_numpy(float), g["zi-c"].to_numpy(float),
                              paired=True))
-    adjusted, tests = stats.family(conf, explore, digits=3)
+    digits: dict[str, int] = {label: 3 for label in (*conf, *explore)}
+    explore.update(kaplan)
+    digits.update({label: 2 for label in kaplan})
+    adjusted, tests = stats.family(conf, explore, digits=digits)
     return adjusted, tests
 
 
@@ -212,11 +277,55 @@ def _answer(summary: pd.DataFrame, conf: dict[str, stats.Difference]) -> str:
                  f"trade at Smith's alpha {z.alpha:.1f}% against ZI-C's {c.alpha:.1f}% on drawn "
                  f"values (exploratory test below), at efficiency {z.efficiency:.3f}.")
     k = s.loc[("drawn", "kaplan")]
-    parts.append(f"Kaplan's sniper alone, with nobody to snipe, trades late or not at all: "
+    parts.append(f"Kaplan's snipers alone, with nobody to snipe, trade only as time runs out: "
                  f"efficiency {k.loc['pairs', 'efficiency']:.3f} in pairs, "
                  f"{k.loc['cda', 'efficiency']:.3f} in the double auction and "
                  f"{k.loc['call', 'efficiency']:.3f} in the call market (drawn values).")
     return " ".join(parts)
+
+
+def _kaplan_answer(kaplan: pd.DataFrame) -> str:
+    """Who earns most in the mix at each period length, and Kaplan against ZI-C and ZIP."""
+    said = []
+    for r in kaplan.to_dict("records"):
+        earned = {f: r[f] for f in MIX}
+        top = max(earned, key=earned.__getitem__)
+        said.append(f"with periods of {r['length']} steps Kaplan earns {earned['kaplan']:.2f} a "
+                    f"trader and period against ZI-C's {earned['zi-c']:.2f} and ZIP's "
+                    f"{earned['zip']:.2f} (most: {SHORT[top]})")
+    return ("In the mix's double auction, " + "; ".join(said)
+            + " (exploratory tests below; 95% intervals in the second table).")
+
+
+def _kaplan_display(kaplan: pd.DataFrame, seeds: int) -> pd.DataFrame:
+    out = pd.DataFrame({"period (steps)": kaplan["length"]})
+    for f in MIX:
+        out[SHORT[f]] = stats.column_text(kaplan, f, seeds, 2)
+    return out
+
+
+def _kaplan_figure(kaplan: pd.DataFrame) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    x = np.arange(len(kaplan))
+    width = 0.8 / len(MIX)
+    for k, f in enumerate(MIX):
+        err = np.vstack([kaplan[f] - kaplan[f"{f}_lo"], kaplan[f"{f}_hi"] - kaplan[f]])
+        ax.bar(x + (k - (len(MIX) - 1) / 2) * width, kaplan[f], width,
+               yerr=np.nan_to_num(err), capsize=2, label=SHORT[f])
+    ax.set_xticks(x, [f"{K} steps" for K in kaplan["length"]])
+    ax.set_xlabel("period length")
+    ax.set_ylabel("earnings per trader and period")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8, ncol=len(MIX), loc="upper center", bbox_to_anchor=(0.5, -0.18),
+              frameon=False)
+    ax.set_title("The mix in a double auction: mean over seeds with 95% interval", fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def _display(summary: pd.DataFrame, seeds: int) -> pd.DataFrame:

@@ -16,8 +16,11 @@ book instead of from one opponent (``docs/pages/protocol.md``, "Institutions"):
 | ``own`` | its own standing quote | its quote at the last call |
 | ``move`` | 0 without ``offer``, else ``2 r + 1`` (step ``r``) | the same (call ``r``) |
 | ``rounds`` | the period's steps ``K`` | the same |
+| ``own_best`` | its own side's best standing quote | its side's best the last call left |
+| ``prior_low``, ``prior_high`` | the extreme levels traded in the previous period | the same |
+| ``quiet`` | the steps since the period's last trade (or its start) | the same, in calls |
 
-(0: no quote.) A table player (a Q-learner) reads the same book through its table: its
+(0: no quote, or no trade.) A table player (a Q-learner) reads the same book through its table: its
 rounds are the game's ``T``, its step counted up to the last of them, and it
 learns from each trade it made as from a negotiation of two moves.
 
@@ -56,7 +59,10 @@ from market.sim.kernel import (  # bound when generated
 from market.sim.ledger import new_rows, record_step
 
 #: the book's arrays, in the order :func:`cda_step` takes them (:func:`new_book` makes them)
-BOOK_FIELDS = ("quote", "nxt", "prv", "head", "tail", "seen", "left")
+BOOK_FIELDS = ("quote", "nxt", "prv", "head", "tail", "seen", "left", "tape")
+#: the tape's fields: the lowest and highest levels traded this period and in the previous
+#: one (0: none), and the step of the period's last trade (0 until one is made)
+LOW, HIGH, PRIOR_LOW, PRIOR_HIGH, LAST_TRADE = 0, 1, 2, 3, 4
 NONE = -1
 #: the book institutions' codes in :func:`_steps`
 CDA, CALL = 0, 1
@@ -65,30 +71,41 @@ CDA, CALL = 0, 1
 def new_book(n: int, prices: int) -> tuple[np.ndarray, ...]:
     """An empty book for sides of at most ``n`` traders and ``prices`` levels: per side and
     trader its standing quote (0: none), its neighbours in its level's queue and the best
-    opposite quote it last saw; per side and level the queue's ends; and per side the best
-    quote a call market's last call left unmatched."""
+    opposite quote it last saw; per side and level the queue's ends; per side the best
+    quote a call market's last call left unmatched; and the tape of trades every trader
+    sees (its fields: ``LOW`` to ``LAST_TRADE``)."""
     return (np.zeros((2, n), np.int64), np.full((2, n), NONE, np.int64),
             np.full((2, n), NONE, np.int64), np.full((2, prices + 1), NONE, np.int64),
             np.full((2, prices + 1), NONE, np.int64), np.zeros((2, n), np.int64),
-            np.zeros(2, np.int64))
+            np.zeros(2, np.int64), np.zeros(5, np.int64))
 
 
 @njit(cache=True)
 def clear_book(book: tuple) -> None:
     """Empty the book (a new trading period): the model as a period opens, a compiled call
-    that runs on into the next period."""
-    quote, nxt, prv, head, tail, seen, left = book
+    that runs on into the next period. The period that ended is the tape's previous one."""
+    quote, nxt, prv, head, tail, seen, left, tape = book
     for two in (quote, seen):
         two[:, :] = 0
     for two in (nxt, prv, head, tail):
         two[:, :] = NONE
     left[:] = 0
+    tape[PRIOR_LOW], tape[PRIOR_HIGH] = tape[LOW], tape[HIGH]
+    tape[LOW] = tape[HIGH] = tape[LAST_TRADE] = 0
+
+
+@njit(cache=True, inline="always")
+def on_tape(tape: np.ndarray, level: int, r: int) -> None:
+    """A trade at ``level`` in step ``r`` of the period, as every trader sees it."""
+    tape[LOW] = level if tape[LOW] == 0 else min(tape[LOW], level)
+    tape[HIGH] = max(tape[HIGH], level)
+    tape[LAST_TRADE] = r
 
 
 @njit(cache=True, inline="always")
 def _withdraw(book: tuple, side: int, i: int) -> None:
     """Take trader ``i``'s standing quote (if any) out of its level's queue."""
-    quote, nxt, prv, head, tail, _, _ = book
+    quote, nxt, prv, head, tail = book[0], book[1], book[2], book[3], book[4]
     k = quote[side, i]
     if k == 0:
         return
@@ -109,7 +126,7 @@ def _withdraw(book: tuple, side: int, i: int) -> None:
 @njit(cache=True, inline="always")
 def _post(book: tuple, side: int, i: int, k: int) -> None:
     """Trader ``i``'s quote at level ``k``, last in its level's queue (time priority)."""
-    quote, nxt, prv, head, tail, _, _ = book
+    quote, nxt, prv, head, tail = book[0], book[1], book[2], book[3], book[4]
     _withdraw(book, side, i)
     quote[side, i] = k
     t = tail[side, k]
@@ -137,13 +154,15 @@ def best(book: tuple, side: int, prices: int) -> int:
 
 
 @njit(cache=True)
-def _decide_one(kind, side, game, clock, trader, view, st, g, rng, scratch):  # noqa: ANN001, ANN201
+def _decide_one(kind, side, game, clock, trader, view, shown, st, g, rng, scratch):  # noqa: ANN001, ANN201
     """One trader's action through its population's compiled decision (the same call the
     bilateral loops make, on a one-row table), the move it was asked at, and whether the
     action is legal there (:func:`~market.game.moves.legal_block`: a caller refuses the step
     when it is not):
     ``game`` the game's ``(P, T)``, ``clock`` ``(r, K)``, ``trader`` ``(member, lo, hi)``,
-    ``view`` what it sees ``(offer, own, prev)``. A rule's rounds are the period's steps; a
+    ``view`` what it sees ``(offer, own, prev)``, ``shown`` what the book shows everyone
+    ``(best ask, best bid, tape)`` (its :class:`~market.game.rules.Turn`'s ``own_best``,
+    ``prior_low``, ``prior_high`` and ``quiet``). A rule's rounds are the period's steps; a
     table player's (a learner's) are the game's own ``T``, its step in the period counted up
     to the last of them.
 
@@ -156,12 +175,15 @@ def _decide_one(kind, side, game, clock, trader, view, st, g, rng, scratch):  # 
     r, K = clock
     rounds, step = (T, min(r, T - 1)) if tabled(kind) else (K, r)
     move = 0 if offer == 0 else 2 * step + 1
-    rows, last, before, first, s_lo, s_hi, s_member, time_left, out, loyal = scratch
+    rows, last, before, first, s_lo, s_hi, s_member, time_left, out, loyal, book = scratch
     last[side, 0], last[1 - side, 0], before[1 - side, 0] = own, offer, prev
     s_lo[0], s_hi[0], s_member[0] = lo, hi, member
     first[0] = side if move == 0 else 1 - side
+    ask, bid, tape = shown
+    book[SELLER], book[BUYER] = ask, bid
+    book[2], book[3], book[4] = tape[PRIOR_LOW], tape[PRIOR_HIGH], r - tape[LAST_TRADE]
     decide(kind, side, move, (P, rounds), rows, (last, before, first),
-           (s_lo, s_hi, s_member, time_left, loyal), st, g, rng, out)
+           (s_lo, s_hi, s_member, time_left, loyal, book), st, g, rng, out)
     lo_a, hi_a = legal_block(move, P, rounds)
     return out[0], move, lo_a <= out[0] < hi_a
 
@@ -199,7 +221,7 @@ def _scratch() -> tuple:
     one = np.zeros(1, np.int64)
     return (one.copy(), np.zeros((2, 1), np.int64), np.zeros((2, 1), np.int64), one.copy(),
             one.copy(), one.copy(), one.copy(), np.full(1, -1, np.int64), one.copy(),
-            one.copy())
+            one.copy(), np.zeros(5, np.int64))
 
 
 @njit(cache=True, inline="always")
@@ -290,7 +312,7 @@ def cda_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_grou
     P, T = rules.prices, rules.rounds
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
-    seen = book[5]
+    seen, tape = book[5], book[7]
     free_s = np.flatnonzero(~s_traded)
     free_b = np.flatnonzero(~b_traded)
     order = numeric.permutation(rng, np.arange(free_s.size + free_b.size))
@@ -305,14 +327,15 @@ def cda_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_grou
         if (s_traded[i] if side == SELLER else b_traded[i]):
             continue
         opp = 1 - side
-        offer = best(book, opp, P)
+        ask, bid = best(book, SELLER, P), best(book, BUYER, P)
+        offer = bid if side == SELLER else ask
         if side == SELLER:
             g, m, lo, hi = s_strategy[i], s_member[i], s_lo[i], s_hi[i]
         else:
             g, m, lo, hi = n_groups_s + b_strategy[i], b_member[i], b_lo[i], b_hi[i]
         act, move, legal = _decide_one(kinds[g], side, (P, T), clock, (m, lo, hi),
-                                       (offer, book[0][side, i], seen[side, i]), st, g, rng,
-                                       scratch)
+                                       (offer, book[0][side, i], seen[side, i]),
+                                       (ask, bid, tape), st, g, rng, scratch)
         seen[side, i] = offer
         if not legal:
             return _refused(n_max, move, g)
@@ -333,6 +356,7 @@ def cda_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_grou
         b_traded[b] = True
         ps[n], pb[n], level[n], maker[n] = s, b, offer, opp
         n += 1
+        on_tape(tape, offer, clock[0])
         if listening:  # the standing quote was accepted
             _tell((offer, 1, opp), sellers, buyers, kinds, n_groups_s, st, rng)
     return _settled(rules, (ps[:n], pb[:n], level[:n], maker[:n]), centre, sellers, buyers,
@@ -362,7 +386,7 @@ def call_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_gro
     P, T = rules.prices, rules.rounds
     s_res, s_strategy, s_member, s_team, s_cash, s_earn, s_trades, s_traded, s_lo, s_hi = sellers
     b_res, b_strategy, b_member, b_team, b_cash, b_earn, b_trades, b_traded, b_lo, b_hi = buyers
-    quote, seen, left = book[0], book[5], book[6]
+    quote, seen, left, tape = book[0], book[5], book[6], book[7]
     free_s = np.flatnonzero(~s_traded)
     free_b = np.flatnonzero(~b_traded)
     order = numeric.permutation(rng, np.arange(free_s.size + free_b.size))
@@ -378,8 +402,8 @@ def call_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_gro
             g, m, lo, hi = n_groups_s + b_strategy[i], b_member[i], b_lo[i], b_hi[i]
         offer = left[1 - side]
         act, move, legal = _decide_one(kinds[g], side, (P, T), clock, (m, lo, hi),
-                                       (offer, quote[side, i], seen[side, i]), st, g, rng,
-                                       scratch)
+                                       (offer, quote[side, i], seen[side, i]),
+                                       (left[SELLER], left[BUYER], tape), st, g, rng, scratch)
         seen[side, i] = offer
         if not legal:
             return _refused(min(free_s.size, free_b.size), move, g)
@@ -423,6 +447,7 @@ def call_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_gro
         if q < ns:
             high = min(high, quote[SELLER, by_ask[q]])
         level[:] = (low + high) // 2
+        on_tape(tape, level[0], clock[0])
         if _listening(kinds):
             _tell((level[0], 1, -1), sellers, buyers, kinds, n_groups_s, st, rng)
     left[BUYER] = quote[BUYER, by_bid[q]] if q < nb else 0

@@ -22,6 +22,7 @@ import strategies
 from market import compiled_game
 from market.compiled import build
 from market.errors import CompileError
+from market.game import buffers
 from market.game.pressure import Pressure
 from market.sim import engine
 from market.sim.model import MarketModel
@@ -137,7 +138,7 @@ def test_an_unknown_kind_plays_an_illegal_action_not_another_rule():
     i = np.zeros(n, np.int64)
     table = (np.zeros((2, n), np.int64), np.zeros((2, n), np.int64), i.copy())
     seat = (np.ones(n, np.int64), np.full(n, 5, np.int64), i.copy(), np.full(n, -1, np.int64),
-            i.copy())
+            i.copy(), buffers.no_book())
     out = np.zeros(n, np.int64)
     module.decide(len(module.FORMS) + 5, 0, 0, (5, 5), np.arange(n), table, seat,
                   store.arrays, 0, np.random.default_rng(0), out)

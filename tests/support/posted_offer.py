@@ -32,6 +32,7 @@ from market.sim.auction import (  # bound when generated
     _withdraw,
     best,
     clear_book,
+    on_tape,
 )
 from market.sim.institutions import Institution
 from market.sim.institutions.cda import standing
@@ -77,7 +78,7 @@ def posted_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_g
                                                   sellers[8], sellers[9])
     b_strategy, b_member, b_traded, b_lo, b_hi = (buyers[1], buyers[2], buyers[7], buyers[8],
                                                   buyers[9])
-    seen = book[5]
+    seen, tape = book[5], book[7]
     scratch = _scratch()
     free_s = np.flatnonzero(~s_traded)
     free_b = numeric.permutation(rng, np.flatnonzero(~b_traded))
@@ -86,8 +87,8 @@ def posted_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_g
         g = s_strategy[i]
         act, move, legal = _decide_one(kinds[g], SELLER, (P, T), clock,
                                        (s_member[i], s_lo[i], s_hi[i]),
-                                       (0, book[0][SELLER, i], seen[SELLER, i]), st, g, rng,
-                                       scratch)
+                                       (0, book[0][SELLER, i], seen[SELLER, i]),
+                                       (best(book, SELLER, P), 0, tape), st, g, rng, scratch)
         if not legal:
             return _refused(n_max, move, g)
         if act < P:
@@ -102,8 +103,8 @@ def posted_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_g
         g = n_groups_s + b_strategy[i]
         act, move, legal = _decide_one(kinds[g], BUYER, (P, T), clock,
                                        (b_member[i], b_lo[i], b_hi[i]),
-                                       (offer, book[0][BUYER, i], seen[BUYER, i]), st, g, rng,
-                                       scratch)
+                                       (offer, book[0][BUYER, i], seen[BUYER, i]),
+                                       (offer, 0, tape), st, g, rng, scratch)
         seen[BUYER, i] = offer
         if not legal:
             return _refused(n_max, move, g)
@@ -115,6 +116,7 @@ def posted_round(rules, clock, centre, sellers, buyers, book, pooled, kinds, n_g
         b_traded[i] = True
         ps[n], pb[n], level[n] = j, i, offer
         n += 1
+        on_tape(tape, offer, clock[0])
     return _settled(rules, (ps[:n], pb[:n], level[:n], np.full(n, SELLER, np.int64)), centre,
                     sellers, buyers, pooled, (kinds, n_groups_s, st))
 
