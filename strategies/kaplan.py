@@ -15,17 +15,20 @@ a narrow spread, a profit       ``ask - bid < SPREAD * ask`` and ``hi - ask > PR
                                 ``ask <= prior_high`` when a previous period is known
 time running out                no trade for ``QUIET`` of the steps left (``quiet >= QUIET *
                                 left``); or it has waited ``WAITED`` of the steps left
-                                (``step >= WAITED * left``) and no trade for ``LULL`` steps; or
-                                the final decision
+                                (``step + 1 >= WAITED * left``) and no trade for ``LULL``
+                                steps; or the final decision
 ==============================  ===============================================================
 
 (``hi``: the Buyer's limit, the highest level it can pay; ``step``: the
-round, the period's step in a book; ``left = rounds - step``.) Jumping in, it
+round, the period's step in a book, from 0; ``left = rounds - step - 1``, the
+steps after this one: the tournament's clock, which counted from 1.) Jumping in, it
 takes the offer if it lies inside its range, else quotes its own limit; the
 rest of the time it waits at its extreme (a Buyer the bottom of its range, a
 Seller the top), which never crosses and, where nobody stands, opens the book.
 The Seller's triggers: ``bid >= prior_high``; ``ask - bid < SPREAD * bid``
 with ``bid - lo > PROFIT * lo`` and ``bid >= prior_low``; time as the Buyer's.
+A crossed spread (a bid above the ask: in bilateral bargaining, an offer
+better than the mover's own) is the narrowest.
 
 The thresholds are the tournament's Kaplan (10%, 2%, half, two thirds and
 five steps). Its traders held several units a period, so "waited" counted
@@ -36,8 +39,9 @@ values on 0-100) a level's ratio is its price's.
 
 In bilateral bargaining a mover's side is itself: ``own_best`` is its own
 last offer, no previous period is known, and ``quiet`` is the round, so a
-Kaplan bargainer holds out for the first third of the rounds (``QUIET``) and
-then takes any offer inside its range.
+Kaplan bargainer holds out for about the first third of the rounds
+(``QUIET``); then it takes any offer inside its range and otherwise offers
+its limit.
 """
 
 from __future__ import annotations
@@ -75,22 +79,23 @@ def narrow_spread(turn: Turn) -> bool:
     previous period (when one is known)."""
     if turn.own_best == 0:
         return False
-    spread = abs(turn.offer - turn.own_best)
-    if turn.side == SELLER:
-        return (spread < SPREAD * turn.offer and turn.offer - turn.lo > PROFIT * turn.lo
-                and turn.offer >= turn.prior_low)
-    return (spread < SPREAD * turn.offer and turn.hi - turn.offer > PROFIT * turn.hi
+    if turn.side == SELLER:  # the ask is its side's, the bid the offer
+        return (turn.own_best - turn.offer < SPREAD * turn.offer
+                and turn.offer - turn.lo > PROFIT * turn.lo and turn.offer >= turn.prior_low)
+    return (turn.offer - turn.own_best < SPREAD * turn.offer
+            and turn.hi - turn.offer > PROFIT * turn.hi
             and (turn.prior_high == 0 or turn.offer <= turn.prior_high))
 
 
 @njit(cache=True, inline="always")
 def time_running_out(turn: Turn) -> bool:
-    """No trade for :data:`QUIET` of the steps left; or a wait of :data:`WAITED` of them and a
-    lull of :data:`LULL` steps; or the final decision."""
+    """No trade for :data:`QUIET` of the steps left after this one; or a wait (this step
+    included) of :data:`WAITED` of them and a lull of :data:`LULL` steps; or the final
+    decision."""
     step = (turn.move - 1) // 2
-    left = turn.rounds - step
+    left = turn.rounds - step - 1
     return (final(turn) or turn.quiet >= QUIET * left
-            or (step >= WAITED * left and turn.quiet >= LULL))
+            or (step + 1 >= WAITED * left and turn.quiet >= LULL))
 
 
 @njit(cache=True, inline="always")

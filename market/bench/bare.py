@@ -31,7 +31,7 @@ import numpy as np
 
 from market.bench import BenchRow, at_most, spread
 from market.compiled.jit import njit
-from market.game.moves import GOES_ON, OPEN_RANDOM, mover, offered, outcome
+from market.game.moves import GOES_ON, OPEN_RANDOM, bilateral_view, mover, offered, outcome
 from market.game.rules import SELLER, Turn
 from market.sim import exchange
 from strategies.averaging import Averaging
@@ -61,11 +61,13 @@ def bare_step(P: int, T: int, levels: tuple, traded: tuple, gain: tuple,  # noqa
         for move in range(2 * T):
             side = mover(move, first[i])
             if side == SELLER:
+                best, low, high, quiet = bilateral_view(last_s, move)
                 turn = Turn(side, move, P, T, last_b, last_s, prev_b, s_lo[s], s_hi[s], 0.0,
-                            last_s, 0, 0, move // 2)
+                            best, low, high, quiet)
             else:
+                best, low, high, quiet = bilateral_view(last_b, move)
                 turn = Turn(side, move, P, T, last_s, last_b, prev_s, b_lo[b], b_hi[b], 0.0,
-                            last_b, 0, 0, move // 2)
+                            best, low, high, quiet)
             t = _target(turn, rng)
             a = action(turn, t, accepts(turn, t))
             end = outcome(a, P, turn.offer)

@@ -191,7 +191,7 @@ def run(ctx: Context) -> Section:
                     "traders and values at every length); measured: each family's earnings "
                     "per trader and period, Sellers and Buyers together, and Kaplan's lead "
                     "over each other family, paired by run (exploratory)."),
-        answer=_answer(summary, conf) + " " + _kaplan_answer(kaplan),
+        answer=_answer(summary, conf) + " " + _kaplan_answer(kaplan, kaplan_tests),
         figures={"institutions.png": _figure(summary), "kaplan.png": _kaplan_figure(kaplan)},
         tables={"institutions.csv": summary, "kaplan.csv": kaplan},
         tests=tests,
@@ -279,24 +279,29 @@ def _answer(summary: pd.DataFrame, conf: dict[str, stats.Difference]) -> str:
                  f"trade at Smith's alpha {z.alpha:.1f}% against ZI-C's {c.alpha:.1f}% on drawn "
                  f"values (exploratory test below), at efficiency {z.efficiency:.3f}.")
     k = s.loc[("drawn", "kaplan")]
-    parts.append(f"Kaplan's snipers alone, with nobody to snipe, trade only as time runs out: "
+    parts.append(f"Kaplan's snipers alone, with nobody to snipe: "
                  f"efficiency {k.loc['pairs', 'efficiency']:.3f} in pairs, "
                  f"{k.loc['cda', 'efficiency']:.3f} in the double auction and "
                  f"{k.loc['call', 'efficiency']:.3f} in the call market (drawn values).")
     return " ".join(parts)
 
 
-def _kaplan_answer(kaplan: pd.DataFrame) -> str:
-    """Who earns most in the mix at each period length, and Kaplan against ZI-C and ZIP."""
+def _kaplan_answer(kaplan: pd.DataFrame, tests: dict[str, stats.Difference]) -> str:
+    """Where Kaplan ranks in the mix at each period length, and its lead over ZI-C and ZIP
+    with each test's verdict."""
     said = []
     for r in kaplan.to_dict("records"):
-        earned = {f: r[f] for f in MIX}
-        top = max(earned, key=earned.__getitem__)
-        said.append(f"with periods of {r['length']} steps Kaplan earns {earned['kaplan']:.2f} a "
-                    f"trader and period against ZI-C's {earned['zi-c']:.2f} and ZIP's "
-                    f"{earned['zip']:.2f} (most: {SHORT[top]})")
-    return ("In the mix's double auction, " + "; ".join(said)
-            + " (exploratory tests below; 95% intervals in the second table).")
+        K = r["length"]
+        ranked = sorted(MIX, key=lambda f: -r[f])
+        leads = "; ".join(
+            f"over {SHORT[f]} "
+            + tests[f"Kaplan minus {SHORT[f]}, earnings per trader and period, periods of "
+                    f"{K} steps"].judged(2)
+            for f in ("zi-c", "zip"))
+        said.append(f"With periods of {K} steps Kaplan ranks {ranked.index('kaplan') + 1} of "
+                    f"{len(MIX)} ({r['kaplan']:.2f} a trader and period; most: "
+                    f"{SHORT[ranked[0]]}, {r[ranked[0]]:.2f}); its lead {leads}.")
+    return " ".join(["In the mix's double auction (exploratory tests below):", *said])
 
 
 def _kaplan_display(kaplan: pd.DataFrame, seeds: int) -> pd.DataFrame:

@@ -195,14 +195,17 @@ def test_a_users_rule_that_states_respond_plays_on_a_book(truthful):
     assert m.summary()["deals"] > 0
 
 
+@pytest.mark.parametrize("agent_data", ["period", "none"])
 @pytest.mark.parametrize("institution", ["cda", "call"])
-def test_the_tape_shows_the_previous_periods_lowest_and_highest_trade(institution):
+def test_the_tape_shows_the_previous_periods_lowest_and_highest_trade(institution, agent_data):
     """What a rule reads as ``prior_low`` and ``prior_high``: the extreme levels traded in the
-    period before, whether the model opened the period or a compiled call ran on into it."""
+    period before, whether the model opened the period (agent data collected at a period's
+    end stops a compiled call there) or a compiled call ran on into it."""
     from market.sim.auction import PRIOR_HIGH, PRIOR_LOW
 
     m = MarketModel(institution=institution, prices=21, period=5, n_sellers=20, n_buyers=20,
-                    seller_mix={"zi-c": 1}, buyer_mix={"zi-c": 1}, seed=4)
+                    seller_mix={"zi-c": 1}, buyer_mix={"zi-c": 1}, seed=4,
+                    agent_data=agent_data)
     tape = m.market.book[7]
 
     def levels(period: int) -> tuple[int, int]:
@@ -211,9 +214,9 @@ def test_the_tape_shows_the_previous_periods_lowest_and_highest_trade(institutio
         return int(lv.min()), int(lv.max())
 
     assert (tape[PRIOR_LOW], tape[PRIOR_HIGH]) == (0, 0)  # the first period: none known
-    m.run(6)  # the model opens period 1
+    m.run(6)
     assert (tape[PRIOR_LOW], tape[PRIOR_HIGH]) == levels(0)
-    m.run(10)  # one compiled call runs on into period 3
+    m.run(10)
     assert m.period == 3
     assert (tape[PRIOR_LOW], tape[PRIOR_HIGH]) == levels(2)
     assert levels(2) != levels(0)  # a test that could tell the periods apart

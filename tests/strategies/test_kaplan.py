@@ -36,9 +36,9 @@ def kaplan_plays(side: int, step: int, rounds: int, offer: int, best: int, low: 
     (BUYER, 1, 10, 15, 14, 0, 0, 1, 1, "a narrow spread at its limit: no profit"),
     (BUYER, 1, 10, 12, 3, 12, 14, 1, "take", "the ask is at last period's lowest price"),
     (BUYER, 1, 10, 16, 3, 16, 18, 1, 15, "it jumps in, the ask above its limit: quotes 15"),
-    (BUYER, 3, 10, 12, 3, 0, 0, 4, "take", "quiet 4 >= half of the 7 steps left"),
-    (BUYER, 3, 10, 12, 3, 0, 0, 3, 1, "quiet 3 < 3.5"),
-    (BUYER, 12, 30, 12, 3, 0, 0, 5, "take", "waited 12 >= 2/3 of 18 left, a lull of 5"),
+    (BUYER, 3, 10, 12, 3, 0, 0, 3, "take", "quiet 3 >= half of the 6 steps after this"),
+    (BUYER, 3, 10, 12, 3, 0, 0, 2, 1, "quiet 2 < 3"),
+    (BUYER, 12, 30, 12, 3, 0, 0, 5, "take", "waited 13 >= 2/3 of 17 left, a lull of 5"),
     (BUYER, 12, 30, 12, 3, 0, 0, 4, 1, "waited enough, but a lull of 4 only"),
     (BUYER, 9, 10, 15, 3, 0, 0, 0, "take", "the final decision: anything inside its range"),
     # a Seller (limit 6, extreme 21)
@@ -47,7 +47,8 @@ def kaplan_plays(side: int, step: int, rounds: int, offer: int, best: int, low: 
     (SELLER, 1, 10, 12, 13, 13, 0, 1, 21, "the same spread, but 12 is below last period's low"),
     (SELLER, 1, 10, 12, 20, 8, 12, 1, "take", "the bid is at last period's highest price"),
     (SELLER, 1, 10, 5, 20, 2, 5, 1, 6, "it jumps in, the bid below its limit: quotes 6"),
-    (SELLER, 3, 10, 12, 20, 0, 0, 4, "take", "time: quiet 4 >= 3.5"),
+    (SELLER, 3, 10, 12, 20, 0, 0, 3, "take", "time: quiet 3 >= 3"),
+    (SELLER, 1, 10, 12, 11, 0, 0, 1, "take", "a crossed spread (its ask below the bid)"),
 ])
 def test_the_rule_on_a_book(side, step, rounds, offer, best, low, high, quiet, plays, why):
     assert kaplan_plays(side, step, rounds, offer, best, low, high, quiet) == plays, why
@@ -55,8 +56,8 @@ def test_the_rule_on_a_book(side, step, rounds, offer, best, low, high, quiet, p
 
 def test_bilateral_it_holds_out_a_third_of_the_rounds(versus_test, expected_classifier):
     """A Seller on levels 1..11, six rounds: its side's best quote is its own 11, so no spread
-    is narrow; at round 2 the rounds without a deal (2) reach half of those left (4), and it
-    takes the linear Buyer's 6."""
+    is narrow; at round 2 the rounds without a deal (2) reach half of those after it (3), and
+    it takes the linear Buyer's 6."""
     versus_test("kaplan", "linear", expected=[
         ("seller", 11), ("buyer", 2), ("seller", 11), ("buyer", 4), ("seller", 11),
         ("buyer", 6), ("seller", "accept")])
@@ -64,14 +65,14 @@ def test_bilateral_it_holds_out_a_third_of_the_rounds(versus_test, expected_clas
 
 
 def test_bilateral_jumping_in_it_offers_its_limit(versus_test):
-    """A Seller on 5..11 facing a Buyer who cannot pay above 4, ten rounds: at round 4 (its
-    move 10) the rounds without a deal (4) reach half of those left (6), and from then on it
-    offers its limit, 5, which the Buyer never meets; the Buyer's final answer rejects."""
+    """A Seller on 5..11 facing a Buyer who cannot pay above 4, ten rounds: at round 3 (its
+    move 8) the rounds without a deal (3) reach half of those after it (6), and from then on
+    it offers its limit, 5, which the Buyer never meets; the Buyer's final answer rejects."""
     versus_test("kaplan", "linear", rounds=10, seller_range=(5, 11), buyer_range=(1, 4),
                 expected=[
                     ("seller", 11), ("buyer", 1), ("seller", 11), ("buyer", 1),
                     ("seller", 11), ("buyer", 1), ("seller", 11), ("buyer", 2),
-                    ("seller", 11), ("buyer", 2), ("seller", 5), ("buyer", 2),
+                    ("seller", 5), ("buyer", 2), ("seller", 5), ("buyer", 2),
                     ("seller", 5), ("buyer", 3), ("seller", 5), ("buyer", 3),
                     ("seller", 5), ("buyer", 3), ("seller", 5), ("buyer", "reject")])
 
@@ -83,10 +84,11 @@ def _deal_steps(m: MarketModel) -> np.ndarray:
 
 
 def test_in_a_market_of_snipers_the_clock_opens_trade():
-    """Nobody quotes anything but their extremes until the rounds without a trade reach half of
-    those left: at step 4 of a period of 10 (4 >= 6 / 2) every Kaplan jumps in."""
+    """Nobody quotes anything but their extremes until the steps without a trade reach half of
+    those after the current one: at step 3 of a period of 10 (3 >= 6 / 2) the Kaplans start
+    jumping in (each trade makes the market quiet again for those who come after it)."""
     m = MarketModel(institution="cda", prices=21, period=10, n_sellers=20, n_buyers=20,
                     seller_mix={"kaplan": 1}, buyer_mix={"kaplan": 1}, seed=3)
     m.run(30)
     steps = _deal_steps(m)
-    assert steps.size > 0 and steps.min() == 4
+    assert steps.size > 0 and steps.min() == 3
