@@ -173,10 +173,11 @@ def _rules(kind, side, move, game, rows, table, seat, st, g, rng, out):
     lo, hi, member, book = seat[0], seat[1], seat[2], seat[5]
     fstore, istore, layout, config = st
     with_param = layout[g, _PARAMS + 2] > 0
+    bilateral = book[0] < 0  # no book
     for r in rows:
         param = fstore[_param_at(layout, g, member[r], 0)] if with_param else 0.0
         own = last[side, r]
-        if book[0] < 0:  # no book: bilateral bargaining
+        if bilateral:
             own_best, low, high, quiet = _bilateral_view(own, move)
         else:
             own_best, low, high, quiet = book[side], book[2], book[3], book[4]

@@ -106,11 +106,16 @@ def kaplan_specs(ctx: Context, copies: int, seeds: int) -> tuple[list[RunSpec], 
     return out, pd.DataFrame(labels, columns=["run", "length", "iteration"])
 
 
+def _lead(rival: str, K: int) -> str:
+    """The label of Kaplan's lead over ``rival`` with periods of ``K`` steps (a test)."""
+    return f"Kaplan minus {SHORT[rival]}, earnings per trader and period, periods of {K} steps"
+
+
 def _kaplan(ctx: Context, copies: int, seeds: int
-            ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, stats.Difference]]:
+            ) -> tuple[pd.DataFrame, dict[str, stats.Difference]]:
     """Each family's earnings per trader and period in the mix, both sides together, at each
-    period length: per run, and summarised (mean and 95% interval over seeds); and Kaplan's
-    lead over each rival, paired by run (exploratory)."""
+    period length, summarised (mean and 95% interval over seeds); and Kaplan's lead over each
+    rival, paired by run (exploratory)."""
     todo, labels = kaplan_specs(ctx, copies, seeds)
     t = ctx.batch("report institutions: Kaplan", todo).table
     earned = [f"earnings.{side}.{f}" for f in MIX for side in ("seller", "buyer")]
@@ -125,10 +130,9 @@ def _kaplan(ctx: Context, copies: int, seeds: int
         rows.append(row)
         g = g.sort_values("iteration")
         for rival in KAPLAN_RIVALS:
-            tests[f"Kaplan minus {SHORT[rival]}, earnings per trader and period, periods of "
-                  f"{K} steps"] = stats.difference(g["kaplan"].to_numpy(float),
-                                                   g[rival].to_numpy(float), paired=True)
-    return runs, pd.DataFrame(rows), tests
+            tests[_lead(rival, K)] = stats.difference(
+                g["kaplan"].to_numpy(float), g[rival].to_numpy(float), paired=True)
+    return pd.DataFrame(rows), tests
 
 
 def run(ctx: Context) -> Section:
@@ -156,7 +160,7 @@ def run(ctx: Context) -> Section:
                      "price_gap": float(g["price_gap"].mean())})
     summary = pd.DataFrame(rows)
     kaplan_seeds = ctx.pick(100, 3)  # earnings per trader vary with the values each draws
-    _, kaplan, kaplan_tests = _kaplan(ctx, copies, kaplan_seeds)
+    kaplan, kaplan_tests = _kaplan(ctx, copies, kaplan_seeds)
     conf, tests = _tests(runs, kaplan_tests)
     show = _display(summary, seeds)
     return Section(
@@ -293,11 +297,8 @@ def _kaplan_answer(kaplan: pd.DataFrame, tests: dict[str, stats.Difference]) -> 
     for r in kaplan.to_dict("records"):
         K = r["length"]
         ranked = sorted(MIX, key=lambda f: -r[f])
-        leads = "; ".join(
-            f"over {SHORT[f]} "
-            + tests[f"Kaplan minus {SHORT[f]}, earnings per trader and period, periods of "
-                    f"{K} steps"].judged(2)
-            for f in ("zi-c", "zip"))
+        leads = "; ".join(f"over {SHORT[f]} {tests[_lead(f, K)].judged(2)}"
+                          for f in ("zi-c", "zip"))
         said.append(f"With periods of {K} steps Kaplan ranks {ranked.index('kaplan') + 1} of "
                     f"{len(MIX)} ({r['kaplan']:.2f} a trader and period; most: "
                     f"{SHORT[ranked[0]]}, {r[ranked[0]]:.2f}); its lead {leads}.")

@@ -44,7 +44,7 @@ import numpy as np
 from market.compiled import jit
 from market.compiled.jit import njit
 from market.game import numeric
-from market.game.buffers import floats, ints
+from market.game.buffers import BOOK_VIEW, floats, ints
 from market.game.dispatch import decide, respond, responds, tabled  # bound when generated
 from market.game.moves import legal_block
 from market.game.rules import BUYER, SELLER
@@ -221,7 +221,7 @@ def _scratch() -> tuple:
     one = np.zeros(1, np.int64)
     return (one.copy(), np.zeros((2, 1), np.int64), np.zeros((2, 1), np.int64), one.copy(),
             one.copy(), one.copy(), one.copy(), np.full(1, -1, np.int64), one.copy(),
-            one.copy(), np.zeros(5, np.int64))
+            one.copy(), np.zeros(len(BOOK_VIEW), np.int64))
 
 
 @njit(cache=True, inline="always")
